@@ -1,0 +1,131 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// App is a running agentd: database, HTTP server and background workers.
+type App struct {
+	cfg     Config
+	log     *slog.Logger
+	db      *storage.DB
+	srv     *Server
+	ln      net.Listener
+	http    *http.Server
+	workers []func(context.Context) error
+	closers []func() error
+}
+
+// Open opens the database (applying migrations), listens on cfg.Addr (a busy
+// port fails here, at once), creates the first organization on an empty
+// database (printing its owner key once to cfg.Out) and wires every feature.
+func Open(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	db, err := storage.Open(ctx, cfg.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	a := &App{cfg: cfg, log: cfg.Log, db: db}
+	a.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	key, created, err := Bootstrap(ctx, db)
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("first-run setup: %w", err)
+	}
+	if created {
+		fmt.Fprintf(cfg.Out, "owner API key: %s\n", key)
+	}
+	a.srv = newServer(cfg, db, cfg.Log)
+	for _, wire := range []func(context.Context) error{a.wireKB, a.wireListings, a.wireCalls} {
+		if err := wire(ctx); err != nil {
+			a.Close()
+			return nil, err
+		}
+	}
+	a.http = &http.Server{
+		Handler:           a.srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
+	}
+	return a, nil
+}
+
+// Addr is the address the server listens on (useful with port 0).
+func (a *App) Addr() string { return a.ln.Addr().String() }
+
+// DB is the app's database, for tests and in-process tools.
+func (a *App) DB() *storage.DB { return a.db }
+
+// Handler is the HTTP handler, for tests that drive it through httptest.
+func (a *App) Handler() http.Handler { return a.srv }
+
+// goWorker adds a background worker that Run starts and stops with the server.
+func (a *App) goWorker(fn func(context.Context) error) { a.workers = append(a.workers, fn) }
+
+// onClose adds a cleanup that Close runs (in reverse order) before closing the database.
+func (a *App) onClose(fn func() error) { a.closers = append(a.closers, fn) }
+
+// Run serves until ctx ends or a worker fails, then stops the HTTP server
+// and the workers within the shutdown budget.
+func (a *App) Run(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		if err := a.http.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	for _, w := range a.workers {
+		g.Go(func() error { return w(gctx) })
+	}
+	g.Go(func() error {
+		<-gctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
+		defer cancel()
+		a.log.Info("shutting down")
+		return a.http.Shutdown(sctx)
+	})
+	a.log.Info("listening", "addr", a.Addr())
+	err := g.Wait()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// Close releases everything Open acquired.
+func (a *App) Close() error {
+	var errs []error
+	if a.ln != nil {
+		a.ln.Close()
+	}
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	errs = append(errs, a.db.Close())
+	return errors.Join(errs...)
+}

@@ -1,0 +1,264 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// Roles and capabilities (DECISIONS.md "Organizations, users, roles, keys").
+const (
+	capAgentRead     = "agent:read"
+	capAgentWrite    = "agent:write"
+	capCallsWrite    = "calls:write"
+	capKBWrite       = "kb:write"
+	capListingsWrite = "listings:write"
+	capAPIKeyManage  = "apikey:manage"
+	capOrgManage     = "org:manage"
+)
+
+// Roles lists the roles in order of power.
+var Roles = []string{"owner", "admin", "member", "viewer"}
+
+var roleCaps = map[string]map[string]bool{
+	"owner":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage, capOrgManage),
+	"admin":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage),
+	"member": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite),
+	"viewer": set(capAgentRead),
+}
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// ValidRole reports whether r is a known role.
+func ValidRole(r string) bool { _, ok := roleCaps[r]; return ok }
+
+// principal is who a request acts as.
+type principal struct {
+	KeyID    string
+	OrgID    string // empty for the internal service key
+	UserID   string
+	Role     string
+	Prefix   string
+	Internal bool
+}
+
+type principalKey struct{}
+
+func withPrincipal(ctx context.Context, p principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// principalFrom is the authenticated caller of the request.
+func principalFrom(ctx context.Context) principal {
+	p, _ := ctx.Value(principalKey{}).(principal)
+	return p
+}
+
+// orgID is the organization the request is scoped to.
+func orgID(r *http.Request) string { return principalFrom(r.Context()).OrgID }
+
+// Key format: "agd_" + 40 base62 characters.
+const (
+	keyPrefix    = "agd_"
+	keyRandLen   = 40
+	keyLen       = len(keyPrefix) + keyRandLen
+	base62       = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	defaultLimit = 1000
+	keyTTL       = 30 * 24 * time.Hour
+)
+
+// newKeySecret makes a fresh key, its SHA-256 and its display prefix.
+func newKeySecret() (key string, hash []byte, display string) {
+	b := make([]byte, 0, keyLen)
+	b = append(b, keyPrefix...)
+	var buf [64]byte
+	for len(b) < keyLen {
+		rand.Read(buf[:])
+		for _, c := range buf {
+			if c < 248 && len(b) < keyLen { // 248 = 4*62: no modulo bias
+				b = append(b, base62[c%62])
+			}
+		}
+	}
+	key = string(b)
+	h := sha256.Sum256(b)
+	return key, h[:], key[:len(keyPrefix)+6]
+}
+
+// wellFormedKey reports whether s has the shape of one of our keys, so
+// garbage is refused without a database lookup.
+func wellFormedKey(s string) bool {
+	if len(s) != keyLen || !strings.HasPrefix(s, keyPrefix) {
+		return false
+	}
+	for i := len(keyPrefix); i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// errNoKey and errURLKey are the two ways parseAPIKey refuses a request.
+var (
+	errNoKey  = errors.New("missing API key: send it in the x-api-key header or as Authorization: Bearer <key>")
+	errURLKey = errors.New("API keys are not accepted in the URL: send the key in the x-api-key header or as Authorization: Bearer <key>")
+)
+
+// urlKeyParams are query names under which people put keys by mistake.
+var urlKeyParams = []string{"api_key", "apiKey", "apikey", "key", "token", "access_token"}
+
+// parseAPIKey extracts the presented key: x-api-key wins over
+// Authorization: Bearer; a key in the URL is refused even when a header
+// carries one, so it never ends up in proxy logs unnoticed.
+func parseAPIKey(h http.Header, rawQuery string) (string, error) {
+	if rawQuery != "" {
+		for _, part := range strings.Split(rawQuery, "&") {
+			name, _, _ := strings.Cut(part, "=")
+			for _, p := range urlKeyParams {
+				if strings.EqualFold(name, p) {
+					return "", errURLKey
+				}
+			}
+		}
+	}
+	if k := strings.TrimSpace(h.Get("X-Api-Key")); k != "" {
+		return k, nil
+	}
+	if a := strings.TrimSpace(h.Get("Authorization")); a != "" {
+		scheme, rest, ok := strings.Cut(a, " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			if k := strings.TrimSpace(rest); k != "" {
+				return k, nil
+			}
+		}
+	}
+	return "", errNoKey
+}
+
+// authenticate checks the key, applies the rate limit and the capability,
+// and sets the rate-limit headers.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) (principal, error) {
+	key, err := parseAPIKey(r.Header, r.URL.RawQuery)
+	if err != nil {
+		return principal{}, &Error{Status: http.StatusUnauthorized, Message: err.Error()}
+	}
+	var p principal
+	var limit int
+	if rt.auth == authInternal && s.cfg.InternalKey != "" && r.Header.Get("X-Api-Key") != "" &&
+		subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.InternalKey)) == 1 {
+		p = principal{KeyID: "internal", Internal: true, Prefix: "internal"}
+		limit = defaultLimit
+	} else {
+		k, err := s.lookupKey(r.Context(), key)
+		if err != nil {
+			return principal{}, err
+		}
+		p = principal{KeyID: k.KeyID, OrgID: k.OrgID, UserID: k.UserID, Role: k.Role, Prefix: k.Prefix}
+		limit = k.RateLimit
+	}
+	if ri := requestInfoFrom(r.Context()); ri != nil {
+		ri.keyPrefix = p.Prefix
+	}
+	ok, remaining, reset := s.limiter.allow(p.KeyID, limit, time.Now())
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
+	if !ok {
+		h.Set("Retry-After", "60")
+		if strings.HasPrefix(rt.path, "/api/v2/") {
+			// Documented /v2 quirk: a plain 401 in place of 429.
+			return principal{}, errorf(http.StatusUnauthorized, "Unauthorized: rate limit exceeded, retry in 60 seconds")
+		}
+		return principal{}, &Error{Status: http.StatusTooManyRequests, Code: codeRateLimited,
+			Message: "Rate limit exceeded: " + strconv.Itoa(limit) + " requests per minute. Retry in 60 seconds."}
+	}
+	if rt.capability != "" && !roleCaps[p.Role][rt.capability] {
+		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
+	}
+	return p, nil
+}
+
+var errBadKey = &Error{Status: http.StatusUnauthorized, Message: "invalid or expired API key"}
+
+// lookupKey resolves a presented key through the cache.
+func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, error) {
+	if !wellFormedKey(key) {
+		return storage.KeyAuth{}, errBadKey
+	}
+	k, err := s.keys.get(ctx, sha256.Sum256([]byte(key)))
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.KeyAuth{}, errBadKey
+	}
+	if err != nil {
+		return storage.KeyAuth{}, err
+	}
+	if k.ExpiresAt != nil && !time.Now().Before(*k.ExpiresAt) {
+		return storage.KeyAuth{}, errBadKey
+	}
+	return k, nil
+}
+
+// keyCache keeps key lookups for at most a minute and drops them all as
+// soon as the database's auth epoch moves (a user removed, a key revoked, in
+// any process), so revocation is immediate while most requests skip SQL.
+type keyCache struct {
+	db    *storage.DB
+	mu    sync.RWMutex
+	epoch int64
+	m     map[[32]byte]cachedKey
+}
+
+type cachedKey struct {
+	k  storage.KeyAuth
+	at time.Time
+}
+
+const keyCacheTTL = time.Minute
+
+func newKeyCache(db *storage.DB) *keyCache {
+	return &keyCache{db: db, epoch: -1, m: map[[32]byte]cachedKey{}}
+}
+
+func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, error) {
+	epoch, err := c.db.AuthEpoch(ctx)
+	if err != nil {
+		return storage.KeyAuth{}, err
+	}
+	c.mu.RLock()
+	e, ok := c.m[hash]
+	same := c.epoch == epoch
+	c.mu.RUnlock()
+	if ok && same && time.Since(e.at) < keyCacheTTL {
+		return e.k, nil
+	}
+	k, err := c.db.LookupKey(ctx, hash[:])
+	if err != nil {
+		return storage.KeyAuth{}, err
+	}
+	c.mu.Lock()
+	if c.epoch != epoch || len(c.m) > 10000 {
+		clear(c.m)
+		c.epoch = epoch
+	}
+	c.m[hash] = cachedKey{k: k, at: time.Now()}
+	c.mu.Unlock()
+	return k, nil
+}

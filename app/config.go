@@ -1,0 +1,22 @@
+package app
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Config is everything agentd serve needs; cmd fills it from flags and
+// AGENTD_* environment variables (flag beats env beats default).
+type Config struct {
+	DBPath          string
+	Addr            string // e.g. 127.0.0.1:8080; ":0" picks a free port
+	Version         string
+	Log             *slog.Logger
+	Out             io.Writer     // where the first-run owner key is printed
+	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
+	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
+
+	KB    KBConfig
+	Calls CallsConfig
+}

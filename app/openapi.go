@@ -1,0 +1,127 @@
+package app
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+// Each feature documents its routes in app/openapi/<feature>.json, an
+// object {"paths": {...}, "components": {"schemas": {...}}}; the document
+// is their merge over the route table, and a test keeps both in step.
+//
+//go:embed openapi/*.json
+var openapiFS embed.FS
+
+var paramRE = regexp.MustCompile(`[:*]([A-Za-z0-9_]+)`)
+
+// openapiPath turns /api/v1/calls/:id into /api/v1/calls/{id}.
+func openapiPath(p string) string { return paramRE.ReplaceAllString(p, "{$1}") }
+
+type openapiFragment struct {
+	Paths      map[string]map[string]json.RawMessage `json:"paths"`
+	Components map[string]map[string]json.RawMessage `json:"components"` // schemas, responses, ...
+}
+
+func loadFragments() ([]openapiFragment, error) {
+	names, err := fs.Glob(openapiFS, "openapi/*.json")
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(names)
+	var out []openapiFragment
+	for _, n := range names {
+		b, err := openapiFS.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		var f openapiFragment
+		if err := json.Unmarshal(b, &f); err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// openAPIDocument builds the OpenAPI 3.1 document of every route.
+func (s *Server) openAPIDocument() (map[string]any, error) {
+	frags, err := loadFragments()
+	if err != nil {
+		return nil, err
+	}
+	ops := map[string]map[string]json.RawMessage{}
+	components := map[string]any{}
+	for _, f := range frags {
+		for p, m := range f.Paths {
+			if ops[p] == nil {
+				ops[p] = map[string]json.RawMessage{}
+			}
+			for meth, op := range m {
+				ops[p][strings.ToLower(meth)] = op
+			}
+		}
+		for kind, m := range f.Components {
+			dst, _ := components[kind].(map[string]json.RawMessage)
+			if dst == nil {
+				dst = map[string]json.RawMessage{}
+				components[kind] = dst
+			}
+			for n, v := range m {
+				dst[n] = v
+			}
+		}
+	}
+	components["securitySchemes"] = map[string]any{
+		"apiKey": map[string]any{"type": "apiKey", "in": "header", "name": "x-api-key"},
+		"bearer": map[string]any{"type": "http", "scheme": "bearer"},
+	}
+	paths := map[string]map[string]any{}
+	for _, rt := range s.table {
+		p := openapiPath(rt.path)
+		if paths[p] == nil {
+			paths[p] = map[string]any{}
+		}
+		m := strings.ToLower(rt.method)
+		var op map[string]any
+		if raw, ok := ops[p][m]; ok {
+			if err := json.Unmarshal(raw, &op); err != nil {
+				return nil, fmt.Errorf("openapi %s %s: %w", rt.method, p, err)
+			}
+		} else {
+			op = map[string]any{"responses": map[string]any{"default": map[string]any{"description": "See the README"}}}
+		}
+		if _, ok := op["summary"]; !ok {
+			op["summary"] = rt.summary
+		}
+		if rt.auth == authNone {
+			op["security"] = []any{}
+		}
+		paths[p][m] = op
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{"title": "agentd API", "version": s.cfg.Version,
+			"description": "Self-hosted control plane for AI voice and chat agents."},
+		"servers":    []any{map[string]any{"url": "/"}},
+		"security":   []any{map[string]any{"apiKey": []any{}}, map[string]any{"bearer": []any{}}},
+		"paths":      paths,
+		"components": components,
+	}, nil
+}
+
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	doc, err := s.openAPIDocument()
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, doc)
+	return nil
+}

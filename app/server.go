@@ -1,0 +1,259 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// authMode says how a route authenticates.
+type authMode int
+
+const (
+	authKey      authMode = iota // a valid API key (v1); with capability set, the role must hold it (v2)
+	authNone                     // public: health, OpenAPI, signed webhooks
+	authInternal                 // an API key, or the internal service key in x-api-key
+)
+
+// route is one entry of the route table: the router, the middleware and the
+// OpenAPI document are all built from it.
+type route struct {
+	method     string
+	path       string // httprouter syntax: /api/v1/calls/:id
+	family     Family
+	auth       authMode
+	capability string // required on /v2 routes
+	bodyLimit  int64  // bytes; 0 means 1 MiB
+	summary    string
+}
+
+// handlerFunc is a handler that returns its error instead of writing it.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error
+
+// Server is the HTTP API: routes, middleware and the handlers' dependencies.
+type Server struct {
+	db      *storage.DB
+	log     *slog.Logger
+	now     func() time.Time
+	cfg     Config
+	router  *httprouter.Router
+	static  map[string]map[string]httprouter.Handle // exact paths, checked before the router
+	table   []route
+	keys    *keyCache
+	limiter *rateLimiter
+
+	// Feature state, set up by each feature's wire function.
+	kb       kbState
+	listings listingsState
+	calls    callsState
+}
+
+// newServer builds the server and its route table.
+func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
+	s := &Server{
+		db:      db,
+		log:     log,
+		now:     func() time.Time { return time.Now().UTC() },
+		cfg:     cfg,
+		router:  httprouter.New(),
+		static:  map[string]map[string]httprouter.Handle{},
+		keys:    newKeyCache(db),
+		limiter: newRateLimiter(time.Minute),
+	}
+	s.router.RedirectTrailingSlash = false
+	s.router.RedirectFixedPath = false
+	s.router.HandleOPTIONS = false
+	s.router.NotFound = http.HandlerFunc(s.notFound)
+	s.router.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
+	s.routes()
+	return s
+}
+
+// routes is the one list of every route, by feature.
+func (s *Server) routes() {
+	s.coreRoutes()
+	s.agentRoutes()
+	s.kbRoutes()
+	s.listingRoutes()
+	s.callRoutes()
+}
+
+// handle registers a route with the middleware chain in front of h: body
+// limit, authentication, rate limit, capability.
+func (s *Server) handle(rt route, h handlerFunc) {
+	if rt.bodyLimit == 0 {
+		rt.bodyLimit = 1 << 20
+	}
+	s.table = append(s.table, rt)
+	wrapped := func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if r.ContentLength > rt.bodyLimit {
+			s.writeError(w, r, rt.family, errorf(http.StatusRequestEntityTooLarge,
+				fmt.Sprintf("request body too large (max %d bytes)", rt.bodyLimit)))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, rt.bodyLimit)
+		if rt.auth != authNone {
+			pr, err := s.authenticate(w, r, rt)
+			if err != nil {
+				s.writeError(w, r, rt.family, err)
+				return
+			}
+			r = r.WithContext(withPrincipal(r.Context(), pr))
+		}
+		if err := h(w, r, p); err != nil {
+			s.writeError(w, r, rt.family, err)
+		}
+	}
+	if strings.ContainsAny(rt.path, ":*") {
+		s.router.Handle(rt.method, rt.path, wrapped)
+		return
+	}
+	if s.static[rt.path] == nil {
+		s.static[rt.path] = map[string]httprouter.Handle{}
+	}
+	if _, dup := s.static[rt.path][rt.method]; dup {
+		panic("app: route registered twice: " + rt.method + " " + rt.path)
+	}
+	s.static[rt.path][rt.method] = wrapped
+}
+
+// ServeHTTP runs the outer middleware (request id, recover, logging, CORS
+// preflight) and dispatches: exact paths first, then the router, because
+// httprouter cannot hold /calls/schedule beside /calls/:id/result.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	info := &requestInfo{id: newRequestID(r.Header.Get("X-Request-Id"))}
+	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	rec.Header().Set("X-Request-Id", info.id)
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("panic", "request_id", info.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if !rec.wrote {
+				s.writeError(rec, r, familyOf(r.URL.Path), fmt.Errorf("panic: %v", v))
+			}
+		}
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
+			slog.Duration("duration", time.Since(start)), slog.String("request_id", info.id),
+			slog.String("key", info.keyPrefix))
+	}()
+	if r.Method == http.MethodOptions {
+		preflight(rec)
+		return
+	}
+	if m, ok := s.static[r.URL.Path]; ok {
+		if h, ok := m[r.Method]; ok {
+			h(rec, r, nil)
+			return
+		}
+		if h, _, _ := s.router.Lookup(r.Method, r.URL.Path); h == nil {
+			s.methodNotAllowed(rec, r)
+			return
+		}
+	}
+	s.router.ServeHTTP(rec, r)
+}
+
+// preflight answers a CORS preflight. Actual responses carry no CORS header:
+// keys are for server-to-server use.
+func preflight(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS")
+	h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization, X-Api-Key, X-Request-Id")
+	h.Set("Access-Control-Max-Age", "600")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, familyOf(r.URL.Path), notFound("no such endpoint: "+r.Method+" "+r.URL.Path))
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	s.writeError(w, r, familyOf(r.URL.Path), errorf(http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+}
+
+// familyOf picks the error shape for a path no route matched.
+func familyOf(path string) Family {
+	switch {
+	case strings.HasPrefix(path, "/api/v1/kb/"):
+		return FamilyKB
+	case strings.HasPrefix(path, "/api/v1/listings/"):
+		return FamilyListings
+	case strings.HasPrefix(path, "/api/v1/agents"):
+		return FamilyAgents
+	case strings.HasPrefix(path, "/api/v1/calls"):
+		return FamilyCalls
+	}
+	return FamilyV2
+}
+
+// requestInfo is per-request state the outer middleware logs at the end.
+type requestInfo struct {
+	id        string
+	keyPrefix string
+}
+
+type requestInfoKey struct{}
+
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return ri
+}
+
+// requestID is the id of the request being served ("" outside one).
+func requestID(ctx context.Context) string {
+	if ri := requestInfoFrom(ctx); ri != nil {
+		return ri.id
+	}
+	return ""
+}
+
+// newRequestID keeps a sane incoming X-Request-Id (for tracing across
+// proxies) and makes a new one otherwise.
+func newRequestID(in string) string {
+	if n := len(in); n > 0 && n <= 64 && strings.Trim(in, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") == "" {
+		return in
+	}
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusRecorder remembers the status for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.status, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.wrote = true
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

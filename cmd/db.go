@@ -1,0 +1,33 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// openDB opens the database named by --db for a CLI command; it may be open
+// in a running server at the same time.
+func openDB(ctx context.Context, g *globals) (*storage.DB, error) {
+	return storage.Open(ctx, g.db)
+}
+
+// resolveOrg finds ORG by name or id; with one organization in the
+// database, an empty ORG means that one.
+func resolveOrg(ctx context.Context, db *storage.DB, org string) (storage.Org, error) {
+	if org != "" {
+		return db.FindOrg(ctx, org)
+	}
+	orgs, err := db.ListOrgs(ctx)
+	if err != nil {
+		return storage.Org{}, err
+	}
+	switch len(orgs) {
+	case 0:
+		return storage.Org{}, fmt.Errorf("no organization yet: run 'agentd serve' once or 'agentd org create NAME'")
+	case 1:
+		return orgs[0], nil
+	}
+	return storage.Org{}, fmt.Errorf("%d organizations: say which with --org NAME|ID", len(orgs))
+}

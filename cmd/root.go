@@ -1,0 +1,156 @@
+// Package cmd holds agentd's cobra commands: flag and environment wiring
+// only; the work is done by app.
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// Set at build time with -ldflags "-X github.com/agentd/agentd/cmd.version=... -X ...commit=...".
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	db   string
+	json bool
+}
+
+// NewRoot builds the agentd command tree.
+func NewRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "agentd",
+		Short:         "Self-hosted control plane for AI voice and chat agents",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&g.db, "db", envString("AGENTD_DB", "./agentd.db"), "SQLite database file (env AGENTD_DB)")
+	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON")
+	root.AddCommand(newServe(g), newVersion(g), newOrg(g), newUser(g), newKey(g))
+	addFeatureCommands(root, g)
+	return wrapErrors(root)
+}
+
+// wrapErrors prints each command's error once, as "agentd: ...".
+func wrapErrors(root *cobra.Command) *cobra.Command {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
+	})
+	for _, c := range allCommands(root) {
+		if c.RunE == nil {
+			continue
+		}
+		inner := c.RunE
+		c.RunE = func(c *cobra.Command, args []string) error {
+			err := inner(c, args)
+			if err != nil {
+				fmt.Fprintln(c.ErrOrStderr(), "agentd:", err)
+			}
+			return err
+		}
+	}
+	return root
+}
+
+func allCommands(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		out = append(out, allCommands(sub)...)
+	}
+	return out
+}
+
+func newVersion(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print version and commit",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			v, cm := buildVersion()
+			if g.json {
+				return printJSON(c.OutOrStdout(), map[string]string{"version": v, "commit": cm})
+			}
+			fmt.Fprintf(c.OutOrStdout(), "agentd %s (commit %s)\n", v, cm)
+			return nil
+		},
+	}
+}
+
+// buildVersion is the version and commit, from ldflags or the build info.
+func buildVersion() (string, string) {
+	v, cm := version, commit
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && cm == "" {
+				cm = s.Value
+			}
+		}
+	}
+	if cm == "" {
+		cm = "unknown"
+	}
+	return v, cm
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func envString(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envFloat(name string, def float64) float64 {
+	if v, ok := os.LookupEnv(name); ok {
+		if n, err := strconv.ParseFloat(v, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func envBool(name string, def bool) bool {
+	if v, ok := os.LookupEnv(name); ok {
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	}
+	return def
+}
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if v, ok := os.LookupEnv(name); ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return def
+}

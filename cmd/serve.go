@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentd/agentd/app"
+)
+
+func newServe(g *globals) *cobra.Command {
+	var cfg app.Config
+	var logFormat, logLevel string
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the HTTP API, the knowledge worker and the dial queue",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			log, err := newLogger(logFormat, logLevel)
+			if err != nil {
+				return err
+			}
+			cfg.DBPath, cfg.Log, cfg.Out = g.db, log, c.OutOrStdout()
+			cfg.Version, _ = buildVersion()
+			a, err := app.Open(c.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			runErr := a.Run(c.Context())
+			return joinErr(runErr, a.Close())
+		},
+	}
+	f := c.Flags()
+	f.StringVar(&cfg.Addr, "addr", envString("AGENTD_ADDR", "127.0.0.1:8080"), "listen address (env AGENTD_ADDR)")
+	f.StringVar(&logFormat, "log-format", envString("AGENTD_LOG_FORMAT", "text"), "log format: text or json (env AGENTD_LOG_FORMAT)")
+	f.StringVar(&logLevel, "log-level", envString("AGENTD_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
+	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
+	addKBFlags(c, &cfg.KB)
+	addCallFlags(c, &cfg.Calls)
+	return c
+}
+
+// newLogger builds the slog logger on stderr (stdout carries the owner key).
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: use debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch strings.ToLower(format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: use text or json", format)
+}
+
+func joinErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,180 @@
+// Package storage keeps everything agentd knows in one SQLite file: schema,
+// embedded migrations, hand-written queries and the vector index. It imports
+// no other agentd package; all SQL of the project lives here.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+	_ "modernc.org/sqlite/vec" // registers sqlite-vec (vec0) on every connection
+)
+
+// Sentinel errors returned (wrapped) by storage methods; app maps them to
+// HTTP statuses once.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// DB is the SQLite database: one writer connection (immediate transactions,
+// so concurrent read-then-write transactions never fail with "database is
+// locked" inside one process) and a pool of read-only connections.
+type DB struct {
+	path string
+	w    *sql.DB
+	r    *sql.DB
+
+	epochMu    sync.Mutex
+	epochStat  walStat
+	epochValue int64
+}
+
+// Open opens (creating if needed) the database at path and applies every
+// pending migration. Several processes may open the same file at once (the
+// CLI while the server runs): migrations and writes are serialised by SQLite.
+func Open(ctx context.Context, path string) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("storage: empty database path")
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{path: path, w: w}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("storage: open readers: %w", err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	db.r = r
+	return db, nil
+}
+
+// Path is the database file the DB was opened on.
+func (db *DB) Path() string { return db.path }
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// write runs fn in one immediate transaction on the writer connection.
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: commit: %w", err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its first line
+// ("ok" for a healthy file).
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	var s string
+	err := db.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&s)
+	return s, err
+}
+
+// isUnique reports whether err is a UNIQUE or PRIMARY KEY violation.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// ms converts a time to the stored form: integer milliseconds since the epoch (UTC).
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS converts a stored millisecond value back to a UTC time.
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+// nullMS stores an optional time as NULL when nil.
+func nullMS(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+// optMS reads an optional stored time.
+func optMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+// walStat is what a stat of the WAL file tells about writes since the last look.
+type walStat struct {
+	size  int64
+	mtime time.Time
+}
+
+// AuthEpoch returns a number that changes whenever a user, key or
+// organization changes, in this process or another one on the same file. A
+// stat of the WAL answers most calls without a query (auth runs on every
+// request); the query runs when the WAL changed or was written so recently
+// that a coarse file clock could hide a newer write.
+func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
+	fi, err := os.Stat(db.path + "-wal")
+	var st walStat
+	if err == nil {
+		st = walStat{fi.Size(), fi.ModTime()}
+	}
+	db.epochMu.Lock()
+	if err == nil && st == db.epochStat && time.Since(st.mtime) > 50*time.Millisecond {
+		v := db.epochValue
+		db.epochMu.Unlock()
+		return v, nil
+	}
+	db.epochMu.Unlock()
+	var v int64
+	if err := db.r.QueryRowContext(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: auth epoch: %w", err)
+	}
+	db.epochMu.Lock()
+	db.epochStat, db.epochValue = st, v
+	db.epochMu.Unlock()
+	return v, nil
+}
+
+// likeEscape escapes % and _ for a LIKE pattern used with ESCAPE '\'.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}

@@ -1,0 +1,136 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// NewKey is a key to store: its secret is already hashed by the caller.
+type NewKey struct {
+	OrgID     string
+	UserID    string
+	Name      string
+	Prefix    string // display prefix, e.g. "agd_Ab12Cd"
+	Hash      []byte // SHA-256 of the full key
+	RateLimit int    // requests per minute
+	ExpiresAt *time.Time
+}
+
+// APIKey is a stored key, without its secret.
+type APIKey struct {
+	ID        string
+	OrgID     string
+	UserID    string
+	UserEmail string
+	Name      string
+	Prefix    string
+	RateLimit int
+	ExpiresAt *time.Time
+	RevokedAt *time.Time
+	CreatedAt time.Time
+}
+
+// KeyAuth is what authentication needs to know about a presented key: the
+// creator's current role comes from the users table, so a role change or a
+// removal takes effect on the next lookup.
+type KeyAuth struct {
+	KeyID     string
+	OrgID     string
+	UserID    string
+	Role      string
+	Prefix    string
+	RateLimit int
+	ExpiresAt *time.Time
+}
+
+// CreateKey stores a new key for a user of the organization.
+func (db *DB) CreateKey(ctx context.Context, k NewKey) (APIKey, error) {
+	var out APIKey
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, err = insertKey(ctx, tx, k)
+		return err
+	})
+	return out, err
+}
+
+func insertKey(ctx context.Context, tx *sql.Tx, k NewKey) (APIKey, error) {
+	a := APIKey{ID: uuid.NewString(), OrgID: k.OrgID, UserID: k.UserID, Name: k.Name, Prefix: k.Prefix,
+		RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, CreatedAt: time.Now().UTC()}
+	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, hash, rate_limit, expires_at, created_at)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ? AND org_id = ?)`,
+		a.ID, a.OrgID, a.UserID, a.Name, a.Prefix, k.Hash, a.RateLimit, nullMS(a.ExpiresAt), ms(a.CreatedAt), a.UserID, a.OrgID)
+	if err != nil {
+		return APIKey{}, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM api_keys WHERE id = ?", a.ID).Scan(&n); err != nil {
+		return APIKey{}, err
+	}
+	if n == 0 {
+		return APIKey{}, fmt.Errorf("user of the key: %w", ErrNotFound)
+	}
+	return a, nil
+}
+
+// LookupKey finds the key with the given hash that is not revoked and whose
+// creator still belongs to its organization. Expiry is left to the caller,
+// which knows the time.
+func (db *DB) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
+	var k KeyAuth
+	var exp sql.NullInt64
+	err := db.r.QueryRowContext(ctx, `SELECT k.id, k.org_id, k.user_id, u.role, k.prefix, k.rate_limit, k.expires_at
+		FROM api_keys k JOIN users u ON u.id = k.user_id AND u.org_id = k.org_id
+		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).
+		Scan(&k.KeyID, &k.OrgID, &k.UserID, &k.Role, &k.Prefix, &k.RateLimit, &exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return KeyAuth{}, fmt.Errorf("api key: %w", ErrNotFound)
+	}
+	k.ExpiresAt = optMS(exp)
+	return k, err
+}
+
+// ListKeys lists an organization's keys, newest first, revoked ones included.
+func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
+		k.expires_at, k.revoked_at, k.created_at
+		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.id`, orgID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []APIKey
+	for rows.Next() {
+		var a APIKey
+		var exp, rev sql.NullInt64
+		var created int64
+		if err := rows.Scan(&a.ID, &a.OrgID, &a.UserID, &a.UserEmail, &a.Name, &a.Prefix, &a.RateLimit, &exp, &rev, &created); err != nil {
+			return nil, err
+		}
+		a.ExpiresAt, a.RevokedAt, a.CreatedAt = optMS(exp), optMS(rev), fromMS(created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// RevokeKey revokes a key. With orgID empty any organization's key may be
+// revoked (the CLI, which owns the file); otherwise only that organization's.
+// Revoking twice is fine; an unknown key is ErrNotFound.
+func (db *DB) RevokeKey(ctx context.Context, orgID, keyID string) error {
+	return db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?)
+			WHERE id = ? AND (? = '' OR org_id = ?)`, ms(time.Now()), keyID, orgID, orgID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("api key %q: %w", keyID, ErrNotFound)
+		}
+		return nil
+	})
+}
