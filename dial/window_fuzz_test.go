@@ -96,11 +96,11 @@ func FuzzWindow(f *testing.F) {
 		w := Window{TZ: loc.String(), RespectBusinessHours: respect, ExcludeWeekends: exWeekends}
 		spec := fuzzSpec{loc: loc, respect: respect, dailyLo: -1, dailyHi: -1, days: days & 0x7f}
 		if sched != 0xffff {
-			w.LocalScheduleTime = hhmmss(int(sched)%1440*60)[:5]
+			w.LocalScheduleTime = hhmmss(int(sched) % 1440 * 60)[:5]
 		}
 		if respect || bs != 0 || be != 0 {
-			w.BusinessHoursStart = hhmmss(int(bs)%1440*60)[:5]
-			w.BusinessHoursEnd = hhmmss(int(be)%1440*60)[:5]
+			w.BusinessHoursStart = hhmmss(int(bs) % 1440 * 60)[:5]
+			w.BusinessHoursEnd = hhmmss(int(be) % 1440 * 60)[:5]
 			spec.bizLo, spec.bizHi = int(bs)%1440*60, int(be)%1440*60
 		}
 		if days&0x80 == 0 {
