@@ -1,0 +1,303 @@
+package dial
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+)
+
+// SIP defaults. The response timeout is the dialer's own hard deadline for
+// the trunk's first answer: sipgo alone would retransmit the INVITE until
+// Timer B (32 s) before giving up on a silent trunk.
+const (
+	DefaultSIPRingTimeout     = 30 * time.Second
+	DefaultSIPResponseTimeout = 5 * time.Second
+	DefaultSIPMaxCallDuration = time.Hour
+
+	// sipHangupGrace bounds how long Dial waits for the trunk to confirm a
+	// CANCEL or BYE before it reports the outcome anyway.
+	sipHangupGrace = 3 * time.Second
+)
+
+// SIPConfig configures the direct SIP dialer.
+type SIPConfig struct {
+	Trunk           string        // trunk host:port (port 5060 when left out); required
+	Transport       string        // "udp" (default) or "tcp"
+	Username        string        // digest user for 401/407 challenges
+	Password        string        // digest password; empty means no auth
+	FromDomain      string        // host of the From URI; default the trunk host
+	ListenAddr      string        // local SIP address; default 127.0.0.1:0 for a loopback trunk, else 0.0.0.0:0
+	RingTimeout     time.Duration // from INVITE to answer; CANCEL and no_answer after it (default 30 s)
+	ResponseTimeout time.Duration // for the trunk's first response of any kind (default 5 s)
+	MaxCallDuration time.Duration // an answered call is hung up after this (default 1 h)
+}
+
+// SIP places calls by direct SIP signalling to one trunk. It carries no
+// media: the SDP offer names a port nobody listens on, so a person who
+// answers hears silence; the voice agent is expected to join through the
+// trunk side. One SIP user agent and socket serve all concurrent calls.
+type SIP struct {
+	cfg       SIPConfig
+	log       *slog.Logger
+	trunkHost string
+	trunkPort int
+	host      string // address put in Via, Contact and SDP
+	port      int
+	laddr     sip.Addr // local socket requests leave from (UDP only)
+	contactHd sip.ContactHeader
+
+	ua         *sipgo.UserAgent
+	client     *sipgo.Client
+	dialogs    *sipgo.DialogClientCache
+	stop       context.CancelFunc // stops the listener
+	closing    context.Context    // done once Close starts: hangs up calls
+	closeCalls context.CancelFunc
+
+	mu     sync.Mutex
+	closed bool
+	calls  sync.WaitGroup // Dial calls in flight
+	bg     sync.WaitGroup // goroutines that finish a transaction after Dial returned
+}
+
+// NewSIP validates cfg, binds the local SIP socket and starts serving it
+// (BYE from callees, OPTIONS keepalives). Close releases it.
+func NewSIP(cfg SIPConfig, log *slog.Logger) (*SIP, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	log = log.With("dialer", "sip")
+	s := &SIP{cfg: cfg, log: log}
+	if err := s.configure(); err != nil {
+		return nil, err
+	}
+
+	tpLog := sip.WithTransportLayerLogger(log)
+	txLog := sip.WithTransactionLayerLogger(log)
+	ua, err := sipgo.NewUA(
+		sipgo.WithUserAgent("agentd"),
+		sipgo.WithUserAgentHostname(s.host),
+		sipgo.WithUserAgentTransportLayerOptions(tpLog),
+		sipgo.WithUserAgentTransactionLayerOptions(txLog),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("sip user agent: %w", err)
+	}
+	srv, err := sipgo.NewServer(ua, sipgo.WithServerLogger(log))
+	if err != nil {
+		ua.Close()
+		return nil, fmt.Errorf("sip server: %w", err)
+	}
+
+	serve, err := s.listen(srv)
+	if err != nil {
+		ua.Close()
+		return nil, err
+	}
+	opts := []sipgo.ClientOption{
+		sipgo.WithClientLogger(log),
+		sipgo.WithClientHostname(s.host),
+		sipgo.WithClientPort(s.port),
+	}
+	if s.cfg.Transport == "udp" {
+		// Send from the listening socket so that responses, and the
+		// callee's BYE, come back to the port named in Via and Contact.
+		opts = append(opts, sipgo.WithClientConnectionAddr(s.laddr.String()))
+	}
+	s.client, err = sipgo.NewClient(ua, opts...)
+	if err != nil {
+		ua.Close()
+		return nil, fmt.Errorf("sip client: %w", err)
+	}
+	contact := sip.ContactHeader{Address: sip.Uri{Scheme: "sip", User: "agentd", Host: s.host, Port: s.port}}
+	if s.cfg.Transport == "tcp" {
+		contact.Address.UriParams = sip.NewParams()
+		contact.Address.UriParams.Add("transport", "tcp")
+	}
+	s.contactHd = contact
+	s.dialogs = sipgo.NewDialogClientCache(s.client, contact)
+	srv.OnBye(s.onBye)
+	srv.OnOptions(func(req *sip.Request, tx sip.ServerTransaction) {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusOK, "OK", nil))
+	})
+	srv.OnInvite(func(req *sip.Request, tx sip.ServerTransaction) {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "Inbound calls not accepted", nil))
+	})
+	srv.OnAck(func(*sip.Request, sip.ServerTransaction) {})
+
+	s.ua = ua
+	var listenCtx context.Context
+	listenCtx, s.stop = context.WithCancel(context.Background())
+	s.closing, s.closeCalls = context.WithCancel(context.Background())
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		serve(listenCtx)
+	}()
+	if s.cfg.Transport == "udp" {
+		// Requests leave from the listening socket, which sipgo finds in its
+		// pool only once ServeUDP has registered it.
+		pool := ua.TransportLayer().Pool("udp")
+		for deadline := time.Now().Add(2 * time.Second); pool.Size() == 0; {
+			if time.Now().After(deadline) {
+				s.Close()
+				return nil, errors.New("sip: UDP listener did not start")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return s, nil
+}
+
+// configure checks the config, fills defaults and works out the local
+// address the trunk can reach us at.
+func (s *SIP) configure() error {
+	c := &s.cfg
+	if c.Trunk == "" {
+		return errors.New("sip: trunk address is required (host:port)")
+	}
+	host, portStr, err := net.SplitHostPort(c.Trunk)
+	if err != nil {
+		host, portStr = c.Trunk, "5060"
+		if strings.Contains(c.Trunk, ":") && !strings.HasPrefix(c.Trunk, "[") {
+			return fmt.Errorf("sip: bad trunk address %q: %v", c.Trunk, err)
+		}
+		host = strings.Trim(host, "[]")
+	}
+	port, err := strconv.Atoi(portStr)
+	if host == "" || err != nil || port < 1 || port > 65535 {
+		return fmt.Errorf("sip: bad trunk address %q: want host:port", c.Trunk)
+	}
+	s.trunkHost, s.trunkPort = host, port
+
+	c.Transport = strings.ToLower(c.Transport)
+	switch c.Transport {
+	case "":
+		c.Transport = "udp"
+	case "udp", "tcp":
+	default:
+		return fmt.Errorf("sip: transport %q: want udp or tcp", c.Transport)
+	}
+	if c.FromDomain == "" {
+		c.FromDomain = host
+	}
+	if c.RingTimeout <= 0 {
+		c.RingTimeout = DefaultSIPRingTimeout
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = DefaultSIPResponseTimeout
+	}
+	c.ResponseTimeout = min(c.ResponseTimeout, c.RingTimeout)
+	if c.MaxCallDuration <= 0 {
+		c.MaxCallDuration = DefaultSIPMaxCallDuration
+	}
+	if c.ListenAddr == "" {
+		c.ListenAddr = "0.0.0.0:0"
+		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
+			c.ListenAddr = "127.0.0.1:0"
+		}
+	}
+	return nil
+}
+
+// listen binds the local socket and returns the function that serves it
+// until its context ends.
+func (s *SIP) listen(srv *sipgo.Server) (func(context.Context), error) {
+	addr, err := net.ResolveUDPAddr("udp", s.cfg.ListenAddr)
+	if err != nil {
+		return nil, fmt.Errorf("sip: listen address %q: %w", s.cfg.ListenAddr, err)
+	}
+	network := "udp"
+	if addr.IP == nil || addr.IP.To4() != nil {
+		network = "udp4"
+		if addr.IP == nil {
+			addr.IP = net.IPv4zero
+		}
+	}
+	var local net.Addr
+	var serve func(context.Context)
+	if s.cfg.Transport == "udp" {
+		conn, err := net.ListenUDP(network, addr)
+		if err != nil {
+			return nil, fmt.Errorf("sip: listen: %w", err)
+		}
+		local = conn.LocalAddr()
+		serve = func(ctx context.Context) {
+			stop := context.AfterFunc(ctx, func() { conn.Close() })
+			defer stop()
+			srv.ServeUDP(conn)
+		}
+	} else {
+		tcpNet := strings.Replace(network, "udp", "tcp", 1)
+		l, err := net.ListenTCP(tcpNet, (*net.TCPAddr)(addr))
+		if err != nil {
+			return nil, fmt.Errorf("sip: listen: %w", err)
+		}
+		local = l.Addr()
+		serve = func(ctx context.Context) {
+			stop := context.AfterFunc(ctx, func() { l.Close() })
+			defer stop()
+			srv.ServeTCP(l)
+		}
+	}
+	lhost, lport, _ := net.SplitHostPort(local.String())
+	s.port, _ = strconv.Atoi(lport)
+	s.laddr = sip.Addr{IP: net.ParseIP(lhost), Port: s.port}
+	s.host = lhost
+	if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
+		// Bound to all interfaces: advertise the address of the interface
+		// that routes to the trunk. A UDP "connect" sends no packet.
+		probe, err := net.Dial("udp", net.JoinHostPort(s.trunkHost, strconv.Itoa(s.trunkPort)))
+		if err != nil {
+			return nil, fmt.Errorf("sip: no route to trunk %s: %w", s.cfg.Trunk, err)
+		}
+		s.host, _, _ = net.SplitHostPort(probe.LocalAddr().String())
+		probe.Close()
+	}
+	return serve, nil
+}
+
+// Name reports "sip".
+func (s *SIP) Name() string { return "sip" }
+
+// Close hangs up the calls in flight (as if their contexts were
+// cancelled), waits for them, and releases the socket.
+func (s *SIP) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+
+	s.closeCalls() // the listener stays up so CANCEL/BYE get answered
+	s.calls.Wait()
+	s.stop()
+	err := s.ua.Close() // ends transactions still waiting in the background
+	s.bg.Wait()
+	return err
+}
+
+// contact is the Contact header of our requests: the listening socket.
+func (s *SIP) contact() *sip.ContactHeader { return &s.contactHd }
+
+func (s *SIP) onBye(req *sip.Request, tx sip.ServerTransaction) {
+	if err := s.dialogs.ReadBye(req, tx); err != nil {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
+	}
+}
+
+func (s *SIP) respond(tx sip.ServerTransaction, res *sip.Response) {
+	if err := tx.Respond(res); err != nil {
+		s.log.Warn("sip respond", "status", res.StatusCode, "err", err)
+	}
+}

@@ -1,0 +1,312 @@
+package dial
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+	"github.com/google/uuid"
+)
+
+// Why Dial ended an INVITE before its final answer.
+const (
+	stopCancelled  = "cancelled"
+	stopRing       = "ring timeout"
+	stopNoResponse = "no response"
+)
+
+// errSIPClosed is returned by Dial after Close.
+var errSIPClosed = errors.New("sip dialer closed")
+
+// Dial places one call attempt; see Dialer. The SIP Call-ID is reported as
+// SIPParticipantID. Dial is safe for concurrent use.
+func (s *SIP) Dial(ctx context.Context, c Call, progress func(Progress)) (Result, error) {
+	if progress == nil {
+		progress = func(Progress) {}
+	}
+	if !validSIPNumber(c.PhoneNumber) {
+		return Result{Status: StatusFailed, Reason: fmt.Sprintf("invalid phone number %q", c.PhoneNumber)}, nil
+	}
+	caller := c.CallerID
+	if caller == "" {
+		caller = "anonymous"
+	} else if !validSIPNumber(caller) {
+		return Result{Status: StatusFailed, Reason: fmt.Sprintf("invalid caller ID %q", caller)}, nil
+	}
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return Result{}, errSIPClosed
+	}
+	s.calls.Add(1)
+	s.mu.Unlock()
+	defer s.calls.Done()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.closing, cancel)()
+
+	k := &sipCall{s: s, callID: uuid.NewString(), progress: progress}
+	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, c.PhoneNumber, caller))
+	if err != nil {
+		if ctx.Err() != nil {
+			return Result{Status: StatusCancelled}, nil
+		}
+		return Result{Status: StatusFailed, Reason: "trunk unreachable: " + err.Error()}, nil
+	}
+	defer dlg.Close()
+	k.dlg = dlg
+	k.report(StatusConnecting)
+
+	answered, stopped, res, err := k.waitAnswer(ctx)
+	if !answered || err != nil {
+		return res, err
+	}
+	return k.talk(ctx, stopped), nil
+}
+
+// newInvite builds the INVITE: To and Request-URI carry the callee at the
+// trunk, From the caller ID, with a signalling-only SDP offer.
+func (s *SIP) newInvite(callID, number, caller string) *sip.Request {
+	uri := sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}
+	if s.cfg.Transport == "tcp" {
+		uri.UriParams = sip.NewParams()
+		uri.UriParams.Add("transport", "tcp")
+	}
+	req := sip.NewRequest(sip.INVITE, uri)
+	from := &sip.FromHeader{Address: sip.Uri{Scheme: "sip", User: caller, Host: s.cfg.FromDomain}}
+	from.Params.Add("tag", sip.GenerateTagN(16))
+	to := &sip.ToHeader{Address: sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}}
+	cid := sip.CallIDHeader(callID)
+	req.AppendHeader(from)
+	req.AppendHeader(to)
+	req.AppendHeader(&cid)
+	req.AppendHeader(sip.HeaderClone(s.contact()))
+	req.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
+	req.AppendHeader(sip.NewHeader("User-Agent", "agentd"))
+	req.SetBody(sdpOffer(s.host))
+	if s.cfg.Transport == "tcp" {
+		req.SetTransport("TCP")
+	}
+	return req
+}
+
+// sipCall is the state of one Dial.
+type sipCall struct {
+	s        *SIP
+	callID   string
+	dlg      *sipgo.DialogClientSession
+	progress func(Progress)
+	ringing  bool
+	gotResp  bool
+}
+
+func (k *sipCall) report(status string) {
+	k.progress(Progress{Status: status, At: time.Now(), SIPParticipantID: k.callID})
+}
+
+// sipResp is what the answer goroutine hands over of each response.
+type sipResp struct {
+	code   int
+	reason string
+}
+
+// waitAnswer waits for the INVITE's final answer under the dialer's own
+// deadlines. sipgo's WaitAnswer runs in a goroutine (it sends CANCEL when
+// its context ends) so that a trunk that never confirms the CANCEL cannot
+// hold Dial past sipHangupGrace. answered reports a 2xx (ACK not yet sent);
+// stopped says whether Dial had already decided to end the attempt.
+func (k *sipCall) waitAnswer(ctx context.Context) (answered bool, stopped string, res Result, err error) {
+	cfg := k.s.cfg
+	respCh := make(chan sipResp, 32)
+	waitCtx, stopWait := context.WithCancelCause(context.Background())
+	done := make(chan error, 1)
+	k.s.bg.Add(1)
+	go func() {
+		defer k.s.bg.Done()
+		done <- k.dlg.WaitAnswer(waitCtx, sipgo.AnswerOptions{
+			Username: cfg.Username,
+			Password: cfg.Password,
+			OnResponse: func(r *sip.Response) error {
+				select {
+				case respCh <- sipResp{r.StatusCode, r.Reason}:
+				default: // more than 32 answers: only the first ones matter
+				}
+				return nil
+			},
+		})
+	}()
+
+	respTimer := time.NewTimer(cfg.ResponseTimeout)
+	defer respTimer.Stop()
+	ringTimer := time.NewTimer(cfg.RingTimeout)
+	defer ringTimer.Stop()
+	respC, ringC, ctxC := respTimer.C, ringTimer.C, ctx.Done()
+	var graceC <-chan time.Time
+
+	handle := func(r sipResp) {
+		if !k.gotResp {
+			k.gotResp = true
+			respC = nil
+		}
+		if r.code < 200 && !k.ringing && stopped == "" {
+			k.ringing = true
+			k.report(StatusRinging)
+		}
+	}
+	stop := func(why string) {
+		stopped = why
+		respC, ringC, ctxC = nil, nil, nil
+		graceC = time.After(sipHangupGrace)
+		if why == stopNoResponse {
+			// Nothing came back: no CANCEL is allowed before a
+			// provisional answer (RFC 3261 9.1), so just drop the INVITE.
+			stopWait(sipgo.WaitAnswerForceCancelErr)
+			return
+		}
+		// WaitAnswer sends CANCEL (after the first provisional answer)
+		// and waits for the 487.
+		stopWait(errors.New(why))
+	}
+
+	for {
+		select {
+		case r := <-respCh:
+			handle(r)
+		case werr := <-done:
+			for drained := false; !drained; {
+				select {
+				case r := <-respCh:
+					handle(r)
+				default:
+					drained = true
+				}
+			}
+			res, err = k.settle(werr, stopped)
+			inv := k.dlg.InviteResponse
+			return inv != nil && inv.IsSuccess(), stopped, res, err
+		case <-respC:
+			stop(stopNoResponse)
+		case <-ringC:
+			if k.gotResp {
+				stop(stopRing)
+			} else {
+				stop(stopNoResponse)
+			}
+		case <-ctxC:
+			stop(stopCancelled)
+		case <-graceC:
+			// The trunk did not confirm in time: report now and let a
+			// goroutine finish the transaction (and hang up a late 200).
+			k.s.bg.Add(1)
+			go func() {
+				defer k.s.bg.Done()
+				<-done
+				if inv := k.dlg.InviteResponse; inv != nil && inv.IsSuccess() {
+					k.hangupAnswered()
+				}
+			}()
+			return false, stopped, stoppedResult(stopped, 0), nil
+		}
+	}
+}
+
+// settle turns the end of WaitAnswer into a Result for a call that was not
+// answered. It only reads the dialog after WaitAnswer returned.
+func (k *sipCall) settle(werr error, stopped string) (Result, error) {
+	var final *sip.Response
+	if inv := k.dlg.InviteResponse; inv != nil && !inv.IsProvisional() {
+		final = inv
+	}
+	if werr == nil || (final != nil && final.IsSuccess()) {
+		return Result{}, nil // answered: talk decides
+	}
+	code := 0
+	if final != nil {
+		code = final.StatusCode
+	}
+	if stopped != "" {
+		return stoppedResult(stopped, code), nil
+	}
+	if de := (*sipgo.ErrDialogResponse)(nil); errors.As(werr, &de) {
+		return sipFinalResult(de.Res)
+	}
+	if !k.gotResp {
+		return Result{Status: StatusFailed, Reason: "no response from trunk: " + werr.Error()}, nil
+	}
+	return Result{Status: StatusFailed, Reason: "sip: " + werr.Error()}, nil
+}
+
+// stoppedResult is the outcome of an attempt Dial ended itself; code is
+// the final answer to the INVITE when one came (487 after CANCEL).
+func stoppedResult(stopped string, code int) Result {
+	switch stopped {
+	case stopCancelled:
+		return Result{Status: StatusCancelled, SIPCode: code}
+	case stopRing:
+		return Result{Status: StatusNoAnswer, SIPCode: code}
+	default:
+		return Result{Status: StatusFailed, Reason: "no response from trunk"}
+	}
+}
+
+// talk ACKs the 2xx, reports active and waits for a BYE from the callee,
+// the caller's cancel or the maximum duration.
+func (k *sipCall) talk(ctx context.Context, stopped string) Result {
+	answeredAt := time.Now()
+	took := func() time.Duration { return time.Since(answeredAt).Round(time.Millisecond) }
+	if err := k.dlg.Ack(context.Background()); err != nil {
+		k.s.log.Warn("sip ACK failed", "callId", k.callID, "err", err)
+		k.bye()
+		return Result{Status: StatusFailed, Reason: "sip: ACK failed: " + err.Error(), SIPCode: 200}
+	}
+	k.report(StatusActive)
+	if stopped == stopCancelled {
+		k.bye()
+		return Result{Status: StatusCancelled, SIPCode: 200, Duration: took()}
+	}
+	maxTimer := time.NewTimer(k.s.cfg.MaxCallDuration)
+	defer maxTimer.Stop()
+	select {
+	case <-k.dlg.Context().Done(): // the callee's BYE (answered 200 by onBye)
+		return Result{Status: StatusCompleted, SIPCode: 200, Duration: took()}
+	case <-ctx.Done():
+		k.bye()
+		return Result{Status: StatusCancelled, SIPCode: 200, Duration: took()}
+	case <-maxTimer.C:
+		k.bye()
+		return Result{Status: StatusCompleted, SIPCode: 200, Duration: took()}
+	}
+}
+
+// hangupAnswered ends a call that was answered after Dial gave up on it.
+func (k *sipCall) hangupAnswered() {
+	if err := k.dlg.Ack(context.Background()); err != nil {
+		k.s.log.Warn("sip ACK of late answer failed", "callId", k.callID, "err", err)
+		return
+	}
+	k.bye()
+}
+
+// bye sends BYE from the listening socket and waits a bounded time for
+// its answer.
+func (k *sipCall) bye() {
+	ctx, cancel := context.WithTimeout(context.Background(), sipHangupGrace)
+	defer cancel()
+	inv := k.dlg.InviteResponse
+	target := k.dlg.InviteRequest.Recipient
+	if c := inv.Contact(); c != nil {
+		target = c.Address
+	}
+	req := sip.NewRequest(sip.BYE, *target.Clone())
+	if k.s.cfg.Transport == "udp" {
+		req.Laddr = k.s.laddr
+	}
+	if err := k.dlg.WriteBye(ctx, req); err != nil {
+		k.s.log.Warn("sip BYE failed", "callId", k.callID, "err", err)
+	}
+}

@@ -1,0 +1,77 @@
+package dial
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/emiago/sipgo/sip"
+)
+
+// validSIPNumber accepts E.164-like numbers ("+" and 1-20 digits). They go
+// into SIP URIs and headers, so nothing else may pass.
+func validSIPNumber(n string) bool {
+	n = strings.TrimPrefix(n, "+")
+	if len(n) == 0 || len(n) > 20 {
+		return false
+	}
+	for _, r := range n {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// sdpOffer is a minimal audio offer. The dialer does signalling only: port
+// 9 (discard) is named and no RTP is ever sent or read.
+func sdpOffer(host string) []byte {
+	ipv := "IP4"
+	if strings.Contains(host, ":") {
+		ipv = "IP6"
+	}
+	sess := strconv.FormatInt(time.Now().Unix(), 10)
+	return []byte("v=0\r\n" +
+		"o=agentd " + sess + " " + sess + " IN " + ipv + " " + host + "\r\n" +
+		"s=agentd\r\n" +
+		"c=IN " + ipv + " " + host + "\r\n" +
+		"t=0 0\r\n" +
+		"m=audio 9 RTP/AVP 0 8\r\n" +
+		"a=rtpmap:0 PCMU/8000\r\n" +
+		"a=rtpmap:8 PCMA/8000\r\n" +
+		"a=sendrecv\r\n")
+}
+
+// sipFinalResult maps a final non-2xx answer to the INVITE to an outcome.
+// A 503 with Retry-After, or a refusal whose reason says the trunk's call
+// limit was hit, is a temporary refusal: ErrRetryLater re-queues the call
+// without spending an attempt. A plain 503 fails the attempt.
+func sipFinalResult(res *sip.Response) (Result, error) {
+	code, reason := res.StatusCode, strings.TrimSpace(res.Reason)
+	text := fmt.Sprintf("SIP %d", code)
+	if reason != "" {
+		text += " " + reason
+	}
+	if code == sip.StatusServiceUnavailable && res.GetHeader("Retry-After") != nil {
+		return Result{}, fmt.Errorf("%w: %s (Retry-After %s)", ErrRetryLater, text, res.GetHeader("Retry-After").Value())
+	}
+	if code >= 400 && sipLimitReason(reason) {
+		return Result{}, fmt.Errorf("%w: %s", ErrRetryLater, text)
+	}
+	switch code {
+	case sip.StatusBusyHere:
+		return Result{Status: StatusBusy, SIPCode: code}, nil
+	case sip.StatusRequestTimeout, sip.StatusTemporarilyUnavailable, sip.StatusRequestTerminated:
+		return Result{Status: StatusNoAnswer, SIPCode: code}, nil
+	}
+	return Result{Status: StatusFailed, Reason: text, SIPCode: code}, nil
+}
+
+// sipLimitReason reports reason phrases trunks use for rate or concurrency
+// limits ("Too Many Calls", "CPS Limit Exceeded", ...).
+func sipLimitReason(reason string) bool {
+	r := strings.ToLower(reason)
+	return strings.Contains(r, "too many calls") || strings.Contains(r, "limit exceeded") ||
+		strings.Contains(r, "limit reached")
+}
