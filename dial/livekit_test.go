@@ -1,0 +1,491 @@
+package dial
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var lkTestCall = Call{
+	ID: "5f0c1f7e-3b1a-4c2e-9d7a-2b8f6c1e0a11", Attempt: 1, OrgID: "org-1",
+	AgentID: "agent-1", AgentName: "Ava", Instructions: "Be brief.\nSay \"hi\" <first>.",
+	PhoneNumber: "+15551234567", CallerID: "+15557654321",
+	Metadata: map[string]any{"customer": "Acme", "tier": 2},
+}
+
+var (
+	lkTestRoom     = "call-" + lkTestCall.ID + "-1"
+	lkTestIdentity = "sip-" + lkTestRoom
+)
+
+func newTestLiveKit(t *testing.T, f *fakeLiveKit, poll time.Duration) *LiveKit {
+	t.Helper()
+	l, err := NewLiveKit(LiveKitConfig{
+		URL: f.srv.URL, APIKey: fakeKey, APISecret: fakeSecret,
+		OutboundTrunkID: "ST_test", AgentName: "voice-agent",
+		RingTimeout: 30 * time.Second, PollInterval: poll, HTTPTimeout: 5 * time.Second,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// dialRun runs Dial in the background and collects its progress.
+type dialRun struct {
+	prog chan Progress
+	done chan struct{}
+	res  Result
+	err  error
+}
+
+func startDial(ctx context.Context, l Dialer, c Call) *dialRun {
+	d := &dialRun{prog: make(chan Progress, 16), done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		d.res, d.err = l.Dial(ctx, c, func(p Progress) { d.prog <- p })
+	}()
+	return d
+}
+
+// waitStatus reads progress until status arrives and returns it.
+func (d *dialRun) waitStatus(t *testing.T, status string) Progress {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case p := <-d.prog:
+			if p.Status == status {
+				return p
+			}
+		case <-d.done:
+			t.Fatalf("Dial returned %+v, %v before %s", d.res, d.err, status)
+		case <-timeout:
+			t.Fatalf("no %s progress", status)
+		}
+	}
+}
+
+func (d *dialRun) wait(t *testing.T) (Result, error) {
+	t.Helper()
+	select {
+	case <-d.done:
+		return d.res, d.err
+	case <-time.After(10 * time.Second):
+		t.Fatal("Dial did not return")
+	}
+	return Result{}, nil
+}
+
+func (d *dialRun) running() bool {
+	select {
+	case <-d.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// statuses drains the progress reported so far.
+func (d *dialRun) statuses() []string {
+	var out []string
+	for {
+		select {
+		case p := <-d.prog:
+			out = append(out, p.Status)
+		default:
+			return out
+		}
+	}
+}
+
+func checkGolden(t *testing.T, got []byte, name string) {
+	t.Helper()
+	want, err := os.ReadFile("../testdata/livekit/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, buf.Bytes()) {
+		t.Errorf("%s body:\n got %s\nwant %s", name, got, buf.Bytes())
+	}
+}
+
+func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1) // webhook only
+	d := startDial(context.Background(), l, lkTestCall)
+
+	var seen []Progress
+	for _, st := range []string{StatusConnecting, StatusRinging, StatusActive} {
+		seen = append(seen, d.waitStatus(t, st))
+	}
+	if seen[0].RoomID != lkTestRoom || seen[0].JobID != "" {
+		t.Errorf("connecting %+v", seen[0])
+	}
+	if seen[1].RoomID != lkTestRoom || seen[1].JobID != "AD_"+lkTestRoom || seen[1].SIPParticipantID != "" {
+		t.Errorf("ringing %+v", seen[1])
+	}
+	if seen[2].SIPParticipantID != "PA_"+lkTestIdentity || seen[2].JobID != "AD_"+lkTestRoom {
+		t.Errorf("active %+v", seen[2])
+	}
+	checkGolden(t, f.body("RoomService/CreateRoom"), "create_room.json")
+	checkGolden(t, f.body("AgentDispatchService/CreateDispatch"), "create_dispatch.json")
+	checkGolden(t, f.body("SIP/CreateSIPParticipant"), "create_sip_participant.json")
+
+	// The agent leaving does not end the call; the callee leaving does.
+	time.Sleep(60 * time.Millisecond)
+	body := webhookBody("EV_agent", "participant_left", lkTestRoom, "agent-AJ_1")
+	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
+	if err != nil || ev.EndsCall || !ev.Delivered {
+		t.Fatalf("agent left: %+v %v", ev, err)
+	}
+	body = webhookBody("EV_1", "participant_left", lkTestRoom, lkTestIdentity)
+	ev, err = l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.EndsCall || !ev.Delivered || ev.CallID != lkTestCall.ID || ev.Attempt != 1 ||
+		ev.RoomName != lkTestRoom || ev.ParticipantIdentity != lkTestIdentity || ev.CreatedAt.IsZero() {
+		t.Errorf("event %+v", ev)
+	}
+	res, err := d.wait(t)
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	if res.Duration < 60*time.Millisecond || res.Duration > 5*time.Second {
+		t.Errorf("duration %v", res.Duration)
+	}
+	want := []string{"RoomService/CreateRoom", "AgentDispatchService/CreateDispatch", "SIP/CreateSIPParticipant", "RoomService/DeleteRoom"}
+	if got := f.methods(); !slices.Equal(got, want) {
+		t.Errorf("methods %v, want %v", got, want)
+	}
+}
+
+func TestLiveKitRoomFinishedWebhookCompletes(t *testing.T) {
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	d := startDial(context.Background(), l, lkTestCall)
+	d.waitStatus(t, StatusActive)
+	body := webhookBody("EV_rf", "room_finished", lkTestRoom, "")
+	if _, err := l.HandleWebhook(context.Background(), "Bearer "+signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+		t.Fatal(err)
+	}
+	res, err := d.wait(t)
+	if err != nil || res.Status != StatusCompleted {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	if f.called("RoomService/DeleteRoom") {
+		t.Error("DeleteRoom called for a finished room")
+	}
+}
+
+func TestLiveKitSIPOutcomes(t *testing.T) {
+	sipErr := func(status int, code, msg string, meta map[string]string) func(*http.Request, map[string]any) (int, string) {
+		return func(*http.Request, map[string]any) (int, string) { return twirpErr(status, code, msg, meta) }
+	}
+	meta := func(code, status string) map[string]string {
+		return map[string]string{"sip_status_code": code, "sip_status": status}
+	}
+	cases := []struct {
+		name       string
+		sip        func(*http.Request, map[string]any) (int, string)
+		status     string
+		code       int
+		reason     string // substring
+		retryLater bool
+	}{
+		{"486 busy", sipErr(400, "invalid_argument", "sip status 486: Busy Here", meta("486", "Busy Here")), StatusBusy, 486, "", false},
+		{"480 no answer", sipErr(400, "invalid_argument", "sip status 480: Temporarily Unavailable", meta("480", "Temporarily Unavailable")), StatusNoAnswer, 480, "", false},
+		{"408 no answer", sipErr(400, "invalid_argument", "sip status 408: Request Timeout", meta("408", "Request Timeout")), StatusNoAnswer, 408, "", false},
+		{"487 no answer", sipErr(400, "invalid_argument", "sip status 487: Request Terminated", meta("487", "Request Terminated")), StatusNoAnswer, 487, "", false},
+		{"404 failed", sipErr(400, "invalid_argument", "sip status 404: Not Found", meta("404", "Not Found")), StatusFailed, 404, "SIP 404 Not Found", false},
+		{"404 enum phrase", sipErr(400, "invalid_argument", "sip status 404: SIP_STATUS_NOTFOUND", meta("404", "SIP_STATUS_NOTFOUND")), StatusFailed, 404, "SIP 404 Not Found", false},
+		{"603 from message only", sipErr(400, "invalid_argument", "sip status 603: Decline", nil), StatusFailed, 603, "SIP 603 Decline", false},
+		{"503 from trunk", sipErr(412, "failed_precondition", "sip status 503: Service Unavailable", meta("503", "Service Unavailable")), StatusFailed, 503, "SIP 503 Service Unavailable", false},
+		{"no SIP worker", sipErr(503, "unavailable", "no response from servers", nil), StatusFailed, 0, "no SIP service answered", false},
+		{"unknown trunk", sipErr(404, "not_found", "requested sip trunk does not exist", nil), StatusFailed, 0, "check the outbound trunk id", false},
+		{"limit resource_exhausted", sipErr(429, "resource_exhausted", "concurrent call limit exceeded", nil), "", 0, "", true},
+		{"cps limit message", sipErr(412, "failed_precondition", "outbound CPS limit exceeded for project", nil), "", 0, "", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeLiveKit(t)
+			f.sip = tc.sip
+			l := newTestLiveKit(t, f, -1)
+			res, err := l.Dial(context.Background(), lkTestCall, nil)
+			if tc.retryLater {
+				if !errors.Is(err, ErrRetryLater) {
+					t.Fatalf("want ErrRetryLater, got %+v %v", res, err)
+				}
+			} else {
+				if err != nil || res.Status != tc.status || res.SIPCode != tc.code || !strings.Contains(res.Reason, tc.reason) {
+					t.Fatalf("got %+v %v, want %s %d %q", res, err, tc.status, tc.code, tc.reason)
+				}
+				if tc.status == StatusFailed && tc.code != 0 && res.Reason != tc.reason {
+					t.Errorf("reason %q, want %q", res.Reason, tc.reason)
+				}
+			}
+			if !f.called("RoomService/DeleteRoom") {
+				t.Error("room not deleted")
+			}
+		})
+	}
+}
+
+func TestLiveKitCancelWhileRinging(t *testing.T) {
+	f := newFakeLiveKit(t)
+	ringing := make(chan struct{})
+	f.sip = func(r *http.Request, _ map[string]any) (int, string) {
+		close(ringing)
+		<-r.Context().Done() // the phone rings until the client gives up
+		return 0, ""
+	}
+	l := newTestLiveKit(t, f, -1)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := startDial(ctx, l, lkTestCall)
+	d.waitStatus(t, StatusRinging)
+	<-ringing
+	cancel()
+	res, err := d.wait(t)
+	if err != nil || res.Status != StatusCancelled {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	if !f.called("RoomService/DeleteRoom") {
+		t.Error("DeleteRoom not called")
+	}
+	if slices.Contains(d.statuses(), StatusActive) {
+		t.Error("reported active")
+	}
+}
+
+func TestLiveKitCancelWhileActive(t *testing.T) {
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := startDial(ctx, l, lkTestCall)
+	d.waitStatus(t, StatusActive)
+	cancel()
+	res, err := d.wait(t)
+	if err != nil || res.Status != StatusCancelled {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	m := f.methods()
+	if !slices.Equal(m[len(m)-2:], []string{"RoomService/RemoveParticipant", "RoomService/DeleteRoom"}) {
+		t.Errorf("methods %v", m)
+	}
+	if string(f.body("RoomService/RemoveParticipant")) != `{"room":"`+lkTestRoom+`","identity":"`+lkTestIdentity+`"}` {
+		t.Errorf("RemoveParticipant body %s", f.body("RoomService/RemoveParticipant"))
+	}
+	if string(f.body("RoomService/DeleteRoom")) != `{"room":"`+lkTestRoom+`"}` {
+		t.Errorf("DeleteRoom body %s", f.body("RoomService/DeleteRoom"))
+	}
+}
+
+func TestLiveKitWebhookRefusals(t *testing.T) {
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	d := startDial(context.Background(), l, lkTestCall)
+	d.waitStatus(t, StatusActive)
+
+	now := time.Now()
+	body := webhookBody("EV_end", "participant_left", lkTestRoom, lkTestIdentity)
+	other := webhookBody("EV_other", "room_started", "call-x-1", "")
+	good := signWebhook(t, fakeKey, fakeSecret, body, now, now.Add(5*time.Minute))
+	parts := strings.Split(good, ".")
+	refusals := []struct{ name, auth string }{
+		{"no header", ""},
+		{"forged secret", signWebhook(t, fakeKey, "not-the-secret", body, now, now.Add(5*time.Minute))},
+		{"other key", signWebhook(t, "APIother", fakeSecret, body, now, now.Add(5*time.Minute))},
+		{"body hash of another body", signWebhook(t, fakeKey, fakeSecret, other, now, now.Add(5*time.Minute))},
+		{"expired", signWebhook(t, fakeKey, fakeSecret, body, now.Add(-20*time.Minute), now.Add(-10*time.Minute))},
+		{"not yet valid", signWebhook(t, fakeKey, fakeSecret, body, now.Add(10*time.Minute), now.Add(20*time.Minute))},
+		{"alg none", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + parts[1] + "."},
+		{"signature cut", parts[0] + "." + parts[1] + "." + parts[2][:10]},
+		{"garbage", "Bearer x.y"},
+	}
+	for _, r := range refusals {
+		ev, err := l.HandleWebhook(context.Background(), r.auth, body)
+		if !errors.Is(err, ErrWebhookInvalid) || ev.Delivered {
+			t.Errorf("%s: got %+v %v, want ErrWebhookInvalid", r.name, ev, err)
+		}
+	}
+	// A valid token over a tampered body is refused too.
+	tampered := bytes.Replace(body, []byte("participant_left"), []byte("room_finished"), 1)
+	if _, err := l.HandleWebhook(context.Background(), good, tampered); !errors.Is(err, ErrWebhookInvalid) {
+		t.Errorf("tampered body: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if !d.running() {
+		t.Fatal("a refused webhook ended the call")
+	}
+	// Refusals did not poison the replay memory: the genuine event is taken.
+	if _, err := l.HandleWebhook(context.Background(), good, body); err != nil {
+		t.Fatalf("genuine webhook: %v", err)
+	}
+	if res, err := d.wait(t); err != nil || res.Status != StatusCompleted {
+		t.Fatalf("result %+v %v", res, err)
+	}
+	// Replays of it (same token, or a fresh token over the same event) are refused.
+	if _, err := l.HandleWebhook(context.Background(), good, body); !errors.Is(err, ErrWebhookReplay) {
+		t.Errorf("replay: %v", err)
+	}
+	fresh := signWebhook(t, fakeKey, fakeSecret, body, now.Add(time.Second), now.Add(6*time.Minute))
+	if _, err := l.HandleWebhook(context.Background(), fresh, body); !errors.Is(err, ErrWebhookReplay) {
+		t.Errorf("replay with new token: %v", err)
+	}
+}
+
+func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
+	// A replayed "callee left" of attempt 1 must not end attempt 2 even if
+	// it reached the process: different room, different identity.
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	c := lkTestCall
+	c.Attempt = 2
+	d := startDial(context.Background(), l, c)
+	d.waitStatus(t, StatusActive)
+	body := webhookBody("EV_old", "participant_left", lkTestRoom, lkTestIdentity)
+	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body)
+	if err != nil || ev.Delivered || ev.Attempt != 1 {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if !d.running() {
+		t.Fatal("attempt 2 ended by attempt 1's event")
+	}
+	room2 := LiveKitRoomName(c.ID, 2)
+	body = webhookBody("EV_new", "room_finished", room2, "")
+	if _, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := d.wait(t); res.Status != StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestLiveKitPollingFallback(t *testing.T) {
+	for _, how := range []string{"callee left", "room gone"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFakeLiveKit(t)
+			l := newTestLiveKit(t, f, 20*time.Millisecond)
+			d := startDial(context.Background(), l, lkTestCall)
+			d.waitStatus(t, StatusActive)
+			time.Sleep(80 * time.Millisecond) // a few polls that find the callee
+			if !d.running() {
+				t.Fatal("call ended while the callee was in the room")
+			}
+			if how == "callee left" {
+				f.hangUpCallee(lkTestRoom, lkTestIdentity)
+			} else {
+				f.mu.Lock()
+				delete(f.rooms, lkTestRoom)
+				f.mu.Unlock()
+			}
+			res, err := d.wait(t)
+			if err != nil || res.Status != StatusCompleted || res.Duration < 80*time.Millisecond {
+				t.Fatalf("result %+v %v", res, err)
+			}
+			if !f.called("RoomService/ListRooms") {
+				t.Error("ListRooms not called")
+			}
+			if how == "callee left" && !f.called("RoomService/ListParticipants") {
+				t.Error("ListParticipants not called")
+			}
+		})
+	}
+}
+
+func TestLiveKitUnreachableRetriesLater(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	l, err := NewLiveKit(LiveKitConfig{URL: "ws://" + addr, APIKey: "k", APISecret: "s", OutboundTrunkID: "ST_x", AgentName: "a", HTTPTimeout: 2 * time.Second}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := false
+	_, err = l.Dial(context.Background(), lkTestCall, func(Progress) { reported = true })
+	if !errors.Is(err, ErrRetryLater) || reported {
+		t.Fatalf("err %v reported %v", err, reported)
+	}
+}
+
+func TestLiveKitProxyDownRetriesLater(t *testing.T) {
+	srv := newFakeLiveKit(t)
+	srv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
+	})
+	l := newTestLiveKit(t, srv, -1)
+	if _, err := l.Dial(context.Background(), lkTestCall, nil); !errors.Is(err, ErrRetryLater) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestLiveKitCheckTrunk(t *testing.T) {
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	if err := l.CheckTrunk(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.body("SIP/ListSIPOutboundTrunk")); got != `{"trunk_ids":["ST_test"]}` {
+		t.Errorf("body %s", got)
+	}
+	l.cfg.OutboundTrunkID = "ST_missing"
+	if err := l.CheckTrunk(context.Background()); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("missing trunk: %v", err)
+	}
+}
+
+func TestLiveKitConfig(t *testing.T) {
+	ok := LiveKitConfig{URL: "wss://lk.example.com/", APIKey: "k", APISecret: "s", OutboundTrunkID: "ST_1", AgentName: "a"}
+	l, err := NewLiveKit(ok, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.client.base != "https://lk.example.com" || l.cfg.RingTimeout != 30*time.Second ||
+		l.cfg.PollInterval != 5*time.Second || l.Name() != "livekit" {
+		t.Errorf("base %q cfg %+v", l.client.base, l.cfg)
+	}
+	for _, bad := range []func(*LiveKitConfig){
+		func(c *LiveKitConfig) { c.URL = "" },
+		func(c *LiveKitConfig) { c.URL = "ftp://x" },
+		func(c *LiveKitConfig) { c.URL = "lk.example.com" },
+		func(c *LiveKitConfig) { c.APISecret = "" },
+		func(c *LiveKitConfig) { c.OutboundTrunkID = "" },
+		func(c *LiveKitConfig) { c.AgentName = "" },
+	} {
+		c := ok
+		bad(&c)
+		if _, err := NewLiveKit(c, nil); err == nil {
+			t.Errorf("config %+v accepted", c)
+		}
+	}
+}
+
+func TestLiveKitRoomName(t *testing.T) {
+	room := LiveKitRoomName("5f0c1f7e-3b1a-4c2e-9d7a-2b8f6c1e0a11", 12)
+	id, n, ok := ParseLiveKitRoomName(room)
+	if !ok || id != "5f0c1f7e-3b1a-4c2e-9d7a-2b8f6c1e0a11" || n != 12 {
+		t.Errorf("%s -> %q %d %v", room, id, n, ok)
+	}
+	for _, bad := range []string{"", "call-", "call-x", "call--1", "room-x-1", "call-x-0", "call-x-01", "call-x-+1", "call-x-1a"} {
+		if _, _, ok := ParseLiveKitRoomName(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
