@@ -201,7 +201,7 @@ func TestWindowValidate(t *testing.T) {
 	}
 }
 
-func TestParseHHMM(t *testing.T) {
+func TestWindowParseHHMM(t *testing.T) {
 	good := map[string]int{"00:00": 0, "09:05": 545, "23:59": 1439, "12:30": 750}
 	for s, want := range good {
 		if got, err := ParseHHMM(s); err != nil || got != want {
@@ -241,7 +241,7 @@ func TestWindowJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestWallToInstantMatchesTimeDateOutsideTransitions(t *testing.T) {
+func TestWindowWallToInstantMatchesTimeDate(t *testing.T) {
 	loc, _ := LoadZone("America/New_York")
 	for _, s := range []string{"2026-01-15T12:00:00", "2026-07-04T23:59:59", "2026-03-08T01:59:59", "2026-03-08T03:00:00", "2026-11-01T02:00:00", "2026-11-01T00:59:59"} {
 		p, _ := time.Parse("2006-01-02T15:04:05", s)
