@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -33,10 +34,14 @@ type Agent struct {
 const agentColumns = `id, org_id, name, type, status, model, instructions, config, tools, phone_numbers,
 	specialty, display_role, created_at, updated_at`
 
+// agentOrder is newest first; rowid breaks ties between agents created in
+// the same millisecond, so pages never overlap or skip.
+const agentOrder = " ORDER BY created_at DESC, rowid DESC"
+
 // CreateAgent stores a new agent; ID and times are set here.
 func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	a.ID = uuid.NewString()
-	now := time.Now().UTC()
+	now := time.Now().UTC().Truncate(time.Millisecond)
 	a.CreatedAt, a.UpdatedAt = now, now
 	if len(a.Config) == 0 {
 		a.Config = json.RawMessage("{}")
@@ -44,7 +49,8 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	if len(a.Tools) == 0 {
 		a.Tools = json.RawMessage("[]")
 	}
-	phones, err := json.Marshal(nonNil(a.PhoneNumbers))
+	a.PhoneNumbers = nonNil(a.PhoneNumbers)
+	phones, err := json.Marshal(a.PhoneNumbers)
 	if err != nil {
 		return Agent{}, err
 	}
@@ -79,6 +85,100 @@ func (db *DB) GetAgentAnyOrg(ctx context.Context, id string) (Agent, error) {
 	return a, err
 }
 
+// AgentFilter selects a page of an organization's agents. Empty Type or
+// Status means any; Limit must be positive.
+type AgentFilter struct {
+	Type   string
+	Status string
+	Limit  int
+	Offset int
+}
+
+// ListAgents returns one page of the organization's agents, newest first,
+// and whether more follow (it reads one row past the page to know).
+func (db *DB) ListAgents(ctx context.Context, orgID string, f AgentFilter) ([]Agent, bool, error) {
+	if f.Limit <= 0 || f.Offset < 0 {
+		return nil, false, fmt.Errorf("storage: list agents: bad page limit %d offset %d", f.Limit, f.Offset)
+	}
+	var where strings.Builder
+	args := []any{orgID}
+	where.WriteString(" WHERE org_id = ?")
+	if f.Type != "" {
+		where.WriteString(" AND type = ?")
+		args = append(args, f.Type)
+	}
+	if f.Status != "" {
+		where.WriteString(" AND status = ?")
+		args = append(args, f.Status)
+	}
+	args = append(args, f.Limit+1, f.Offset)
+	rows, err := db.r.QueryContext(ctx, "SELECT "+agentColumns+" FROM agents"+where.String()+agentOrder+" LIMIT ? OFFSET ?", args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: list agents: %w", err)
+	}
+	defer rows.Close()
+	out := []Agent{}
+	for rows.Next() {
+		a, err := scanAgent(rows)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("storage: list agents: %w", err)
+	}
+	more := len(out) > f.Limit
+	if more {
+		out = out[:f.Limit]
+	}
+	return out, more, nil
+}
+
+// UpdateAgent reads the organization's agent, lets change edit it and
+// writes the result, all in one transaction, so concurrent updates never
+// lose each other's fields. An error from change aborts and is returned as
+// is (validation errors reach the client unchanged). ID, OrgID and
+// CreatedAt cannot change; UpdatedAt is set here.
+func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Agent) error) (Agent, error) {
+	var a Agent
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		a, err = scanAgent(tx.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ? AND org_id = ?", id, orgID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("agent %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := change(&a); err != nil {
+			return err
+		}
+		a.UpdatedAt = time.Now().UTC().Truncate(time.Millisecond)
+		if len(a.Config) == 0 {
+			a.Config = json.RawMessage("{}")
+		}
+		if len(a.Tools) == 0 {
+			a.Tools = json.RawMessage("[]")
+		}
+		a.PhoneNumbers = nonNil(a.PhoneNumbers)
+		phones, err := json.Marshal(a.PhoneNumbers)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = ?, type = ?, status = ?, model = ?, instructions = ?,
+			config = ?, tools = ?, phone_numbers = ?, specialty = ?, display_role = ?, updated_at = ?
+			WHERE id = ? AND org_id = ?`,
+			a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools), string(phones),
+			a.Specialty, a.DisplayRole, ms(a.UpdatedAt), id, orgID)
+		return err
+	})
+	if err != nil {
+		return Agent{}, err
+	}
+	return a, nil
+}
+
 type scanner interface{ Scan(dest ...any) error }
 
 func scanAgent(s scanner) (Agent, error) {
@@ -93,6 +193,7 @@ func scanAgent(s scanner) (Agent, error) {
 	if err := json.Unmarshal([]byte(phones), &a.PhoneNumbers); err != nil {
 		return Agent{}, fmt.Errorf("agent %s phone numbers: %w", a.ID, err)
 	}
+	a.PhoneNumbers = nonNil(a.PhoneNumbers)
 	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
 	return a, nil
 }
