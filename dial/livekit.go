@@ -187,6 +187,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	}, &rm, l.cfg.HTTPTimeout)
 	if err != nil {
 		if ctx.Err() != nil {
+			l.deleteRoom(ctx, room) // in case it was created before the cancel
 			return Result{Status: StatusCancelled}, nil
 		}
 		return Result{}, setupError(err)
@@ -232,12 +233,14 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	p.Status, p.At = StatusActive, answered
 	progress(p)
 	log.Info("call answered", "participant", sp.ParticipantID, "sipCallId", sp.SIPCallID)
-	return l.await(ctx, w, room, identity, answered)
+	return l.await(ctx, w, room, rm.SID, identity, answered)
 }
 
 // await waits for the end of an answered call: a webhook naming the room, the
-// room or callee gone when polled, or ctx cancelled (hang up).
-func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, identity string, answered time.Time) (Result, error) {
+// room or callee gone when polled, or ctx cancelled (hang up). Webhooks of an
+// earlier room with the same name (an attempt re-queued by ErrRetryLater
+// reuses the name) carry another sid and are ignored.
+func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity string, answered time.Time) (Result, error) {
 	var tick <-chan time.Time
 	if l.cfg.PollInterval > 0 {
 		t := time.NewTicker(l.cfg.PollInterval)
@@ -250,7 +253,7 @@ func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, identity string,
 			l.hangUp(ctx, room, identity)
 			return Result{Status: StatusCancelled}, nil
 		case ev := <-w.events:
-			if !ev.EndsCall {
+			if !ev.EndsCall || (sid != "" && ev.RoomSID != "" && ev.RoomSID != sid) {
 				continue
 			}
 			end := time.Now()

@@ -489,3 +489,28 @@ func TestLiveKitRoomName(t *testing.T) {
 		}
 	}
 }
+
+func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
+	// The same attempt dialled again after ErrRetryLater reuses the room
+	// name; the late room_finished of the earlier room must not end it.
+	f := newFakeLiveKit(t)
+	l := newTestLiveKit(t, f, -1)
+	d := startDial(context.Background(), l, lkTestCall)
+	d.waitStatus(t, StatusActive)
+	stale := bytes.Replace(webhookBody("EV_stale", "room_finished", lkTestRoom, ""), []byte(`"RM_`), []byte(`"RM_old_`), 1)
+	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, stale, time.Now(), time.Now().Add(time.Minute)), stale)
+	if err != nil || !ev.Delivered || ev.RoomSID != "RM_old_"+lkTestRoom {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	if !d.running() {
+		t.Fatal("stale room_finished ended the call")
+	}
+	body := webhookBody("EV_now", "room_finished", lkTestRoom, "")
+	if _, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := d.wait(t); res.Status != StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+}
