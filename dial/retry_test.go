@@ -161,3 +161,44 @@ func TestRetryNextAttempt(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRetryConfig: any retry input is either a clear *FieldError or a
+// policy whose every retry time is computable and not before the attempt end.
+func FuzzRetryConfig(f *testing.F) {
+	f.Add(3, true, 30.0, "minutes", "", "")
+	f.Add(-1, false, 0.0, "", "2026-06-10T15:00:00Z", "2026-06-09T15:00Z")
+	f.Add(25, true, 1e300, "days", "not a time", "")
+	f.Add(1, false, 1.5, "Hours", "", "")
+	ended := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, maxRetries int, setMax bool, value float64, unit, s1, s2 string) {
+		c := RetryConfig{}
+		if setMax {
+			c.MaxRetries = &maxRetries
+		}
+		if unit != "" {
+			c.RetryIntervals = []RetryInterval{{value, unit}, {value / 2, unit}}
+		}
+		for _, s := range []string{s1, s2} {
+			if s != "" {
+				c.RetrySchedule = append(c.RetrySchedule, s)
+			}
+		}
+		p, err := c.Policy()
+		if err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("%+v: %v is not a FieldError", c, err)
+			}
+			return
+		}
+		for k := 1; k <= p.MaxRetries; k++ {
+			at, err := p.NextAttempt(k, ended, Window{})
+			if err != nil || at.Before(ended) {
+				t.Fatalf("%+v retry %d: %v, %v", p, k, at, err)
+			}
+		}
+		if _, err := p.NextAttempt(p.MaxRetries+1, ended, Window{}); !errors.Is(err, ErrNoRetry) {
+			t.Fatalf("%+v: retry past maxRetries gave %v", p, err)
+		}
+	})
+}

@@ -204,3 +204,44 @@ func checkEarliest(t *testing.T, spec fuzzSpec, w Window, now, got time.Time, wh
 		}
 	}
 }
+
+// FuzzWindowParse feeds arbitrary strings into every text field of a Window:
+// invalid input must give a *FieldError (never a panic), valid input a
+// usable window.
+func FuzzWindowParse(f *testing.F) {
+	f.Add("America/New_York", "10:00", "09:00", "17:00", "08:00:30", "2026-06-10T17:30")
+	f.Add("Asia/Kolkata", "", "", "", "2026-06-10T00:00:00+05:30", "")
+	f.Add("../etc/passwd", "24:00", "9:00", "17:60", "tomorrow", "20:00")
+	f.Add("Local", "\u200b10:00", "", "", "", "2026-13-01T00:00:00Z")
+	f.Add("Etc/GMT-14", "23:59", "00:00", "23:59", "23:59:59", "00:00:01")
+	now := time.Date(2026, 6, 10, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, tz, lst, bs, be, before, after string) {
+		if m, err := ParseHHMM(lst); err == nil && fmt.Sprintf("%02d:%02d", m/60, m%60) != lst {
+			t.Fatalf("ParseHHMM(%q) = %d does not round-trip", lst, m)
+		}
+		w := Window{TZ: tz, LocalScheduleTime: lst, RespectBusinessHours: true, BusinessHoursStart: bs,
+			BusinessHoursEnd: be, DoNotCallBefore: before, DoNotCallAfter: after}
+		if err := w.Validate(); err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Field == "" || fe.Msg == "" {
+				t.Fatalf("%+v: error %v is not a FieldError", w, err)
+			}
+			return
+		}
+		for _, f := range []func(time.Time) (time.Time, error){w.Next, w.Initial} {
+			got, err := f(now)
+			if err != nil {
+				if !errors.Is(err, ErrNoWindow) {
+					t.Fatalf("%+v: %v", w, err)
+				}
+				continue
+			}
+			if got.Before(now) {
+				t.Fatalf("%+v: %v before now", w, got)
+			}
+			if again, err := w.Next(got); err != nil || !again.Equal(got) {
+				t.Fatalf("%+v: %v is not inside the window (Next gives %v, %v)", w, got, again, err)
+			}
+		}
+	})
+}
