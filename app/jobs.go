@@ -1,0 +1,184 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/storage"
+)
+
+var (
+	jobStatuses     = []string{"active", "paused"}
+	jobTriggerTypes = []string{"manual", "schedule", "inbound_call", "outbound_campaign", "webhook"}
+	jobTrustLevels  = []string{"supervised", "semi_autonomous", "autonomous"}
+)
+
+const maxJobName = 200
+
+// JobInput is a job create or partial update; nil fields are absent.
+type JobInput struct {
+	AgentID     *string `json:"agentId"`
+	Name        *string `json:"name"`
+	Status      *string `json:"status"`
+	TriggerType *string `json:"triggerType"`
+	TrustLevel  *string `json:"trustLevel"`
+}
+
+func (in JobInput) apply(j *storage.Job) {
+	for _, f := range []struct {
+		dst *string
+		src *string
+	}{{&j.AgentID, in.AgentID}, {&j.Name, in.Name}, {&j.Status, in.Status}, {&j.TriggerType, in.TriggerType}, {&j.TrustLevel, in.TrustLevel}} {
+		if f.src != nil {
+			*f.dst = *f.src
+		}
+	}
+}
+
+// validateJob checks a whole job and trims its name.
+func validateJob(j *storage.Job) error {
+	j.Name = strings.TrimSpace(j.Name)
+	j.AgentID = strings.TrimSpace(j.AgentID)
+	switch {
+	case j.AgentID == "":
+		return badRequest("agentId: required")
+	case j.Name == "":
+		return badRequest(fmt.Sprintf("name: required (1 to %d characters)", maxJobName))
+	case utf8.RuneCountInString(j.Name) > maxJobName:
+		return badRequest(fmt.Sprintf("name: at most %d characters", maxJobName))
+	case !slices.Contains(jobStatuses, j.Status):
+		return badRequest(fmt.Sprintf("status: must be active or paused, got %q", j.Status))
+	case !slices.Contains(jobTriggerTypes, j.TriggerType):
+		return badRequest(fmt.Sprintf("triggerType: must be one of %s, got %q", strings.Join(jobTriggerTypes, ", "), j.TriggerType))
+	case !slices.Contains(jobTrustLevels, j.TrustLevel):
+		return badRequest(fmt.Sprintf("trustLevel: must be one of %s, got %q", strings.Join(jobTrustLevels, ", "), j.TrustLevel))
+	}
+	return nil
+}
+
+// jobErr names what was not found: the job, or the agent it points at.
+func jobErr(err error) error {
+	if !isNotFound(err) {
+		return err
+	}
+	msg := "job not found"
+	if strings.HasPrefix(err.Error(), "agent ") {
+		msg = "agent not found"
+	}
+	return &Error{Status: http.StatusNotFound, Message: msg, Err: err}
+}
+
+// CreateJob assigns a new job to an agent of the organization. Defaults:
+// status active, triggerType manual, trustLevel supervised.
+func CreateJob(ctx context.Context, db *storage.DB, orgID string, in JobInput) (storage.Job, error) {
+	j := storage.Job{OrgID: orgID, Status: "active", TriggerType: "manual", TrustLevel: "supervised"}
+	in.apply(&j)
+	if err := validateJob(&j); err != nil {
+		return storage.Job{}, err
+	}
+	j, err := db.CreateJob(ctx, j)
+	return j, jobErr(err)
+}
+
+// ListJobs lists the organization's jobs, newest first; agentID, when set,
+// keeps one agent's.
+func ListJobs(ctx context.Context, db *storage.DB, orgID, agentID string) ([]storage.Job, error) {
+	return db.ListJobs(ctx, orgID, agentID)
+}
+
+// UpdateJob changes the present fields of a job (agentId moves it to
+// another agent of the organization).
+func UpdateJob(ctx context.Context, db *storage.DB, orgID, id string, in JobInput) (storage.Job, error) {
+	j, err := db.UpdateJob(ctx, orgID, id, func(j *storage.Job) error {
+		in.apply(j)
+		return validateJob(j)
+	})
+	return j, jobErr(err)
+}
+
+// DeleteJob removes a job of the organization.
+func DeleteJob(ctx context.Context, db *storage.DB, orgID, id string) error {
+	return jobErr(db.DeleteJob(ctx, orgID, id))
+}
+
+// JobView is a job as the API and the CLI's --json show it.
+type JobView struct {
+	ID          string `json:"id"`
+	AgentID     string `json:"agentId"`
+	Name        string `json:"name"`
+	Status      string `json:"status"`
+	TriggerType string `json:"triggerType"`
+	TrustLevel  string `json:"trustLevel"`
+	CreatedAt   string `json:"createdAt"`
+	UpdatedAt   string `json:"updatedAt"`
+}
+
+// ViewJob builds the view of a job.
+func ViewJob(j storage.Job) JobView {
+	return JobView{ID: j.ID, AgentID: j.AgentID, Name: j.Name, Status: j.Status, TriggerType: j.TriggerType,
+		TrustLevel: j.TrustLevel, CreatedAt: formatTime(j.CreatedAt), UpdatedAt: formatTime(j.UpdatedAt)}
+}
+
+func (s *Server) jobRoutes() {
+	s.handle(route{method: "POST", path: "/api/v2/jobs", capability: capAgentWrite, summary: "Assign a new job to an agent"}, s.createJob)
+	s.handle(route{method: "GET", path: "/api/v2/jobs", capability: capAgentWrite, summary: "List jobs (optionally of one agent)"}, s.listJobs)
+	s.handle(route{method: "PATCH", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Update a job"}, s.updateJob)
+	s.handle(route{method: "DELETE", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Delete a job"}, s.deleteJob)
+}
+
+func (s *Server) createJob(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in JobInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	j, err := CreateJob(r.Context(), s.db, orgID(r), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"data": ViewJob(j), "meta": s.meta()})
+	return nil
+}
+
+func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	js, err := ListJobs(r.Context(), s.db, orgID(r), r.URL.Query().Get("agentId"))
+	if err != nil {
+		return err
+	}
+	out := make([]JobView, 0, len(js))
+	for _, j := range js {
+		out = append(out, ViewJob(j))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"jobs": out, "count": len(out)}, "meta": s.meta()})
+	return nil
+}
+
+func (s *Server) updateJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	if _, err := s.db.GetJob(r.Context(), orgID(r), p.ByName("id")); err != nil {
+		return jobErr(err)
+	}
+	var in JobInput
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	j, err := UpdateJob(r.Context(), s.db, orgID(r), p.ByName("id"), in)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": ViewJob(j), "meta": s.meta()})
+	return nil
+}
+
+func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id := p.ByName("id")
+	if err := DeleteJob(r.Context(), s.db, orgID(r), id); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}, "meta": s.meta()})
+	return nil
+}
