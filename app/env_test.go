@@ -165,3 +165,6 @@ func (e *testEnv) doJSON(method, path, key string, body, out any) int {
 	}
 	return code
 }
+
+// discardLogger drops every log line (benchmarks measure the server, not the terminal).
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -35,9 +34,14 @@ type DB struct {
 	w    *sql.DB
 	r    *sql.DB
 
+	shm        *shmWatch // nil: no fast path, query every time
 	epochMu    sync.Mutex
-	epochStat  walStat
+	epochSeen  bool
+	epochHdr   [48]byte
 	epochValue int64
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -72,6 +76,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxIdleTime(0)
 	db.r = r
+	db.shm = openShmWatch(path)
 	return db, nil
 }
 
@@ -80,6 +85,16 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes every connection.
 func (db *DB) Close() error {
+	db.stmtMu.Lock()
+	for _, st := range db.stmts {
+		st.Close()
+	}
+	db.stmts = nil
+	db.stmtMu.Unlock()
+	if db.shm != nil {
+		db.shm.close()
+		db.shm = nil
+	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
 
@@ -140,38 +155,71 @@ func optMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// walStat is what a stat of the WAL file tells about writes since the last look.
-type walStat struct {
-	size  int64
-	mtime time.Time
-}
-
 // AuthEpoch returns a number that changes whenever a user, key or
-// organization changes, in this process or another one on the same file. A
-// stat of the WAL answers most calls without a query (auth runs on every
-// request); the query runs when the WAL changed or was written so recently
-// that a coarse file clock could hide a newer write.
+// organization changes, in this process or another one on the same file.
+// Auth runs it on every request: the wal-index header answers most calls
+// without a query; the query runs only after some commit.
 func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
-	fi, err := os.Stat(db.path + "-wal")
-	var st walStat
-	if err == nil {
-		st = walStat{fi.Size(), fi.ModTime()}
-	}
-	db.epochMu.Lock()
-	if err == nil && st == db.epochStat && time.Since(st.mtime) > 50*time.Millisecond {
-		v := db.epochValue
+	var hdr [48]byte
+	if db.shm != nil {
+		hdr = db.shm.header()
+		db.epochMu.Lock()
+		if db.epochSeen && hdr == db.epochHdr {
+			v := db.epochValue
+			db.epochMu.Unlock()
+			return v, nil
+		}
 		db.epochMu.Unlock()
-		return v, nil
 	}
-	db.epochMu.Unlock()
 	var v int64
-	if err := db.r.QueryRowContext(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
+	if err := db.readRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
 		return 0, fmt.Errorf("storage: auth epoch: %w", err)
 	}
-	db.epochMu.Lock()
-	db.epochStat, db.epochValue = st, v
-	db.epochMu.Unlock()
+	if db.shm != nil {
+		// hdr was read before the query: a commit in between makes the
+		// next call query again, never miss it.
+		db.epochMu.Lock()
+		db.epochSeen, db.epochHdr, db.epochValue = true, hdr, v
+		db.epochMu.Unlock()
+	}
 	return v, nil
+}
+
+// stmt returns a prepared statement on the reader pool, prepared once per
+// query text: preparing costs more than running most of our reads.
+func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if st, ok := db.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if db.stmts == nil {
+		db.stmts = map[string]*sql.Stmt{}
+	}
+	db.stmts[query] = st
+	return st, nil
+}
+
+// readRows runs a hot read through the statement cache.
+func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := db.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// readRow runs a hot single-row read through the statement cache.
+func (db *DB) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := db.stmt(ctx, query)
+	if err != nil {
+		return db.r.QueryRowContext(ctx, query, args...) // carries the same error to Scan
+	}
+	return st.QueryRowContext(ctx, args...)
 }
 
 // likeEscape escapes % and _ for a LIKE pattern used with ESCAPE '\'.

@@ -84,7 +84,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, k NewKey) (APIKey, error) {
 func (db *DB) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
 	var k KeyAuth
 	var exp sql.NullInt64
-	err := db.r.QueryRowContext(ctx, `SELECT k.id, k.org_id, k.user_id, u.role, k.prefix, k.rate_limit, k.expires_at
+	err := db.readRow(ctx, `SELECT k.id, k.org_id, k.user_id, u.role, k.prefix, k.rate_limit, k.expires_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id AND u.org_id = k.org_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).
 		Scan(&k.KeyID, &k.OrgID, &k.UserID, &k.Role, &k.Prefix, &k.RateLimit, &exp)
@@ -97,7 +97,7 @@ func (db *DB) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
 
 // ListKeys lists an organization's keys, newest first, revoked ones included.
 func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
+	rows, err := db.readRows(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
 		k.expires_at, k.revoked_at, k.created_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.id`, orgID)
 	if err != nil {

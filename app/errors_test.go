@@ -1,0 +1,88 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var updateCoreGolden = flag.Bool("update-core", false, "rewrite testdata/golden/core")
+
+// Every family's error shape is pinned by a golden file.
+func TestErrorShapesGolden(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 4, 5, 123e6, time.UTC)
+	validation := &Error{Status: 400, Message: "listings.3.price: must be >= 0",
+		Details: []FieldError{{Path: "listings.3.price", Message: "must be >= 0"}}}
+	limited := &Error{Status: 429, Code: codeRateLimited, Message: "Rate limit exceeded: 1000 requests per minute. Retry in 60 seconds."}
+	cases := map[string]any{
+		"v2_403":          errorBody(FamilyV2, errorf(403, "insufficient permissions"), now),
+		"kb_400":          errorBody(FamilyKB, badRequest("collectionId is required"), now),
+		"listings_400":    errorBody(FamilyListings, validation, now),
+		"agents_404":      errorBody(FamilyAgents, notFound("agent not found"), now),
+		"calls_400":       errorBody(FamilyCalls, badRequest("contactPhone must be E.164"), now),
+		"rate_limited":    errorBody(FamilyCalls, limited, now),
+		"rate_limited_kb": errorBody(FamilyKB, limited, now),
+		"internal":        errorBody(FamilyKB, toError(os.ErrClosed), now),
+	}
+	for name, body := range cases {
+		got, _ := json.MarshalIndent(body, "", "  ")
+		path := filepath.Join("..", "testdata", "golden", "core", name+".json")
+		if *updateCoreGolden {
+			os.WriteFile(path, append(got, '\n'), 0o644)
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v (run go test ./app -run Golden -update-core)", name, err)
+		}
+		if !bytes.Equal(bytes.TrimSpace(want), got) {
+			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}
+
+// A 500 never leaks its cause.
+func TestInternalErrorHidesCause(t *testing.T) {
+	e := toError(os.ErrPermission)
+	if e.Status != 500 || e.Message != "Internal server error" {
+		t.Fatalf("%+v", e)
+	}
+}
+
+func FuzzParseAPIKey(f *testing.F) {
+	f.Add("agd_abc", "Bearer agd_x", "")
+	f.Add("", "bearer   "+string(rune(0))+"k", "api_key=1&x=2")
+	f.Add("", "Basic zzz", "token")
+	f.Add(" ", "Bearer", "a=b&&apiKey")
+	f.Fuzz(func(t *testing.T, xkey, authz, query string) {
+		h := make(map[string][]string)
+		if xkey != "" {
+			h["X-Api-Key"] = []string{xkey}
+		}
+		if authz != "" {
+			h["Authorization"] = []string{authz}
+		}
+		k, err := parseAPIKey(h, query)
+		if err != nil {
+			if k != "" {
+				t.Fatal("key returned with an error")
+			}
+			return
+		}
+		if k == "" {
+			t.Fatal("empty key without error")
+		}
+		if xk := trimSpace(xkey); xk != "" && k != xk {
+			t.Fatalf("x-api-key must win: got %q", k)
+		}
+		if wellFormedKey(k) && len(k) != keyLen {
+			t.Fatal("wellFormedKey accepted a wrong length")
+		}
+	})
+}
+
+func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
