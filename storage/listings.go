@@ -1,0 +1,368 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Listing is one stored listing of an organization.
+type Listing struct {
+	Seq         int64 // integer row id: the listing's id in the vector index
+	ID          string
+	OrgID       string
+	ExternalID  string
+	Title       string
+	Description string
+	Category    string // "" means no category
+	HasPrice    bool
+	PriceCents  int64 // exact price in hundredths when HasPrice
+	Currency    string
+	Attributes  json.RawMessage // canonical JSON object
+	SourceURL   string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// ListingState is what a sync needs to know about a stored listing to
+// decide between create, update and unchanged.
+type ListingState struct {
+	Seq       int64
+	ID        string
+	Hash      []byte
+	EmbedHash []byte
+}
+
+// AttrTerm is one row of the attribute index: a key and one normalised value.
+type AttrTerm struct {
+	Key   string
+	Value string
+}
+
+// ListingWrite is one listing to create (Seq 0) or update (Seq of the row).
+type ListingWrite struct {
+	Listing
+	Hash      []byte     // hash of every stored field
+	EmbedHash []byte     // hash of the embedded text
+	Terms     []AttrTerm // attribute index rows
+	Keywords  string     // attribute text for the keyword index
+}
+
+// StaleScope deletes, in the same transaction as a sync, the listings of
+// Category whose external id is not in Keep.
+type StaleScope struct {
+	Category string
+	Keep     []string
+}
+
+// ListingResult is the outcome of one ListingWrite.
+type ListingResult struct {
+	Seq int64
+	ID  string
+	Err error // the write failed and was rolled back (the others stand)
+}
+
+// SyncOutcome is what SyncListings did.
+type SyncOutcome struct {
+	Results []ListingResult // one per write, in order
+	Deleted []int64         // sequence ids removed by the stale scope
+}
+
+// ListingTx lets a caller write more (vectors) in the sync's transaction:
+// it runs after the listings are written, with their sequence ids.
+type ListingTx func(ctx context.Context, tx *sql.Tx, out SyncOutcome) error
+
+// ListingStates returns, by external id, the stored state of the listed
+// external ids of the organization (missing ones are absent from the map).
+func (db *DB) ListingStates(ctx context.Context, orgID string, externalIDs []string) (map[string]ListingState, error) {
+	ids, err := json.Marshal(externalIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT external_id, id, uid, hash, embed_hash FROM listings
+		WHERE org_id = ? AND external_id IN (SELECT value FROM json_each(?))`, orgID, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("storage: listing states: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]ListingState, len(externalIDs))
+	for rows.Next() {
+		var ext string
+		var st ListingState
+		if err := rows.Scan(&ext, &st.Seq, &st.ID, &st.Hash, &st.EmbedHash); err != nil {
+			return nil, err
+		}
+		out[ext] = st
+	}
+	return out, rows.Err()
+}
+
+// SyncListings writes every listing in one immediate transaction: inserts
+// get a new UUID, updates replace the row, its attribute terms and its
+// keyword entry. A write that fails is rolled back alone (its savepoint) and
+// reported in its result. Then stale listings are deleted and extra runs
+// (vectors) with the outcome; an error there aborts everything.
+func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, extra ListingTx) (SyncOutcome, error) {
+	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
+	now := ms(time.Now().UTC())
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := prepareListingStmts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
+		for i := range writes {
+			w := &writes[i]
+			if _, err := tx.ExecContext(ctx, "SAVEPOINT item"); err != nil {
+				return err
+			}
+			seq, id, err := st.write(ctx, orgID, w, now)
+			if err != nil {
+				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO item"); rerr != nil {
+					return rerr
+				}
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				out.Results[i] = ListingResult{Seq: w.Seq, ID: w.ID, Err: err}
+			} else {
+				out.Results[i] = ListingResult{Seq: seq, ID: id}
+			}
+			if _, err := tx.ExecContext(ctx, "RELEASE item"); err != nil {
+				return err
+			}
+		}
+		if stale != nil {
+			if out.Deleted, err = deleteStale(ctx, tx, orgID, *stale); err != nil {
+				return err
+			}
+		}
+		if extra != nil {
+			return extra(ctx, tx, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return SyncOutcome{}, fmt.Errorf("storage: sync listings: %w", err)
+	}
+	return out, nil
+}
+
+// listingStmts are the statements of a sync, prepared once per transaction.
+type listingStmts struct {
+	insert, update, delAttrs, addAttr, delFTS, addFTS *sql.Stmt
+}
+
+func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error) {
+	s := &listingStmts{}
+	for _, p := range []struct {
+		dst **sql.Stmt
+		sql string
+	}{
+		{&s.insert, `INSERT INTO listings (uid, org_id, external_id, title, description, category, price_cents,
+			currency, attributes, source_url, hash, embed_hash, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.update, `UPDATE listings SET title = ?, description = ?, category = ?, price_cents = ?, currency = ?,
+			attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`},
+		{&s.delAttrs, `DELETE FROM listing_attrs WHERE listing_id = ?`},
+		{&s.addAttr, `INSERT OR IGNORE INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?)`},
+		{&s.delFTS, `DELETE FROM listings_fts WHERE rowid = ?`},
+		{&s.addFTS, `INSERT INTO listings_fts (rowid, title, description, category, attrs) VALUES (?, ?, ?, ?, ?)`},
+	} {
+		st, err := tx.PrepareContext(ctx, p.sql)
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		*p.dst = st
+	}
+	return s, nil
+}
+
+func (s *listingStmts) close() {
+	for _, st := range []*sql.Stmt{s.insert, s.update, s.delAttrs, s.addAttr, s.delFTS, s.addFTS} {
+		if st != nil {
+			st.Close()
+		}
+	}
+}
+
+// write stores one listing with its attribute terms and keyword entry.
+func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite, now int64) (int64, string, error) {
+	l := &w.Listing
+	var price any
+	if l.HasPrice {
+		price = l.PriceCents
+	}
+	attrs := string(l.Attributes)
+	if attrs == "" {
+		attrs = "{}"
+	}
+	seq, id := l.Seq, l.ID
+	if seq == 0 {
+		id = uuid.NewString()
+		res, err := s.insert.ExecContext(ctx, id, orgID, l.ExternalID, l.Title, l.Description, l.Category, price,
+			l.Currency, attrs, l.SourceURL, w.Hash, w.EmbedHash, now, now)
+		if err != nil {
+			if isUnique(err) {
+				return 0, "", fmt.Errorf("listing %q: %w", l.ExternalID, ErrConflict)
+			}
+			return 0, "", err
+		}
+		if seq, err = res.LastInsertId(); err != nil {
+			return 0, "", err
+		}
+	} else {
+		res, err := s.update.ExecContext(ctx, l.Title, l.Description, l.Category, price, l.Currency, attrs,
+			l.SourceURL, w.Hash, w.EmbedHash, now, seq, orgID)
+		if err != nil {
+			return 0, "", err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return 0, "", fmt.Errorf("listing %q: %w", l.ExternalID, ErrNotFound)
+		}
+		if _, err := s.delAttrs.ExecContext(ctx, seq); err != nil {
+			return 0, "", err
+		}
+		if _, err := s.delFTS.ExecContext(ctx, seq); err != nil {
+			return 0, "", err
+		}
+	}
+	for _, t := range w.Terms {
+		if _, err := s.addAttr.ExecContext(ctx, orgID, t.Key, t.Value, seq); err != nil {
+			return 0, "", err
+		}
+	}
+	if _, err := s.addFTS.ExecContext(ctx, seq, l.Title, l.Description, l.Category, w.Keywords); err != nil {
+		return 0, "", err
+	}
+	return seq, id, nil
+}
+
+// deleteStale hard-deletes the listings of the scope's category that are
+// not kept, with their attribute terms and keyword entries.
+func deleteStale(ctx context.Context, tx *sql.Tx, orgID string, sc StaleScope) ([]int64, error) {
+	keep, err := json.Marshal(nonNil(sc.Keep))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `DELETE FROM listings WHERE org_id = ? AND category = ?
+		AND external_id NOT IN (SELECT value FROM json_each(?)) RETURNING id`, orgID, sc.Category, string(keep))
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		seqs = append(seqs, s)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	// Attribute rows go with the listing (ON DELETE CASCADE); the keyword
+	// index is a virtual table and is cleaned here.
+	for _, s := range seqs {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM listings_fts WHERE rowid = ?", s); err != nil {
+			return nil, err
+		}
+	}
+	return seqs, nil
+}
+
+const listingColumns = `id, uid, org_id, external_id, title, description, category, price_cents, currency,
+	attributes, source_url, created_at, updated_at`
+
+func scanListing(s scanner) (Listing, error) {
+	var l Listing
+	var price sql.NullInt64
+	var attrs string
+	var created, updated int64
+	err := s.Scan(&l.Seq, &l.ID, &l.OrgID, &l.ExternalID, &l.Title, &l.Description, &l.Category, &price,
+		&l.Currency, &attrs, &l.SourceURL, &created, &updated)
+	if err != nil {
+		return Listing{}, err
+	}
+	l.HasPrice, l.PriceCents = price.Valid, price.Int64
+	l.Attributes = json.RawMessage(attrs)
+	l.CreatedAt, l.UpdatedAt = fromMS(created), fromMS(updated)
+	return l, nil
+}
+
+// ActiveListings returns up to limit listings of the organization (of one
+// category when category is not nil), ordered by external id, and how many
+// there are in all.
+func (db *DB) ActiveListings(ctx context.Context, orgID string, category *string, limit int) ([]Listing, int, error) {
+	where, args := "org_id = ?", []any{orgID}
+	if category != nil {
+		where += " AND category = ?"
+		args = append(args, *category)
+	}
+	var total int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM listings WHERE "+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("storage: count listings: %w", err)
+	}
+	ls, err := db.queryListings(ctx, "SELECT "+listingColumns+" FROM listings WHERE "+where+
+		" ORDER BY category, external_id LIMIT ?", append(args, limit)...)
+	return ls, total, err
+}
+
+// ListingsBySeq reads the listings of the organization with the given
+// sequence ids, in the order given (missing ids are skipped).
+func (db *DB) ListingsBySeq(ctx context.Context, orgID string, seqs []int64) ([]Listing, error) {
+	ids, err := json.Marshal(nonNil(seqs))
+	if err != nil {
+		return nil, err
+	}
+	ls, err := db.queryListings(ctx, "SELECT "+listingColumns+` FROM listings
+		WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`, orgID, string(ids))
+	if err != nil {
+		return nil, err
+	}
+	by := make(map[int64]Listing, len(ls))
+	for _, l := range ls {
+		by[l.Seq] = l
+	}
+	out := make([]Listing, 0, len(ls))
+	for _, s := range seqs {
+		if l, ok := by[s]; ok {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+func (db *DB) queryListings(ctx context.Context, q string, args ...any) ([]Listing, error) {
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: query listings: %w", err)
+	}
+	defer rows.Close()
+	var out []Listing
+	for rows.Next() {
+		l, err := scanListing(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// GetListing reads one listing of the organization by external id.
+func (db *DB) GetListing(ctx context.Context, orgID, externalID string) (Listing, error) {
+	row := db.r.QueryRowContext(ctx, "SELECT "+listingColumns+" FROM listings WHERE org_id = ? AND external_id = ?", orgID, externalID)
+	l, err := scanListing(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Listing{}, fmt.Errorf("listing %q: %w", externalID, ErrNotFound)
+	}
+	return l, err
+}

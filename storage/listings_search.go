@@ -1,0 +1,139 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// ListingFilter narrows a listing search. Every set field must hold.
+type ListingFilter struct {
+	OrgID    string
+	Category *string // nil: any category; "" matches listings without one
+	MinCents *int64  // listings without a price never match a price bound
+	MaxCents *int64
+	Attrs    []AttrFilter
+}
+
+// AttrFilter holds when the listing has Key with one of Values (the
+// normalised forms of AttrTerm).
+type AttrFilter struct {
+	Key    string
+	Values []string
+}
+
+// Empty reports whether the filter narrows nothing beyond the organization.
+func (f ListingFilter) Empty() bool {
+	return f.Category == nil && f.MinCents == nil && f.MaxCents == nil && len(f.Attrs) == 0
+}
+
+// where is the filter as SQL on listings aliased l. Each attribute filter is
+// an IN over the (org_id, key, value) index of listing_attrs, never a scan
+// of the attributes JSON.
+func (f ListingFilter) where() (string, []any) {
+	var b strings.Builder
+	args := []any{f.OrgID}
+	b.WriteString("l.org_id = ?")
+	if f.Category != nil {
+		b.WriteString(" AND l.category = ?")
+		args = append(args, *f.Category)
+	}
+	if f.MinCents != nil {
+		b.WriteString(" AND l.price_cents >= ?")
+		args = append(args, *f.MinCents)
+	}
+	if f.MaxCents != nil {
+		b.WriteString(" AND l.price_cents <= ?")
+		args = append(args, *f.MaxCents)
+	}
+	for _, a := range f.Attrs {
+		b.WriteString(" AND l.id IN (SELECT listing_id FROM listing_attrs WHERE org_id = ? AND key = ? AND value IN (")
+		args = append(args, f.OrgID, a.Key)
+		for i, v := range a.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("?")
+			args = append(args, v)
+		}
+		b.WriteString("))")
+	}
+	return b.String(), args
+}
+
+// FilterListings returns up to limit listings matching the filter, newest first.
+func (db *DB) FilterListings(ctx context.Context, f ListingFilter, limit int) ([]Listing, error) {
+	where, args := f.where()
+	return db.queryListings(ctx, "SELECT "+prefixed("l.", listingColumns)+" FROM listings l WHERE "+where+
+		" ORDER BY l.created_at DESC, l.id DESC LIMIT ?", append(args, limit)...)
+}
+
+// FilterListingSeqs returns the sequence ids of every listing matching the
+// filter, for restricting a vector search.
+func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, error) {
+	where, args := f.where()
+	rows, err := db.r.QueryContext(ctx, "SELECT l.id FROM listings l WHERE "+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: filter listings: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// KeywordListings ranks the listings matching the filter by BM25 against
+// the words of query (any word may match; title words weigh most) and
+// returns up to limit sequence ids, best first.
+func (db *DB) KeywordListings(ctx context.Context, f ListingFilter, query string, limit int) ([]int64, error) {
+	match := ftsQuery(query)
+	if match == "" {
+		return nil, nil
+	}
+	where, args := f.where()
+	rows, err := db.r.QueryContext(ctx, `SELECT l.id FROM listings_fts JOIN listings l ON l.id = listings_fts.rowid
+		WHERE listings_fts MATCH ? AND `+where+` ORDER BY bm25(listings_fts, 4.0, 1.0, 2.0, 1.5) LIMIT ?`,
+		append(append([]any{match}, args...), limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: keyword listings: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// ftsQuery turns free text into a safe FTS5 query: each word quoted (so no
+// operator or column syntax gets through), any of them may match.
+func ftsQuery(q string) string {
+	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+	if len(words) > 32 {
+		words = words[:32]
+	}
+	for i, w := range words {
+		words[i] = `"` + w + `"`
+	}
+	return strings.Join(words, " OR ")
+}
+
+// prefixed qualifies a column list with a table alias.
+func prefixed(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
