@@ -139,6 +139,7 @@ func PlanBatch(now time.Time, cfg BatchConfig, items []PlanItem) ([]Planned, err
 	p.maxPerDay = tz.MaxCallsPerDay
 	if p.maxPerDay > 0 {
 		p.perDay = make(map[int64]int)
+		p.pending = make(map[int64]int)
 	}
 	p.q = make(planQueue, 0, len(items))
 	for i, it := range items {
@@ -196,6 +197,10 @@ type planner struct {
 	interval  time.Duration
 	maxPerDay int
 	perDay    map[int64]int // local civil day -> calls placed
+	// pending counts calls moved to a day by the cap but not yet placed, so
+	// the next overflowing call looks further instead of piling onto the
+	// same day (which would make a tight cap quadratic in heap operations).
+	pending map[int64]int
 }
 
 func (p *planner) run() {
@@ -203,6 +208,9 @@ func (p *planner) run() {
 	placed := false
 	for p.q.Len() > 0 {
 		e := heap.Pop(&p.q).(planEntry)
+		if e.reserved {
+			p.pending[e.day]--
+		}
 		r := p.items[e.idx]
 		at := e.at
 		if placed && p.interval > 0 && at.Before(last.Add(p.interval)) {
@@ -226,12 +234,13 @@ func (p *planner) run() {
 				if r.sched >= 0 {
 					sod = r.sched // the asked-for local time, not where a push left it
 				}
-				moved, err := p.nextFreeDay(r, day, sod)
+				moved, to, err := p.nextFreeDay(r, day, sod)
 				if err != nil {
 					p.out[e.idx].Err = err
 					continue
 				}
-				heap.Push(&p.q, planEntry{at: moved, idx: e.idx})
+				p.pending[to]++
+				heap.Push(&p.q, planEntry{at: moved, idx: e.idx, reserved: true, day: to})
 				continue
 			}
 			p.perDay[day]++
@@ -242,20 +251,26 @@ func (p *planner) run() {
 }
 
 // nextFreeDay finds the next allowed day after day with room under the cap
-// and returns the local time sod on it, pushed into the window.
-func (p *planner) nextFreeDay(r *rules, day, sod int64) (time.Time, error) {
-	for d := day + 1; d <= day+MaxSearchDays; d++ {
-		if !r.dayOK(d) || p.perDay[d] >= p.maxPerDay {
+// and returns the local time sod on it, pushed into the window, and the day.
+func (p *planner) nextFreeDay(r *rules, day, sod int64) (time.Time, int64, error) {
+	// Every full day is in perDay or pending and some weekday in 7 is
+	// allowed, so a free day lies within this horizon; it only guards.
+	limit := day + MaxSearchDays + 7*int64(len(p.perDay)+len(p.pending))
+	for d := day + 1; d <= limit; d++ {
+		if !r.dayOK(d) || p.perDay[d]+p.pending[d] >= p.maxPerDay {
 			continue
 		}
-		return r.next(wallToInstant(r.loc, d*daySec+sod))
+		at, err := r.next(wallToInstant(r.loc, d*daySec+sod))
+		return at, d, err
 	}
-	return time.Time{}, &FieldError{"timezoneAwareConfig.maxCallsPerDay", fmt.Sprintf("no day with room within %d days", MaxSearchDays)}
+	return time.Time{}, 0, fmt.Errorf("%w: no day with room under maxCallsPerDay", ErrNoWindow)
 }
 
 type planEntry struct {
-	at  time.Time
-	idx int
+	at       time.Time
+	idx      int
+	reserved bool  // counted in pending[day]
+	day      int64 // the day moved to by the cap
 }
 
 // planQueue is a min-heap by time, then input index.

@@ -282,3 +282,50 @@ func BenchmarkPlanBatch1000(b *testing.B) {
 		}
 	}
 }
+
+// A tight cap spreads a big batch over many days: one call a day, weekdays,
+// 300 calls need 300 weekdays, more than 400 calendar days.
+func TestPlanBatchTightCap(t *testing.T) {
+	cfg := BatchConfig{TZ: &TimezoneAwareConfig{Enabled: true, LocalScheduleTime: "10:00", ExcludeWeekends: true, MaxCallsPerDay: 1}}
+	items := make([]PlanItem, 300)
+	for i := range items {
+		items[i].Timezone = "Europe/Berlin"
+	}
+	res, err := PlanBatch(ts(t, "2026-06-10T12:00:00Z"), cfg, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, _ := LoadZone("Europe/Berlin")
+	prev := time.Time{}
+	for i, p := range res {
+		lt := p.At.In(loc)
+		if p.Err != nil || lt.Hour() != 10 || lt.Minute() != 0 || lt.Weekday() == time.Saturday || lt.Weekday() == time.Sunday {
+			t.Fatalf("item %d: %v (%v) %v", i, p.At, lt, p.Err)
+		}
+		// Same time, ties by index: item i goes on the i-th weekday after today.
+		if i > 0 && !p.At.After(prev.Add(12*time.Hour)) {
+			t.Fatalf("item %d at %v not on a later day than %v", i, lt, prev)
+		}
+		prev = p.At
+	}
+	// 2026-06-11 is a Thursday: item 0 on it, item 299 on the 300th weekday
+	// (299 weekdays after it: 2027-08-04, a Wednesday, 10:00 CEST).
+	if want := ts(t, "2026-06-11T10:00:00+02:00"); !res[0].At.Equal(want) {
+		t.Fatalf("item 0 at %v, want %v", res[0].At, want)
+	}
+	if want := ts(t, "2027-08-04T10:00:00+02:00"); !res[299].At.Equal(want) {
+		t.Fatalf("item 299 at %v, want %v", res[299].At.In(loc), want)
+	}
+}
+
+func BenchmarkPlanBatchTightCap1000(b *testing.B) {
+	now := time.Date(2026, 6, 10, 12, 34, 56, 0, time.UTC)
+	cfg := BatchConfig{TZ: &TimezoneAwareConfig{Enabled: true, LocalScheduleTime: "10:00", MaxCallsPerDay: 5,
+		Staggering: &Staggering{Enabled: true, IntervalMinutes: 1}}}
+	items := mixedBatch(1000, 3)
+	for b.Loop() {
+		if _, err := PlanBatch(now, cfg, items); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
