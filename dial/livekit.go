@@ -216,7 +216,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 		SIPTrunkID: l.cfg.OutboundTrunkID, SIPCallTo: c.PhoneNumber, SIPNumber: c.CallerID,
 		RoomName: room, ParticipantIdentity: identity, ParticipantName: c.PhoneNumber,
 		WaitUntilAnswered: true,
-		RingingTimeout:    strconv.FormatInt(int64(l.cfg.RingTimeout/time.Second), 10) + "s",
+		RingingTimeout:    strconv.FormatFloat(l.cfg.RingTimeout.Seconds(), 'f', -1, 64) + "s",
 	}, &sp, l.cfg.RingTimeout+l.cfg.HTTPTimeout)
 	if err != nil {
 		// Deleting the room also ends a SIP leg that may still be ringing.
