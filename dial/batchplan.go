@@ -108,8 +108,9 @@ type Planned struct {
 // counted by date across the batch's zones) already holds the cap moves to
 // the next allowed day with room, at the same local time (its
 // localScheduleTime when it has one, so a push by staggering or a DST gap is
-// not carried over), then into its window. A call moved by either rule rejoins the queue at its new time, so
-// a call that still fits today goes before one pushed to tomorrow.
+// not carried over), then into its window. A call moved by either rule
+// rejoins the queue at its new time, so a call that still fits today goes
+// before one pushed to tomorrow.
 func PlanBatch(now time.Time, cfg BatchConfig, items []PlanItem) ([]Planned, error) {
 	out := make([]Planned, len(items))
 	tz := cfg.TZ
