@@ -1,0 +1,142 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// KBFilter restricts a knowledge search: by content role and by equality
+// of top-level metadata keys (values are strings, numbers or booleans).
+type KBFilter struct {
+	ContentRole string
+	Metadata    map[string]any
+}
+
+func (f KBFilter) empty() bool { return f.ContentRole == "" && len(f.Metadata) == 0 }
+
+// where returns SQL conditions on kb_sources aliased s, with their args.
+func (f KBFilter) where() (string, []any) {
+	var b strings.Builder
+	var args []any
+	if f.ContentRole != "" {
+		b.WriteString(" AND s.content_role = ?")
+		args = append(args, f.ContentRole)
+	}
+	for k, v := range f.Metadata {
+		b.WriteString(" AND json_extract(s.metadata, ?) = ?")
+		if bv, ok := v.(bool); ok {
+			v = 0
+			if bv {
+				v = 1
+			}
+		}
+		args = append(args, `$."`+strings.ReplaceAll(k, `"`, `""`)+`"`, v)
+	}
+	return b.String(), args
+}
+
+// ScoredID is an id with a score (higher is better).
+type ScoredID struct {
+	ID    int64
+	Score float64
+}
+
+// KBKeywordSearch ranks a collection's chunks by BM25 (FTS5, porter
+// stemming) for the words of query and returns the best k chunk ids.
+func (db *DB) KBKeywordSearch(ctx context.Context, collectionID, query string, f KBFilter, k int) ([]ScoredID, error) {
+	m := MatchQuery(query)
+	if m == "" || k <= 0 {
+		return nil, nil
+	}
+	cond, args := f.where()
+	join := ""
+	if cond != "" {
+		join = " JOIN kb_sources s ON s.id = c.source_id"
+	}
+	q := `SELECT kb_chunks_fts.rowid, bm25(kb_chunks_fts) AS r FROM kb_chunks_fts
+		JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid` + join + `
+		WHERE kb_chunks_fts MATCH ? AND c.collection_id = ?` + cond + ` ORDER BY r, kb_chunks_fts.rowid LIMIT ?`
+	rows, err := db.r.QueryContext(ctx, q, append(append([]any{m, collectionID}, args...), k)...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: keyword search: %w", err)
+	}
+	defer rows.Close()
+	var out []ScoredID
+	for rows.Next() {
+		var s ScoredID
+		if err := rows.Scan(&s.ID, &s.Score); err != nil {
+			return nil, err
+		}
+		s.Score = -s.Score
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// KBAllowedChunks returns the ids of a collection's chunks that pass f, as
+// the candidate list of a filtered vector search; nil when f is empty (no
+// restriction).
+func (db *DB) KBAllowedChunks(ctx context.Context, collectionID string, f KBFilter) ([]int64, error) {
+	if f.empty() {
+		return nil, nil
+	}
+	cond, args := f.where()
+	rows, err := db.r.QueryContext(ctx, `SELECT c.id FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id
+		WHERE c.collection_id = ?`+cond, append([]any{collectionID}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: filter chunks: %w", err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// KBChunkHit is a chunk as search returns it, with its source.
+type KBChunkHit struct {
+	ChunkID     int64
+	SourceID    string
+	ExternalID  string
+	Title       string
+	ChunkIndex  int
+	HeadingPath []string
+	Content     string
+}
+
+// KBChunks reads chunks with their source by id (missing ids are absent).
+func (db *DB) KBChunks(ctx context.Context, ids []int64) (map[int64]KBChunkHit, error) {
+	out := make(map[int64]KBChunkHit, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := db.r.QueryContext(ctx, `SELECT c.id, s.id, s.external_id, s.title, c.chunk_index, c.heading_path, c.content
+		FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id WHERE c.id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h KBChunkHit
+		var hp string
+		if err := rows.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(hp), &h.HeadingPath); err != nil || h.HeadingPath == nil {
+			h.HeadingPath = []string{}
+		}
+		out[h.ChunkID] = h
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,277 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync"
+)
+
+// VectorIndex is the in-memory mirror of the vectors table used for
+// search: one contiguous float32 matrix per space, loaded from SQLite on the
+// first search of that space (or by Warm) and kept in step with every
+// committed write, by this process or another one on the same file, by
+// replaying vector_log before each search. SQLite stays the source of
+// truth; a restart rebuilds the mirror. It is safe for concurrent use.
+//
+// Typical use (any feature):
+//
+//	db.PutVectors(ctx, "listings:"+orgID, model, items) // or putVectors inside a storage tx
+//	hits, err := idx.Search(ctx, "listings:"+orgID, queryVec, 20, nil)
+type VectorIndex struct {
+	db *DB
+
+	syncMu  sync.Mutex // one catch-up at a time
+	mu      sync.RWMutex
+	lastSeq int64
+	spaces  map[string]*vspace
+}
+
+// VectorHit is one search result: the item id and its cosine similarity
+// (dot product of unit vectors; higher is closer).
+type VectorHit struct {
+	ID    int64
+	Score float32
+}
+
+// NewVectorIndex returns an empty mirror of db's vectors; spaces load lazily.
+func NewVectorIndex(db *DB) *VectorIndex {
+	return &VectorIndex{db: db, spaces: map[string]*vspace{}}
+}
+
+// Warm loads every space whose name starts with prefix ("" for all), so the
+// first search after a start does not pay for the load.
+func (x *VectorIndex) Warm(ctx context.Context, prefix string) error {
+	rows, err := x.db.r.QueryContext(ctx, "SELECT space FROM vector_spaces WHERE space LIKE ? ESCAPE '\\'", likeEscape(prefix)+"%")
+	if err != nil {
+		return err
+	}
+	var names []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return err
+		}
+		names = append(names, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return x.sync(ctx, names...)
+}
+
+// Len is the number of vectors of a space in the mirror after catching up.
+func (x *VectorIndex) Len(ctx context.Context, space string) (int, error) {
+	if err := x.sync(ctx, space); err != nil {
+		return 0, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.spaces[space].len(), nil
+}
+
+// Search returns the k items of space closest to query (cosine), best
+// first. allow, when not nil, restricts the search to those ids (a
+// candidate filter computed by the caller, e.g. listings matching a price
+// range); ids absent from the space are ignored. A space without vectors, or
+// a query of other dimensions than the space's, gives no hits.
+func (x *VectorIndex) Search(ctx context.Context, space string, query []float32, k int, allow []int64) ([]VectorHit, error) {
+	if k <= 0 || len(query) == 0 {
+		return nil, nil
+	}
+	if err := x.sync(ctx, space); err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sp := x.spaces[space]
+	if sp.len() == 0 || sp.dims != len(query) {
+		return nil, nil
+	}
+	if allow != nil {
+		return sp.searchIDs(query, k, allow), nil
+	}
+	return sp.search(query, k), nil
+}
+
+// sync replays vector_log since the last catch-up onto the loaded spaces and
+// loads the named spaces not loaded yet, all from one read snapshot.
+func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
+	x.syncMu.Lock()
+	defer x.syncMu.Unlock()
+	tx, err := x.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("storage: vector sync: %w", err)
+	}
+	defer tx.Rollback()
+	var maxSeq, minSeq int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM vector_log").Scan(&maxSeq, &minSeq); err != nil {
+		return fmt.Errorf("storage: vector sync: %w", err)
+	}
+	reload := map[string]bool{}
+	for _, s := range load {
+		if _, ok := x.spaces[s]; !ok {
+			reload[s] = true
+		}
+	}
+	changed := map[string][]int64{}
+	if maxSeq > x.lastSeq && len(x.spaces) > 0 {
+		if minSeq > x.lastSeq+1 {
+			for s := range x.spaces { // the log was pruned past us: start over
+				reload[s] = true
+			}
+		} else if err := x.readLog(ctx, tx, maxSeq, reload, changed); err != nil {
+			return err
+		}
+	}
+	loaded := map[string]*vspace{}
+	for s := range reload {
+		sp, err := loadSpace(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		loaded[s] = sp
+		delete(changed, s)
+	}
+	updates := map[string][]VectorItem{}
+	for s, ids := range changed {
+		items, err := readVectors(ctx, tx, s, ids)
+		if err != nil {
+			return err
+		}
+		updates[s] = items
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for s, sp := range loaded {
+		x.spaces[s] = sp
+	}
+	for s, items := range updates {
+		sp := x.spaces[s]
+		found := make(map[int64]bool, len(items))
+		for _, it := range items {
+			found[it.ID] = true
+			sp.put(it.ID, it.Vec)
+		}
+		for _, id := range changed[s] {
+			if !found[id] {
+				sp.remove(id)
+			}
+		}
+	}
+	x.lastSeq = maxSeq
+	return nil
+}
+
+// readLog collects, per loaded space, the ids changed after lastSeq; a
+// whole-space change (item_id NULL) marks the space for reload.
+func (x *VectorIndex) readLog(ctx context.Context, tx *sql.Tx, maxSeq int64, reload map[string]bool, changed map[string][]int64) error {
+	rows, err := tx.QueryContext(ctx, "SELECT space, item_id FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY seq", x.lastSeq, maxSeq)
+	if err != nil {
+		return fmt.Errorf("storage: vector log: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]map[int64]bool{}
+	for rows.Next() {
+		var s string
+		var id sql.NullInt64
+		if err := rows.Scan(&s, &id); err != nil {
+			return err
+		}
+		if _, ok := x.spaces[s]; !ok || reload[s] {
+			continue
+		}
+		if !id.Valid {
+			reload[s] = true
+			continue
+		}
+		if seen[s] == nil {
+			seen[s] = map[int64]bool{}
+		}
+		if !seen[s][id.Int64] {
+			seen[s][id.Int64] = true
+			changed[s] = append(changed[s], id.Int64)
+		}
+	}
+	return rows.Err()
+}
+
+// loadSpace reads every vector of a space.
+func loadSpace(ctx context.Context, tx *sql.Tx, space string) (*vspace, error) {
+	sp := &vspace{pos: map[int64]int{}}
+	err := tx.QueryRowContext(ctx, "SELECT dims FROM vector_spaces WHERE space = ?", space).Scan(&sp.dims)
+	if err == sql.ErrNoRows {
+		return sp, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: load vector space: %w", err)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM vectors WHERE space = ?", space).Scan(&n); err != nil {
+		return nil, err
+	}
+	sp.ids = make([]int64, 0, n)
+	sp.vecs = make([]float32, 0, n*sp.dims)
+	rows, err := tx.QueryContext(ctx, "SELECT item_id, vec FROM vectors WHERE space = ?", space)
+	if err != nil {
+		return nil, fmt.Errorf("storage: load vector space: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, err
+		}
+		if len(b) != 4*sp.dims {
+			continue // written for another model before a reset; never searched
+		}
+		sp.pos[id] = len(sp.ids)
+		sp.ids = append(sp.ids, id)
+		sp.vecs = decodeVectorInto(sp.vecs, b)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	sp.requantize()
+	return sp, nil
+}
+
+// readVectors reads the current vectors of ids in a space (absent ids are
+// simply missing from the result).
+func readVectors(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]VectorItem, error) {
+	var out []VectorItem
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		part := ids[:n]
+		ids = ids[n:]
+		args := make([]any, 0, n+1)
+		args = append(args, space)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		q := "SELECT item_id, vec FROM vectors WHERE space = ? AND item_id IN (" + strings.Repeat("?,", n-1) + "?)"
+		rows, err := tx.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("storage: read vectors: %w", err)
+		}
+		for rows.Next() {
+			var it VectorItem
+			var b []byte
+			if err := rows.Scan(&it.ID, &b); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			it.Vec = decodeVectorInto(nil, b)
+			out = append(out, it)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

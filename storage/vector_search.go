@@ -1,0 +1,194 @@
+package storage
+
+import (
+	"container/heap"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// vspace is one space of the mirror: ids and their vectors as one
+// contiguous row-major float32 matrix (row i is vecs[i*dims:(i+1)*dims]).
+type vspace struct {
+	dims int
+	ids  []int64
+	vecs []float32
+	pos  map[int64]int // id -> row
+	q    *qmatrix      // int8 copy for the coarse pass; nil when not worth it
+}
+
+func (sp *vspace) len() int {
+	if sp == nil {
+		return 0
+	}
+	return len(sp.ids)
+}
+
+func (sp *vspace) row(i int) []float32 { return sp.vecs[i*sp.dims : (i+1)*sp.dims] }
+
+// put inserts or replaces a vector (vectors of other dimensions are skipped:
+// they belong to a model the space was reset away from).
+func (sp *vspace) put(id int64, v []float32) {
+	if len(v) != sp.dims {
+		return
+	}
+	if i, ok := sp.pos[id]; ok {
+		copy(sp.row(i), v)
+		sp.q.set(i, v)
+		return
+	}
+	sp.pos[id] = len(sp.ids)
+	sp.ids = append(sp.ids, id)
+	sp.vecs = append(sp.vecs, v...)
+	sp.q.add(v)
+}
+
+// remove deletes a vector by moving the last row into its place.
+func (sp *vspace) remove(id int64) {
+	i, ok := sp.pos[id]
+	if !ok {
+		return
+	}
+	last := len(sp.ids) - 1
+	if i != last {
+		copy(sp.row(i), sp.row(last))
+		sp.ids[i] = sp.ids[last]
+		sp.pos[sp.ids[i]] = i
+		sp.q.move(last, i)
+	}
+	sp.ids = sp.ids[:last]
+	sp.vecs = sp.vecs[:last*sp.dims]
+	sp.q.truncate(last)
+	delete(sp.pos, id)
+}
+
+// minParallelRows is the smallest slice of rows worth its own goroutine.
+const minParallelRows = 8192
+
+// search is exact top-k by dot product over every row, split across cores.
+// With an int8 copy it first scores rows on the int8 copy (a quarter of the
+// memory traffic) and reranks the best candidates exactly.
+func (sp *vspace) search(query []float32, k int) []VectorHit {
+	n := len(sp.ids)
+	if sp.q != nil && n > 4*rerankDepth(k) {
+		return sp.searchQuantized(query, k)
+	}
+	parts := splitRows(n)
+	tops := make([]topK, len(parts))
+	var wg sync.WaitGroup
+	for pi, pr := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := newTopK(k)
+			for i := pr[0]; i < pr[1]; i++ {
+				t.offer(int32(i), dot(query, sp.row(i)))
+			}
+			tops[pi] = t
+		}()
+	}
+	wg.Wait()
+	return sp.merge(tops, k)
+}
+
+// searchIDs scores only the allowed ids.
+func (sp *vspace) searchIDs(query []float32, k int, allow []int64) []VectorHit {
+	t := newTopK(k)
+	for _, id := range allow {
+		if i, ok := sp.pos[id]; ok {
+			t.offer(int32(i), dot(query, sp.row(i)))
+		}
+	}
+	return sp.merge([]topK{t}, k)
+}
+
+// splitRows cuts [0, n) into one range per core (at least minParallelRows each).
+func splitRows(n int) [][2]int {
+	p := min(runtime.GOMAXPROCS(0), max(1, n/minParallelRows))
+	per := (n + p - 1) / p
+	var out [][2]int
+	for s := 0; s < n; s += per {
+		out = append(out, [2]int{s, min(n, s+per)})
+	}
+	return out
+}
+
+// merge combines per-part top lists into hits, best first (ties by lower id,
+// so results are stable).
+func (sp *vspace) merge(tops []topK, k int) []VectorHit {
+	var hits []VectorHit
+	for _, t := range tops {
+		for _, e := range t.h {
+			hits = append(hits, VectorHit{ID: sp.ids[e.row], Score: e.score})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool {
+		if hits[a].Score != hits[b].Score {
+			return hits[a].Score > hits[b].Score
+		}
+		return hits[a].ID < hits[b].ID
+	})
+	if len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+// dot is the float32 dot product, unrolled by 8 (dims of real embedders are
+// multiples of 8; the tail loop covers the rest).
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}
+
+// topK keeps the k best (row, score) pairs in a min-heap.
+type topK struct {
+	k int
+	h entryHeap
+}
+
+type entry struct {
+	row   int32
+	score float32
+}
+
+func newTopK(k int) topK { return topK{k: k, h: make(entryHeap, 0, k)} }
+
+func (t *topK) offer(row int32, score float32) {
+	if len(t.h) < t.k {
+		heap.Push(&t.h, entry{row, score})
+		return
+	}
+	if score > t.h[0].score {
+		t.h[0] = entry{row, score}
+		heap.Fix(&t.h, 0)
+	}
+}
+
+type entryHeap []entry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return h[i].score < h[j].score }
+func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *entryHeap) Push(x any)        { *h = append(*h, x.(entry)) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
