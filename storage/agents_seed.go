@@ -26,8 +26,8 @@ type SeedCall struct {
 func (db *DB) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
 	ids := make([]string, len(calls))
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, due_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (db *DB) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error)
 			if c.CreatedAt.IsZero() {
 				c.CreatedAt = time.Now()
 			}
-			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, ms(c.CreatedAt), ms(c.CreatedAt)); err != nil {
+			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, ms(c.CreatedAt), ms(c.CreatedAt), ms(c.CreatedAt)); err != nil {
 				return fmt.Errorf("storage: seed call %d: %w", i, err)
 			}
 			ids[i] = c.ID
