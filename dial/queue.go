@@ -1,0 +1,459 @@
+package dial
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// QueueConfig configures a dial queue.
+type QueueConfig struct {
+	DB     *storage.DB
+	Dialer Dialer
+	Clock  Clock        // nil: RealClock
+	Log    *slog.Logger // nil: discard
+
+	CPS           float64       // calls started per second (token bucket, burst 1); default 1
+	MaxConcurrent int           // attempts dialled at once by this queue; default 10
+	Lease         time.Duration // claim lease, renewed while dialling; default 30 s; negative disables leases and recovery
+	Heartbeat     time.Duration // lease renewal and cancel check; default min(2 s, Lease/5)
+	Poll          time.Duration // longest idle wait (calls queued by other processes); default 1 s
+	RetryLater    time.Duration // delay after a dialer's ErrRetryLater; default 5 s
+	Drain         time.Duration // on shutdown, how long dialling calls may finish; default 5 s
+
+	// OnRetry is called after an attempt was sent back to scheduled (so the
+	// scheduler can wake for its due time).
+	OnRetry func()
+}
+
+// Queue is the outbound dial queue. It claims due queued calls from the
+// database one at a time (priority 0 first, then due time), paced by a token
+// bucket at CPS and capped at MaxConcurrent, and dials each on its own
+// goroutine. Claims are atomic in the database (see storage.ClaimNextCall),
+// so several queues on one file never dial the same attempt.
+type Queue struct {
+	cfg      QueueConfig
+	db       *storage.DB
+	clk      Clock
+	log      *slog.Logger
+	worker   string
+	interval time.Duration
+
+	wake chan struct{}
+	sem  chan struct{}
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	active map[string]*activeCall // by call id
+	nextAt time.Time              // token bucket: earliest start of the next call
+}
+
+type activeCall struct {
+	token  string
+	cancel context.CancelCauseFunc
+}
+
+// Causes of a hang-up by the queue.
+var (
+	errUserCancel = errors.New("call cancelled")
+	errLost       = errors.New("claim lost (cancelled or settled elsewhere)")
+	errShutdown   = errors.New("server shutting down")
+)
+
+// ReasonInterrupted is the failure reason of an attempt cut off by a server
+// stop or crash.
+const ReasonInterrupted = "interrupted"
+
+// NewQueue makes a queue; Run starts it.
+func NewQueue(cfg QueueConfig) *Queue {
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.CPS <= 0 {
+		cfg.CPS = 1
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 10
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = 30 * time.Second
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = min(2*time.Second, cfg.Lease/5)
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.RetryLater <= 0 {
+		cfg.RetryLater = 5 * time.Second
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = 5 * time.Second
+	}
+	return &Queue{
+		cfg: cfg, db: cfg.DB, clk: cfg.Clock, log: cfg.Log,
+		worker:   uuid.NewString(),
+		interval: time.Duration(float64(time.Second) / cfg.CPS),
+		wake:     make(chan struct{}, 1),
+		sem:      make(chan struct{}, cfg.MaxConcurrent),
+		active:   map[string]*activeCall{},
+	}
+}
+
+// Wake tells the queue that calls may have become due (the dial event).
+func (q *Queue) Wake() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Cancel hangs up the call if this queue is dialling it. The caller has
+// already marked it cancelled in the database; the attempt is recorded when
+// the dialer returns.
+func (q *Queue) Cancel(callID string) bool {
+	q.mu.Lock()
+	ac := q.active[callID]
+	q.mu.Unlock()
+	if ac == nil {
+		return false
+	}
+	ac.cancel(errUserCancel)
+	return true
+}
+
+// Active is the number of attempts being dialled.
+func (q *Queue) Active() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.active)
+}
+
+// Run claims and dials calls until ctx ends, then lets dialling calls finish
+// for up to Drain, hangs up the rest (settled as failed, reason
+// interrupted, retried if the call's policy allows) and returns.
+func (q *Queue) Run(ctx context.Context) error {
+	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := make(chan struct{})
+	if q.cfg.Lease > 0 {
+		q.recoverExpired(ctx)
+		go func() {
+			defer close(hbDone)
+			q.heartbeatLoop(hbCtx)
+		}()
+	} else {
+		close(hbDone)
+	}
+	q.claimLoop(ctx)
+
+	done := make(chan struct{})
+	go func() { q.wg.Wait(); close(done) }()
+	t := q.clk.NewTimer(q.cfg.Drain)
+	select {
+	case <-done:
+		t.Stop()
+	case <-t.C():
+		q.mu.Lock()
+		for _, ac := range q.active {
+			ac.cancel(errShutdown)
+		}
+		q.mu.Unlock()
+		<-done
+	}
+	stopHB()
+	<-hbDone
+	return nil
+}
+
+func (q *Queue) claimLoop(ctx context.Context) {
+	for {
+		select {
+		case q.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		if err := q.pace(ctx); err != nil {
+			<-q.sem
+			return
+		}
+		now := q.clk.Now()
+		c, ok, err := q.db.ClaimNextCall(ctx, storage.Claim{
+			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
+			Now: now, LeaseUntil: now.Add(q.leaseFor()),
+		})
+		if err != nil || !ok {
+			<-q.sem
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				q.log.Error("dial queue: claim", "err", err)
+			}
+			q.idle(ctx)
+			continue
+		}
+		q.take(now)
+		q.wg.Add(1)
+		dctx, cancel := context.WithCancelCause(context.Background())
+		q.mu.Lock()
+		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel}
+		q.mu.Unlock()
+		go q.dial(dctx, cancel, c)
+	}
+}
+
+// leaseFor is the lease a claim starts with; without leases (benchmarks) a
+// long one so nothing is ever recovered.
+func (q *Queue) leaseFor() time.Duration {
+	if q.cfg.Lease < 0 {
+		return 24 * time.Hour
+	}
+	return q.cfg.Lease
+}
+
+// pace waits until the token bucket allows the next call.
+func (q *Queue) pace(ctx context.Context) error {
+	for {
+		q.mu.Lock()
+		wait := q.nextAt.Sub(q.clk.Now())
+		q.mu.Unlock()
+		if wait <= 0 {
+			return nil
+		}
+		if err := sleep(ctx, q.clk, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// take spends the token of a call started at now.
+func (q *Queue) take(now time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.nextAt = later(q.nextAt, now).Add(q.interval)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// idle waits for a wake-up, the next queued call's due time, or Poll.
+func (q *Queue) idle(ctx context.Context) {
+	d := q.cfg.Poll
+	if next, ok, err := q.db.NextDue(ctx, storage.CallQueued); err == nil && ok {
+		d = min(d, max(next.Sub(q.clk.Now()), 10*time.Millisecond))
+	}
+	t := q.clk.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-q.wake:
+	case <-t.C():
+	}
+}
+
+// dial places one attempt and settles it.
+func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call) {
+	defer func() {
+		q.mu.Lock()
+		delete(q.active, c.ID)
+		q.mu.Unlock()
+		cancel(nil)
+		<-q.sem
+		q.wg.Done()
+	}()
+	call := Call{
+		ID: c.ID, Attempt: c.Attempts, OrgID: c.OrgID, AgentID: c.AgentID, AgentName: c.AgentName,
+		Instructions: c.AgentInstructions, PhoneNumber: c.PhoneNumber, CallerID: c.CallerID,
+		Metadata: dialMetadata(c),
+	}
+	bg := context.WithoutCancel(ctx)
+	progress := func(p Progress) {
+		at := p.At
+		if at.IsZero() {
+			at = q.clk.Now()
+		}
+		live, err := q.db.RecordProgress(bg, c.ID, c.ClaimToken, storage.Progress{Status: p.Status, RoomID: p.RoomID,
+			JobID: p.JobID, SIPParticipantID: p.SIPParticipantID, At: at})
+		if err != nil {
+			q.log.Error("dial queue: progress", "call", c.ID, "err", err)
+			return
+		}
+		if !live {
+			cancel(errLost)
+		}
+	}
+	res, err := q.cfg.Dialer.Dial(ctx, call, progress)
+	q.settle(c, res, err, context.Cause(ctx))
+}
+
+// dialMetadata is what the dialer passes on to the voice agent: the call's
+// metadata, plus the contact's name and callMetadata when present.
+func dialMetadata(c storage.Call) map[string]any {
+	m := map[string]any{}
+	_ = json.Unmarshal(c.Metadata, &m)
+	if len(c.CallMetadata) > 0 {
+		var cm map[string]any
+		if json.Unmarshal(c.CallMetadata, &cm) == nil {
+			m["callMetadata"] = cm
+		}
+	}
+	if c.ContactName != "" {
+		m["contactName"] = c.ContactName
+	}
+	return m
+}
+
+// settle records how the attempt ended and whether the call is retried.
+func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	now := q.clk.Now()
+	if errors.Is(dialErr, ErrRetryLater) {
+		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(q.cfg.RetryLater)); err != nil {
+			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
+		}
+		return
+	}
+	if dialErr != nil {
+		res = Result{Status: StatusFailed, Reason: dialErr.Error()}
+	}
+	switch res.Status {
+	case StatusCompleted, StatusBusy, StatusNoAnswer, StatusFailed:
+	case StatusCancelled:
+		if errors.Is(cause, errShutdown) {
+			res.Status, res.Reason = StatusFailed, ReasonInterrupted
+		}
+	default:
+		res = Result{Status: StatusFailed, Reason: "dialer returned no final status (" + res.Status + ")"}
+	}
+	if res.Status == StatusFailed && res.Reason == "" {
+		res.Reason = "call failed"
+	}
+	o := storage.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
+	if res.Status == StatusCompleted || res.Duration > 0 {
+		d := res.Duration.Round(time.Millisecond).Seconds()
+		o.Duration = &d
+	}
+	if res.Status != StatusCompleted && res.Status != StatusCancelled {
+		o.RetryAt = q.retryAt(c, res.Status, now)
+	}
+	settled, err := q.db.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+	if err != nil {
+		q.log.Error("dial queue: settle", "call", c.ID, "err", err)
+		return
+	}
+	q.log.Info("call attempt ended", "call", c.ID, "attempt", c.Attempts, "status", res.Status,
+		"reason", res.Reason, "retry", o.RetryAt != nil && settled)
+	if settled && o.RetryAt != nil && q.cfg.OnRetry != nil {
+		q.cfg.OnRetry()
+	}
+}
+
+// retryAt is when the call's next attempt goes, or nil for none: its stored
+// policy must retry on the outcome with attempts left, and its window must
+// still open.
+func (q *Queue) retryAt(c storage.Call, status string, endedAt time.Time) *time.Time {
+	if len(c.RetryPolicy) == 0 {
+		return nil
+	}
+	var p RetryPolicy
+	if err := json.Unmarshal(c.RetryPolicy, &p); err != nil {
+		q.log.Error("dial queue: stored retry policy", "call", c.ID, "err", err)
+		return nil
+	}
+	if !p.ShouldRetry(c.Attempts, status) {
+		return nil
+	}
+	var w Window
+	if len(c.Window) > 0 {
+		if err := json.Unmarshal(c.Window, &w); err != nil {
+			q.log.Error("dial queue: stored window", "call", c.ID, "err", err)
+			return nil
+		}
+	}
+	at, err := p.NextAttempt(c.Attempts, endedAt, w)
+	if err != nil {
+		q.log.Info("call not retried", "call", c.ID, "err", err)
+		return nil
+	}
+	return &at
+}
+
+// heartbeatLoop renews this queue's leases, hangs up calls cancelled from
+// elsewhere, and settles attempts of dead workers.
+func (q *Queue) heartbeatLoop(ctx context.Context) {
+	for {
+		if err := sleep(ctx, q.clk, q.cfg.Heartbeat); err != nil {
+			return
+		}
+		live, err := q.db.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
+		if err != nil {
+			if ctx.Err() == nil {
+				q.log.Error("dial queue: renew leases", "err", err)
+			}
+			continue
+		}
+		q.mu.Lock()
+		for _, ac := range q.active {
+			if !live[ac.token] {
+				ac.cancel(errLost)
+			}
+		}
+		q.mu.Unlock()
+		q.recoverExpired(ctx)
+	}
+}
+
+// recoverExpired settles attempts whose lease ran out: their worker died
+// mid-dial. They are never dialled again as the same attempt; they end as
+// failed (interrupted) or go back to scheduled when the policy retries.
+func (q *Queue) recoverExpired(ctx context.Context) {
+	now := q.clk.Now()
+	calls, err := q.db.ExpiredClaims(ctx, now)
+	if err != nil {
+		if ctx.Err() == nil {
+			q.log.Error("dial queue: expired claims", "err", err)
+		}
+		return
+	}
+	for _, c := range calls {
+		o := storage.Outcome{Status: StatusFailed, Reason: ReasonInterrupted, EndedAt: now, ExpiredBefore: &now}
+		o.RetryAt = q.retryAt(c, StatusFailed, now)
+		settled, err := q.db.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+		if err != nil {
+			q.log.Error("dial queue: settle interrupted", "call", c.ID, "err", err)
+			continue
+		}
+		q.log.Warn("call attempt interrupted", "call", c.ID, "attempt", c.Attempts, "retry", o.RetryAt != nil && settled)
+		if settled && o.RetryAt != nil && q.cfg.OnRetry != nil {
+			q.cfg.OnRetry()
+		}
+	}
+}
+
+// NotConfigured is the dialer of --dialer none: every attempt fails with
+// ErrNotConfigured ("telephony service not configured").
+type NotConfigured struct{}
+
+// Name is "none".
+func (NotConfigured) Name() string { return "none" }
+
+// Dial fails at once.
+func (NotConfigured) Dial(context.Context, Call, func(Progress)) (Result, error) {
+	return Result{}, ErrNotConfigured
+}

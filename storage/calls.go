@@ -1,0 +1,368 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Call statuses as stored.
+const (
+	CallInitiated  = "initiated"
+	CallScheduled  = "scheduled"
+	CallQueued     = "queued"
+	CallConnecting = "connecting"
+	CallRinging    = "ringing"
+	CallActive     = "active"
+	CallCompleted  = "completed"
+	CallFailed     = "failed"
+	CallCancelled  = "cancelled"
+	CallNoAnswer   = "no_answer"
+	CallBusy       = "busy"
+)
+
+// CallFinal reports whether status is a final call status.
+func CallFinal(status string) bool {
+	switch status {
+	case CallCompleted, CallFailed, CallCancelled, CallNoAnswer, CallBusy:
+		return true
+	}
+	return false
+}
+
+// liveSQL lists the statuses of an attempt being dialled.
+const liveSQL = "('connecting', 'ringing', 'active')"
+
+// Call is one call record. Empty strings are stored as NULL for the optional
+// text columns; RetryPolicy and Window are the dial package's JSON (storage
+// does not interpret them).
+type Call struct {
+	ID               string
+	OrgID            string
+	AgentID          string
+	Direction        string // outbound (default) or inbound
+	Status           string
+	PhoneNumber      string
+	CallerID         string
+	ContactName      string
+	ContactEmail     string
+	Priority         int
+	ScheduledAt      *time.Time // first attempt's time as asked or computed; nil = immediate
+	DueAt            time.Time  // when the next attempt may start
+	Attempts         int
+	MaxRetries       int
+	RetryPolicy      json.RawMessage // nil = no retry
+	Window           json.RawMessage // nil = any time
+	Metadata         json.RawMessage // object
+	CallMetadata     json.RawMessage // object or nil
+	BatchID          string
+	RoomID           string
+	JobID            string
+	SIPParticipantID string
+	SIPCode          int
+	Duration         *float64 // seconds
+	Summary          string
+	FailureReason    string
+	LastOutcome      string
+	Dialer           string
+	ClaimToken       string
+	WorkerID         string
+	LeaseUntil       *time.Time
+	StartedAt        *time.Time
+	AnsweredAt       *time.Time
+	EndedAt          *time.Time
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+
+	// From the agent, filled by reads.
+	AgentName         string
+	AgentType         string
+	AgentInstructions string
+}
+
+const callColumns = `c.id, c.org_id, c.agent_id, c.direction, c.status, c.phone_number, c.caller_id, c.contact_name,
+	c.contact_email, c.priority, c.scheduled_at, c.due_at, c.attempts, c.max_retries, c.retry_config, c.call_window,
+	c.metadata, c.call_metadata, c.batch_id, c.room_id, c.job_id, c.sip_participant_id, c.sip_code, c.duration,
+	c.summary, c.failure_reason, c.last_outcome, c.dialer, c.claim_token, c.worker_id, c.lease_until, c.started_at,
+	c.answered_at, c.ended_at, c.created_at, c.updated_at, coalesce(a.name, ''), coalesce(a.type, ''),
+	coalesce(a.instructions, '')`
+
+const callFrom = " FROM calls c LEFT JOIN agents a ON a.id = c.agent_id"
+
+func scanCall(s scanner) (Call, error) {
+	var c Call
+	var contactName, contactEmail, retry, window, callMeta, batch, room, job, sipPID, summary, reason, last, dialer,
+		token, worker sql.NullString
+	var sipCode sql.NullInt64
+	var duration sql.NullFloat64
+	var scheduled, lease, started, answered, ended sql.NullInt64
+	var due, created, updated int64
+	var meta string
+	err := s.Scan(&c.ID, &c.OrgID, &c.AgentID, &c.Direction, &c.Status, &c.PhoneNumber, &c.CallerID, &contactName,
+		&contactEmail, &c.Priority, &scheduled, &due, &c.Attempts, &c.MaxRetries, &retry, &window,
+		&meta, &callMeta, &batch, &room, &job, &sipPID, &sipCode, &duration,
+		&summary, &reason, &last, &dialer, &token, &worker, &lease, &started,
+		&answered, &ended, &created, &updated, &c.AgentName, &c.AgentType, &c.AgentInstructions)
+	if err != nil {
+		return Call{}, err
+	}
+	c.ContactName, c.ContactEmail = contactName.String, contactEmail.String
+	c.ScheduledAt, c.DueAt = optMS(scheduled), fromMS(due)
+	if retry.Valid {
+		c.RetryPolicy = json.RawMessage(retry.String)
+	}
+	if window.Valid {
+		c.Window = json.RawMessage(window.String)
+	}
+	c.Metadata = json.RawMessage(meta)
+	if callMeta.Valid {
+		c.CallMetadata = json.RawMessage(callMeta.String)
+	}
+	c.BatchID, c.RoomID, c.JobID, c.SIPParticipantID = batch.String, room.String, job.String, sipPID.String
+	c.SIPCode = int(sipCode.Int64)
+	if duration.Valid {
+		d := duration.Float64
+		c.Duration = &d
+	}
+	c.Summary, c.FailureReason, c.LastOutcome, c.Dialer = summary.String, reason.String, last.String, dialer.String
+	c.ClaimToken, c.WorkerID = token.String, worker.String
+	c.LeaseUntil, c.StartedAt, c.AnsweredAt, c.EndedAt = optMS(lease), optMS(started), optMS(answered), optMS(ended)
+	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
+	return c, nil
+}
+
+// nullStr stores "" as NULL.
+func nullStr(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullJSON stores an empty raw value as NULL.
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}
+
+// CreateCalls stores new calls in one transaction (a batch is all stored or
+// none). IDs, times and defaults are set here; the created calls are
+// returned in order. Status must be initiated or queued.
+func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
+	now := time.Now().UTC()
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, direction, status, phone_number,
+			caller_id, contact_name, contact_email, priority, scheduled_at, due_at, max_retries, retry_config,
+			call_window, metadata, call_metadata, batch_id, started_at, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for i := range calls {
+			c := &calls[i]
+			c.ID = uuid.NewString()
+			c.CreatedAt, c.UpdatedAt = now, now
+			if c.Direction == "" {
+				c.Direction = "outbound"
+			}
+			if c.Status == "" {
+				c.Status = CallInitiated
+			}
+			if c.DueAt.IsZero() {
+				c.DueAt = now
+			}
+			if len(c.Metadata) == 0 {
+				c.Metadata = json.RawMessage("{}")
+			}
+			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Direction, c.Status, c.PhoneNumber,
+				c.CallerID, nullStr(c.ContactName), nullStr(c.ContactEmail), c.Priority, nullMS(c.ScheduledAt),
+				ms(c.DueAt), c.MaxRetries, nullJSON(c.RetryPolicy), nullJSON(c.Window), string(c.Metadata),
+				nullJSON(c.CallMetadata), nullStr(c.BatchID), nullMS(c.StartedAt), ms(now), ms(now)); err != nil {
+				return fmt.Errorf("storage: insert call %d: %w", i, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return calls, nil
+}
+
+// GetCall reads one call of the organization; another organization's call
+// is ErrNotFound, like a missing one.
+func (db *DB) GetCall(ctx context.Context, orgID, id string) (Call, error) {
+	row := db.r.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ? AND c.org_id = ?", id, orgID)
+	c, err := scanCall(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Call{}, fmt.Errorf("call %q: %w", id, ErrNotFound)
+	}
+	return c, err
+}
+
+// CallFilter selects and orders calls for ListCalls. Empty fields do not
+// filter.
+type CallFilter struct {
+	OrgID       string
+	Statuses    []string
+	AgentID     string
+	Direction   string
+	PhoneNumber string
+	From, To    *time.Time // createdAt range, inclusive
+	SortBy      string     // createdAt (default), scheduledAt, priority
+	Desc        bool
+	Limit       int
+	Offset      int
+}
+
+// ListCalls returns one page of the organization's calls and the number of
+// calls matching the filter.
+func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) {
+	where := []string{"c.org_id = ?"}
+	args := []any{f.OrgID}
+	if len(f.Statuses) > 0 {
+		where = append(where, "c.status IN (?"+strings.Repeat(", ?", len(f.Statuses)-1)+")")
+		for _, s := range f.Statuses {
+			args = append(args, s)
+		}
+	}
+	if f.AgentID != "" {
+		where, args = append(where, "c.agent_id = ?"), append(args, f.AgentID)
+	}
+	if f.Direction != "" {
+		where, args = append(where, "c.direction = ?"), append(args, f.Direction)
+	}
+	if f.PhoneNumber != "" {
+		where, args = append(where, "c.phone_number = ?"), append(args, f.PhoneNumber)
+	}
+	if f.From != nil {
+		where, args = append(where, "c.created_at >= ?"), append(args, ms(*f.From))
+	}
+	if f.To != nil {
+		where, args = append(where, "c.created_at <= ?"), append(args, ms(*f.To))
+	}
+	cond := " WHERE " + strings.Join(where, " AND ")
+	var total int
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM calls c"+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("storage: count calls: %w", err)
+	}
+	dir := "ASC"
+	if f.Desc {
+		dir = "DESC"
+	}
+	var order string
+	switch f.SortBy {
+	case "scheduledAt":
+		// Immediate calls (no scheduledAt) sort by their due time.
+		order = "coalesce(c.scheduled_at, c.due_at) " + dir + ", c.created_at " + dir
+	case "priority":
+		order = "c.priority " + dir + ", c.created_at " + dir
+	default:
+		order = "c.created_at " + dir
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	rows, err := db.r.QueryContext(ctx, "SELECT "+callColumns+callFrom+cond+" ORDER BY "+order+", c.id "+dir+
+		" LIMIT ? OFFSET ?", append(args, limit, f.Offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("storage: list calls: %w", err)
+	}
+	defer rows.Close()
+	out := []Call{}
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, c)
+	}
+	return out, total, rows.Err()
+}
+
+// CallAttempt is one dial attempt of a call.
+type CallAttempt struct {
+	Attempt       int
+	Status        string
+	FailureReason string
+	SIPCode       int
+	RoomID        string
+	Duration      *float64
+	StartedAt     time.Time
+	EndedAt       *time.Time
+}
+
+// CallAttempts lists a call's attempts, first first.
+func (db *DB) CallAttempts(ctx context.Context, callID string) ([]CallAttempt, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT attempt, status, failure_reason, sip_code, room_id, duration,
+		started_at, ended_at FROM call_attempts WHERE call_id = ? ORDER BY attempt`, callID)
+	if err != nil {
+		return nil, fmt.Errorf("storage: call attempts: %w", err)
+	}
+	defer rows.Close()
+	out := []CallAttempt{}
+	for rows.Next() {
+		var a CallAttempt
+		var reason, room sql.NullString
+		var code sql.NullInt64
+		var dur sql.NullFloat64
+		var started int64
+		var ended sql.NullInt64
+		if err := rows.Scan(&a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended); err != nil {
+			return nil, err
+		}
+		a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
+		if dur.Valid {
+			d := dur.Float64
+			a.Duration = &d
+		}
+		a.StartedAt, a.EndedAt = fromMS(started), optMS(ended)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// ErrCallFinished is returned (wrapping ErrConflict) when cancelling a call
+// that already ended.
+var ErrCallFinished = fmt.Errorf("call already finished: %w", ErrConflict)
+
+// CancelCall cancels a call that has not ended: initiated, scheduled and
+// queued calls never dial; a connecting, ringing or active one is marked
+// cancelled here and its dialing worker hangs up when it sees the status
+// (at once in-process, within a heartbeat from another process). It returns
+// the call as updated and the status it had before.
+func (db *DB) CancelCall(ctx context.Context, orgID, id string, now time.Time) (Call, string, error) {
+	var prev string
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("call %q: %w", id, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if CallFinal(prev) {
+			return fmt.Errorf("call %q is %s: %w", id, prev, ErrCallFinished)
+		}
+		// claim_token and lease stay: the dialing worker still owns the
+		// attempt until it has hung up and recorded it.
+		_, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
+			WHERE id = ?`, ms(now), ms(now), id)
+		return err
+	})
+	if err != nil {
+		return Call{}, prev, err
+	}
+	c, err := db.GetCall(ctx, orgID, id)
+	return c, prev, err
+}
