@@ -19,12 +19,23 @@ const maxListingsRead = 10000
 // listing search (nil when no embedder is configured; search is then
 // keyword-only).
 type listingsState struct {
-	index listingIndex
+	vectors *ListingVectors
 }
 
 // wireListings sets up listings search on the knowledge base's embedder.
 func (a *App) wireListings(ctx context.Context) error {
-	a.srv.listings.index = newListingIndex(a.srv)
+	v := newListingVectors(a.srv)
+	a.srv.listings.vectors = v
+	if v != nil {
+		// Load the listing spaces in the background so the first search
+		// after a start does not pay for it.
+		a.goWorker(func(ctx context.Context) error {
+			if err := v.Index.Warm(ctx, "listings:"); err != nil && ctx.Err() == nil {
+				a.log.Warn("loading listing vectors", "err", err)
+			}
+			return nil
+		})
+	}
 	return nil
 }
 
@@ -99,7 +110,7 @@ func (s *Server) syncListings(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return err
 	}
-	rep, err := SyncListings(r.Context(), s.db, s.listings.index, ListingSync{
+	rep, err := SyncListings(r.Context(), s.db, s.listings.vectors, ListingSync{
 		OrgID: orgID(r), Items: items, DeleteStale: deleteStale, StaleCategory: items[0].Category,
 	})
 	if err != nil {
@@ -146,7 +157,7 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request, _ httprout
 	for i, l := range ls {
 		out[i] = map[string]any{
 			"id": l.ID, "externalId": l.ExternalID, "title": l.Title, "price": priceOf(l),
-			"status": "active", "sourceUrl": optString(l.SourceURL), "updatedAt": formatTime(l.UpdatedAt),
+			"status": "active", "sourceUrl": listingNullable(l.SourceURL), "updatedAt": formatTime(l.UpdatedAt),
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
@@ -164,8 +175,8 @@ func priceOf(l storage.Listing) any {
 	return formatCents(l.PriceCents)
 }
 
-// optString sends "" as null.
-func optString(s string) any {
+// listingNullable sends "" as null.
+func listingNullable(s string) any {
 	if s == "" {
 		return nil
 	}

@@ -1,5 +1,35 @@
 package app
 
-// newListingIndex builds the vector side of listing search from the
-// knowledge base's embedder; nil (keyword-only search) without one.
-func newListingIndex(s *Server) listingIndex { return nil }
+import (
+	"context"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// newListingVectors shares the knowledge base's embedder and vector index
+// (wireKB runs first); nil, for keyword-only search, without an embedder.
+func newListingVectors(s *Server) *ListingVectors {
+	if s.kb.emb == nil {
+		return nil
+	}
+	idx := s.kb.index
+	if idx == nil {
+		idx = storage.NewVectorIndex(s.db)
+	}
+	return &ListingVectors{Embedder: s.kb.emb, Index: idx}
+}
+
+// OpenListingVectors builds the listings' vector side for a process
+// without a server (agentd import --db), with serve's embedder settings so
+// the vectors it writes are the ones the server searches. A running
+// server's index picks them up from the vector log.
+func OpenListingVectors(ctx context.Context, db *storage.DB, cfg KBConfig) (*ListingVectors, error) {
+	emb := cfg.TestEmbedder
+	if emb == nil {
+		var err error
+		if emb, err = newEmbedder(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return &ListingVectors{Embedder: emb, Index: storage.NewVectorIndex(db)}, nil
+}

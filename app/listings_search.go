@@ -20,6 +20,9 @@ const (
 	maxSearchLimit     = 100
 	maxSearchQuery     = 1000
 	rrfK               = 60 // reciprocal rank fusion constant
+	// minVectorScore drops vector hits that share no meaning with the query
+	// (cosine near zero), so a text query does not return every listing.
+	minVectorScore = 0.1
 )
 
 // ListingQuery is a parsed GET /api/v1/listings/search.
@@ -105,7 +108,7 @@ type ListingHit struct {
 // SearchListings runs a listing search: without text, the filtered listings
 // newest first; with text, keyword (BM25) and vector rankings within the
 // filter fused by reciprocal rank.
-func SearchListings(ctx context.Context, db *storage.DB, idx listingIndex, q ListingQuery) ([]ListingHit, error) {
+func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q ListingQuery) ([]ListingHit, error) {
 	if q.Text == "" {
 		ls, err := db.FilterListings(ctx, q.Filter, q.Limit)
 		if err != nil {
@@ -123,8 +126,8 @@ func SearchListings(ctx context.Context, db *storage.DB, idx listingIndex, q Lis
 		return nil, err
 	}
 	lists := [][]int64{kw}
-	if idx != nil && idx.embedder() != nil {
-		vs, err := vectorListings(ctx, db, idx, q, depth)
+	if vec.enabled() && vec.Index != nil {
+		vs, err := vectorListings(ctx, db, vec, q, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -145,26 +148,34 @@ func SearchListings(ctx context.Context, db *storage.DB, idx listingIndex, q Lis
 
 // vectorListings ranks by similarity to the query, restricted to the
 // filtered listings when there is a filter.
-func vectorListings(ctx context.Context, db *storage.DB, idx listingIndex, q ListingQuery, depth int) ([]int64, error) {
-	vecs, err := idx.embedder().Embed(ctx, []string{q.Text})
+func vectorListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q ListingQuery, depth int) ([]int64, error) {
+	vecs, err := vec.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil {
 		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable", Err: err}
 	}
-	var allow map[int64]bool
+	if len(vecs) != 1 {
+		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable"}
+	}
+	var allow []int64
 	if !q.Filter.Empty() {
-		seqs, err := db.FilterListingSeqs(ctx, q.Filter)
-		if err != nil {
+		if allow, err = db.FilterListingSeqs(ctx, q.Filter); err != nil {
 			return nil, err
 		}
-		if len(seqs) == 0 {
+		if len(allow) == 0 {
 			return nil, nil
 		}
-		allow = make(map[int64]bool, len(seqs))
-		for _, s := range seqs {
-			allow[s] = true
+	}
+	hits, err := vec.Index.Search(ctx, listingSpace(q.Filter.OrgID), vecs[0], depth, allow)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, 0, len(hits))
+	for _, h := range hits {
+		if h.Score >= minVectorScore {
+			out = append(out, h.ID)
 		}
 	}
-	return idx.search(ctx, q.Filter.OrgID, vecs[0], depth, allow)
+	return out, nil
 }
 
 // fuseRRF merges rankings by reciprocal rank fusion and keeps the best n.
@@ -196,7 +207,7 @@ func (s *Server) searchListings(w http.ResponseWriter, r *http.Request, _ httpro
 	if err != nil {
 		return err
 	}
-	hits, err := SearchListings(r.Context(), s.db, s.listings.index, q)
+	hits, err := SearchListings(r.Context(), s.db, s.listings.vectors, q)
 	if err != nil {
 		return err
 	}
@@ -209,8 +220,8 @@ func (s *Server) searchListings(w http.ResponseWriter, r *http.Request, _ httpro
 		}
 		out[i] = map[string]any{
 			"id": l.ID, "externalId": l.ExternalID, "title": l.Title, "description": l.Description,
-			"category": optString(l.Category), "price": priceOf(l), "currency": l.Currency,
-			"attributes": l.Attributes, "sourceUrl": optString(l.SourceURL), "score": score,
+			"category": listingNullable(l.Category), "price": priceOf(l), "currency": l.Currency,
+			"attributes": l.Attributes, "sourceUrl": listingNullable(l.SourceURL), "score": score,
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"results": out}, "meta": s.meta()})

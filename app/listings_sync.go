@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -47,18 +46,25 @@ type SyncReport struct {
 	Deleted   int
 }
 
-// listingIndex is the vector side of listings: durable rows written in the
-// sync's transaction, the in-memory index updated after it commits, and
-// search restricted to allowed listings.
-type listingIndex interface {
-	// space names the embedder's vector space, part of the embedded-text
-	// hash so a model change re-embeds.
-	space() string
-	embedder() embed.Embedder
-	store(ctx context.Context, tx *sql.Tx, orgID string, seqs []int64, vecs [][]float32, deleted []int64) error
-	publish(orgID string, seqs []int64, vecs [][]float32, deleted []int64)
-	search(ctx context.Context, orgID string, q []float32, k int, allow map[int64]bool) ([]int64, error)
+// ListingVectors is the vector side of listings: the embedder and the
+// shared in-memory vector index (a mirror of the vectors table, so writes by
+// another process, such as agentd import --db, are seen too). Each
+// organization's listings are the space "listings:<orgID>".
+type ListingVectors struct {
+	Embedder embed.Embedder
+	Index    *storage.VectorIndex
 }
+
+// listingSpace is the vector space of an organization's listings.
+func listingSpace(orgID string) string { return "listings:" + orgID }
+
+// model identifies the embedder's vectors.
+func (v *ListingVectors) model() storage.VectorModel {
+	return storage.VectorModel{Embedder: v.Embedder.Name(), Model: v.Embedder.Model(), Dims: v.Embedder.Dimensions()}
+}
+
+// enabled reports whether listings get vectors at all.
+func (v *ListingVectors) enabled() bool { return v != nil && v.Embedder != nil }
 
 // plannedWrite is one storage write and the report entries it decides.
 type plannedWrite struct {
@@ -74,7 +80,7 @@ type plannedWrite struct {
 // embedding), created and changed ones are embedded (only when their
 // embedded text changed) and written with their vectors in one transaction,
 // then stale listings of the category are deleted.
-func SyncListings(ctx context.Context, db *storage.DB, idx listingIndex, s ListingSync) (SyncReport, error) {
+func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s ListingSync) (SyncReport, error) {
 	var rep SyncReport
 	ids := make([]string, 0, len(s.Items))
 	for i := range s.Items {
@@ -85,8 +91,8 @@ func SyncListings(ctx context.Context, db *storage.DB, idx listingIndex, s Listi
 		return rep, err
 	}
 	space := ""
-	if idx != nil && idx.embedder() != nil {
-		space = idx.space()
+	if vec.enabled() {
+		space = vec.model().String()
 	}
 	// Plan: the last occurrence of an external id is written; each
 	// occurrence is reported against the state before it.
@@ -123,28 +129,34 @@ func SyncListings(ctx context.Context, db *storage.DB, idx listingIndex, s Listi
 		if last[in.ExternalID] != i {
 			continue
 		}
-		if stored && string(st.Hash) == string(h) {
-			continue // final state equals the stored one
-		}
-		pw := &plannedWrite{in: in, w: in.listingWrite(), created: !stored}
-		pw.w.Seq, pw.w.ID = st.Seq, st.ID
+		same := stored && string(st.Hash) == string(h)
+		var text string
+		var eh []byte
 		if space != "" {
-			text := in.embedText()
-			pw.w.EmbedHash = textHash(text, space)
-			if !stored || string(st.EmbedHash) != string(pw.w.EmbedHash) {
-				pw.text = text
+			text = in.embedText()
+			eh = textHash(text, space)
+			if stored && string(st.EmbedHash) == string(eh) {
+				text = "" // the stored vector stays
 			}
 		}
+		if same && text == "" {
+			continue // final state equals the stored one, vector included
+		}
+		// A same listing is still written when its vector is stale (the
+		// embedder changed); it is reported as unchanged.
+		pw := &plannedWrite{in: in, w: in.listingWrite(), created: !stored, text: text}
+		pw.w.Seq, pw.w.ID, pw.w.EmbedHash = st.Seq, st.ID, eh
 		plan = append(plan, pw)
 		byExt[in.ExternalID] = pw
 	}
-	if err := embedPlan(ctx, idx, plan); err != nil {
+	if err := embedPlan(ctx, vec, plan); err != nil {
 		return rep, err
 	}
 	var writes []storage.ListingWrite
 	var wplan []*plannedWrite
 	for _, pw := range plan {
 		if pw.failed == "" {
+			pw.w.Vec = pw.vec
 			writes = append(writes, pw.w)
 			wplan = append(wplan, pw)
 		}
@@ -153,26 +165,13 @@ func SyncListings(ctx context.Context, db *storage.DB, idx listingIndex, s Listi
 	if s.DeleteStale {
 		stale = &storage.StaleScope{Category: s.StaleCategory, Keep: append(ids, s.Keep...)}
 	}
-	var vecSeqs []int64
-	var vecs [][]float32
-	var extra storage.ListingTx
-	if idx != nil {
-		extra = func(ctx context.Context, tx *sql.Tx, out storage.SyncOutcome) error {
-			for i, r := range out.Results {
-				if r.Err == nil && wplan[i].vec != nil {
-					vecSeqs = append(vecSeqs, r.Seq)
-					vecs = append(vecs, wplan[i].vec)
-				}
-			}
-			return idx.store(ctx, tx, s.OrgID, vecSeqs, vecs, out.Deleted)
-		}
+	var vs *storage.VectorSpec
+	if vec.enabled() {
+		vs = &storage.VectorSpec{Space: listingSpace(s.OrgID), Model: vec.model()}
 	}
-	out, err := db.SyncListings(ctx, s.OrgID, writes, stale, extra)
+	out, err := db.SyncListings(ctx, s.OrgID, writes, stale, vs)
 	if err != nil {
 		return rep, err
-	}
-	if idx != nil {
-		idx.publish(s.OrgID, vecSeqs, vecs, out.Deleted)
 	}
 	for i, r := range out.Results {
 		pw := wplan[i]
@@ -208,7 +207,7 @@ func SyncListings(ctx context.Context, db *storage.DB, idx listingIndex, s Listi
 
 // embedPlan embeds the texts that changed, in batches. An embedder failure
 // marks the batch's listings failed rather than failing the whole sync.
-func embedPlan(ctx context.Context, idx listingIndex, plan []*plannedWrite) error {
+func embedPlan(ctx context.Context, vec *ListingVectors, plan []*plannedWrite) error {
 	var todo []*plannedWrite
 	for _, pw := range plan {
 		if pw.text != "" {
@@ -221,7 +220,7 @@ func embedPlan(ctx context.Context, idx listingIndex, plan []*plannedWrite) erro
 		for i, pw := range batch {
 			texts[i] = pw.text
 		}
-		vecs, err := idx.embedder().Embed(ctx, texts)
+		vecs, err := vec.Embedder.Embed(ctx, texts)
 		if err == nil && len(vecs) != len(texts) {
 			err = fmt.Errorf("%w: %d vectors for %d texts", embed.ErrEmbedder, len(vecs), len(texts))
 		}

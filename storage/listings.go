@@ -51,6 +51,7 @@ type ListingWrite struct {
 	EmbedHash []byte     // hash of the embedded text
 	Terms     []AttrTerm // attribute index rows
 	Keywords  string     // attribute text for the keyword index
+	Vec       []float32  // new vector; nil keeps the stored one
 }
 
 // StaleScope deletes, in the same transaction as a sync, the listings of
@@ -73,9 +74,12 @@ type SyncOutcome struct {
 	Deleted []int64         // sequence ids removed by the stale scope
 }
 
-// ListingTx lets a caller write more (vectors) in the sync's transaction:
-// it runs after the listings are written, with their sequence ids.
-type ListingTx func(ctx context.Context, tx *sql.Tx, out SyncOutcome) error
+// VectorSpec names the vector space (and its model) a sync writes the
+// listings' vectors to, in the same transaction as the listings.
+type VectorSpec struct {
+	Space string
+	Model VectorModel
+}
 
 // ListingStates returns, by external id, the stored state of the listed
 // external ids of the organization (missing ones are absent from the map).
@@ -105,9 +109,11 @@ func (db *DB) ListingStates(ctx context.Context, orgID string, externalIDs []str
 // SyncListings writes every listing in one immediate transaction: inserts
 // get a new UUID, updates replace the row, its attribute terms and its
 // keyword entry. A write that fails is rolled back alone (its savepoint) and
-// reported in its result. Then stale listings are deleted and extra runs
-// (vectors) with the outcome; an error there aborts everything.
-func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, extra ListingTx) (SyncOutcome, error) {
+// reported in its result. Then stale listings are deleted, and with vs the
+// new vectors are put and the deleted listings' vectors removed. A space
+// made by another embedder model is reset first (its listings re-embed as
+// they are synced again).
+func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, vs *VectorSpec) (SyncOutcome, error) {
 	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
 	now := ms(time.Now().UTC())
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -142,8 +148,8 @@ func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWr
 				return err
 			}
 		}
-		if extra != nil {
-			return extra(ctx, tx, out)
+		if vs != nil {
+			return syncListingVectors(ctx, tx, *vs, writes, out)
 		}
 		return nil
 	})
@@ -151,6 +157,30 @@ func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWr
 		return SyncOutcome{}, fmt.Errorf("storage: sync listings: %w", err)
 	}
 	return out, nil
+}
+
+// syncListingVectors writes the vectors of the successful writes and
+// removes those of deleted listings.
+func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes []ListingWrite, out SyncOutcome) error {
+	var items []VectorItem
+	for i, r := range out.Results {
+		if r.Err == nil && writes[i].Vec != nil {
+			items = append(items, VectorItem{ID: r.Seq, Vec: writes[i].Vec})
+		}
+	}
+	if len(items) > 0 {
+		err := ensureSpace(ctx, tx, vs.Space, vs.Model)
+		if errors.Is(err, ErrConflict) {
+			err = resetSpace(ctx, tx, vs.Space, vs.Model)
+		}
+		if err != nil {
+			return err
+		}
+		if err := putVectors(ctx, tx, vs.Space, vs.Model.Dims, items); err != nil {
+			return err
+		}
+	}
+	return deleteVectors(ctx, tx, vs.Space, out.Deleted)
 }
 
 // listingStmts are the statements of a sync, prepared once per transaction.
