@@ -62,10 +62,12 @@ type SIP struct {
 	closing    context.Context    // done once Close starts: hangs up calls
 	closeCalls context.CancelFunc
 
-	mu     sync.Mutex
-	closed bool
-	calls  sync.WaitGroup // Dial calls in flight
-	bg     sync.WaitGroup // goroutines that finish a transaction after Dial returned
+	mu        sync.Mutex
+	closed    bool
+	closeOnce sync.Once
+	closeErr  error
+	calls     sync.WaitGroup // Dial calls in flight
+	bg        sync.WaitGroup // goroutines that finish a transaction after Dial returned
 }
 
 // NewSIP validates cfg, binds the local SIP socket and starts serving it
@@ -269,22 +271,21 @@ func (s *SIP) listen(srv *sipgo.Server) (func(context.Context), error) {
 func (s *SIP) Name() string { return "sip" }
 
 // Close hangs up the calls in flight (as if their contexts were
-// cancelled), waits for them, and releases the socket.
+// cancelled), waits for them, and releases the socket. Later calls wait
+// for the first and return its result.
 func (s *SIP) Close() error {
-	s.mu.Lock()
-	if s.closed {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
 		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	s.mu.Unlock()
 
-	s.closeCalls() // the listener stays up so CANCEL/BYE get answered
-	s.calls.Wait()
-	s.stop()
-	err := s.ua.Close() // ends transactions still waiting in the background
-	s.bg.Wait()
-	return err
+		s.closeCalls() // the listener stays up so CANCEL/BYE get answered
+		s.calls.Wait()
+		s.stop()
+		s.closeErr = s.ua.Close() // ends transactions still waiting in the background
+		s.bg.Wait()
+	})
+	return s.closeErr
 }
 
 // contact is the Contact header of our requests: the listening socket.

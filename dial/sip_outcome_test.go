@@ -2,8 +2,11 @@ package dial
 
 import (
 	"errors"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/emiago/sipgo/sip"
 )
@@ -181,4 +184,52 @@ func FuzzSIPInvite(f *testing.F) {
 			t.Fatalf("round trip changed the INVITE:\n%s", back)
 		}
 	})
+}
+
+// TestSIPListener checks what the local SIP socket answers on its own: 200
+// to OPTIONS keepalives, 481 to a BYE for no call, 403 to inbound INVITEs.
+func TestSIPListener(t *testing.T) {
+	s, err := NewSIP(SIPConfig{Trunk: "127.0.0.1:9", ListenAddr: "0.0.0.0:0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.host != "127.0.0.1" {
+		t.Errorf("advertised host %q, want 127.0.0.1 (route to the trunk)", s.host)
+	}
+	conn, err := net.Dial("udp", net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	local := conn.LocalAddr().String()
+	for i, c := range []struct {
+		method string
+		want   int
+	}{{"OPTIONS", 200}, {"BYE", 481}, {"INVITE", 403}} {
+		req := c.method + " sip:agentd@127.0.0.1 SIP/2.0\r\n" +
+			"Via: SIP/2.0/UDP " + local + ";branch=z9hG4bKtest" + strconv.Itoa(i) + "\r\n" +
+			"From: <sip:peer@127.0.0.1>;tag=p1\r\nTo: <sip:agentd@127.0.0.1>;tag=x1\r\n" +
+			"Call-ID: stray-" + strconv.Itoa(i) + "\r\nCSeq: 1 " + c.method + "\r\n" +
+			"Contact: <sip:peer@" + local + ">\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
+		if _, err := conn.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatalf("%s: no answer: %v", c.method, err)
+			}
+			res := parseSIPResponse(t, strings.ReplaceAll(string(buf[:n]), "\r\n", "\n"))
+			if res.StatusCode < 200 {
+				continue // 100 Trying for the INVITE
+			}
+			if res.StatusCode != c.want {
+				t.Errorf("%s answered %d, want %d", c.method, res.StatusCode, c.want)
+			}
+			break
+		}
+	}
 }

@@ -126,10 +126,13 @@ func (p *sippProc) waitReady(t testing.TB, port int, tcp bool) {
 		default:
 		}
 		if tcp {
-			if c, err := net.Dial("tcp", p.Addr); err == nil {
-				c.Close()
-				return
+			// Probe by binding, not connecting: sipp's single-socket TCP
+			// mode would take a probe connection for the call's.
+			l, err := net.Listen("tcp", p.Addr)
+			if err != nil {
+				return // bound by sipp
 			}
+			l.Close()
 		} else {
 			u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
 			if err != nil {
