@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -132,6 +133,11 @@ func (c *Chunker) analyse(src string) *document {
 	d.level = make([]uint8, len(d.off))
 	for i := 1; i < len(d.off)-1; i++ {
 		d.level[i] = inlineLevel(src, d.off[i])
+		// "a  0" is "a", " ", " ", "0", but a chunk ending in "a  " would
+		// re-encode its two spaces as one token: never end between them.
+		if i >= 2 && blankPiece(src[d.off[i-1]:d.off[i]]) && blankPiece(src[d.off[i-2]:d.off[i-1]]) {
+			d.level[i] = levelNever
+		}
 	}
 	o := parseOutline(src)
 	d.heads = o.headings
@@ -154,6 +160,11 @@ func (c *Chunker) analyse(src string) *document {
 		}
 	}
 	return d
+}
+
+// blankPiece reports a piece of whitespace without a line break.
+func blankPiece(p string) bool {
+	return strings.TrimFunc(p, unicode.IsSpace) == "" && !strings.ContainsAny(p, "\r\n")
 }
 
 // inlineLevel is the cut level of a boundary inside a line.
@@ -269,17 +280,14 @@ func lastLegal(d *document, s, q int) int {
 }
 
 // overlapStart returns where the chunk whose core starts at boundary s
-// begins, at most allowed tokens before s and not before from: the
+// begins, at most allowed tokens before s and after from: the
 // earliest line start there if it gives at least a quarter of the allowed
 // overlap (code and lists then start on a whole line), else the earliest
 // word boundary, else the earliest legal boundary.
 func (c *Chunker) overlapStart(d *document, from, s, allowed int) int {
 	line, word, legal := -1, -1, s
-	for i := s - 1; i >= from && d.cum[s]-d.cum[i] <= allowed; i-- {
+	for i := s - 1; i > from && d.cum[s]-d.cum[i] <= allowed; i-- {
 		lv := d.level[i]
-		if i == 0 {
-			lv = levelHeading
-		}
 		if lv <= levelSubword {
 			legal = i
 		}
