@@ -16,9 +16,9 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
-// batchRequest is the body of POST /api/v1/calls/batch. Items stay raw so
+// callBatchRequest is the body of POST /api/v1/calls/batch. Items stay raw so
 // that a bad item fails alone, named by its index, instead of the batch.
-type batchRequest struct {
+type callBatchRequest struct {
 	AgentID             *string                   `json:"agentId"`
 	Calls               []json.RawMessage         `json:"calls"`
 	DefaultPriority     *int                      `json:"defaultPriority"`
@@ -29,8 +29,8 @@ type batchRequest struct {
 	TimezoneAwareConfig *dial.TimezoneAwareConfig `json:"timezoneAwareConfig"`
 }
 
-// batchItem is one call of a batch.
-type batchItem struct {
+// callBatchItem is one call of a batch.
+type callBatchItem struct {
 	ContactPhone      *string        `json:"contactPhone"`
 	ContactName       *string        `json:"contactName"`
 	ContactEmail      *string        `json:"contactEmail"`
@@ -42,8 +42,8 @@ type batchItem struct {
 	Metadata          map[string]any `json:"metadata"`
 }
 
-// batchResult is one entry of the results array.
-type batchResult struct {
+// callBatchResult is one entry of the results array.
+type callBatchResult struct {
 	Index        int     `json:"index"`
 	Success      bool    `json:"success"`
 	CallID       string  `json:"callId,omitempty"`
@@ -52,8 +52,8 @@ type batchResult struct {
 	ScheduledAt  *string `json:"scheduledAt,omitempty"`
 }
 
-// validItem is a batch item that passed its own checks.
-type validItem struct {
+// callBatchValid is a batch item that passed its own checks.
+type callBatchValid struct {
 	index              int
 	phone, name, email string
 	priority           int
@@ -68,12 +68,12 @@ type validItem struct {
 // scheduled, 207 when some failed, 400 when none was (the body then carries
 // the per-call results next to the error).
 func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req batchRequest
+	var req callBatchRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
 	now := s.now()
-	agentID, err := checkAgentID(req.AgentID)
+	agentID, err := checkCallAgentID(req.AgentID)
 	if err != nil {
 		return err
 	}
@@ -82,14 +82,14 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 		return badRequest("calls is required: an array of 1 to 1000 calls")
 	case n == 0:
 		return badRequest("calls must not be empty (1 to 1000 calls)")
-	case n > maxBatchCalls:
-		return badRequest(fmt.Sprintf("calls has %d calls; at most %d per request", n, maxBatchCalls))
+	case n > callMaxBatch:
+		return badRequest(fmt.Sprintf("calls has %d calls; at most %d per request", n, callMaxBatch))
 	}
-	defPriority, err := checkPriority("defaultPriority", req.DefaultPriority, defaultPriority)
+	defPriority, err := checkCallPriority("defaultPriority", req.DefaultPriority, callDefaultPriority)
 	if err != nil {
 		return err
 	}
-	defAt, err := checkTime("defaultScheduledAt", req.DefaultScheduledAt)
+	defAt, err := checkCallTime("defaultScheduledAt", req.DefaultScheduledAt)
 	if err != nil {
 		return err
 	}
@@ -109,10 +109,10 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	policy, err := rc.Policy()
 	if err != nil {
 		prefix := "retryConfig."
-		if strings.HasPrefix(errField(err), "retrySchedule") && len(req.RetrySchedule) > 0 {
+		if strings.HasPrefix(callErrField(err), "retrySchedule") && len(req.RetrySchedule) > 0 {
 			prefix = "" // the top-level field
 		}
-		return retryError(prefix, err)
+		return callRetryError(prefix, err)
 	}
 	tz := req.TimezoneAwareConfig
 	if tz != nil {
@@ -132,13 +132,13 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 		return err
 	}
 
-	results := make([]batchResult, 0, len(req.Calls))
-	var valid []validItem
+	results := make([]callBatchResult, 0, len(req.Calls))
+	var valid []callBatchValid
 	stopped := false
 	for i, raw := range req.Calls {
-		it, phone, err := validateBatchItem(raw, defPriority)
+		it, phone, err := validateCallBatchItem(raw, defPriority)
 		if err != nil {
-			results = append(results, batchResult{Index: i, Error: err.Error(), ContactPhone: phone})
+			results = append(results, callBatchResult{Index: i, Error: err.Error(), ContactPhone: phone})
 			if req.StopOnError {
 				stopped = i < len(req.Calls)-1
 				break
@@ -171,17 +171,17 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 		}
 		// Every earlier failure has a higher index (validation stopped there).
 		stop := valid[k]
-		results = []batchResult{{Index: stop.index, Error: planError(planned[k].Err), ContactPhone: stop.phone}}
+		results = []callBatchResult{{Index: stop.index, Error: callPlanError(planned[k].Err), ContactPhone: stop.phone}}
 		stopped = stop.index < len(req.Calls)-1
 		valid = valid[:k]
 	}
 
 	batchID := uuid.NewString()
 	var rows []storage.Call
-	var ok []validItem
+	var ok []callBatchValid
 	for k, v := range valid {
 		if p := planned[k]; p.Err != nil {
-			results = append(results, batchResult{Index: v.index, Error: planError(p.Err), ContactPhone: v.phone})
+			results = append(results, callBatchResult{Index: v.index, Error: callPlanError(p.Err), ContactPhone: v.phone})
 			continue
 		}
 		v.at, v.window = planned[k].At, planned[k].Window
@@ -193,8 +193,8 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 		rows = append(rows, storage.Call{
 			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallInitiated, PhoneNumber: v.phone,
 			CallerID: agentCaller, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
-			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: policy.MaxRetries, RetryPolicy: policyJSON(policy),
-			Window: windowJSON(v.window), Metadata: recordMetadata(v.meta, agentCaller, v.priority),
+			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: policy.MaxRetries, RetryPolicy: callPolicyJSON(policy),
+			Window: callWindowJSON(v.window), Metadata: callRecordMetadata(v.meta, agentCaller, v.priority),
 			CallMetadata: callMetadataJSON(v.callMeta), BatchID: batchID,
 		})
 		ok = append(ok, v)
@@ -206,12 +206,12 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 		}
 		for k, c := range created {
 			at := formatTime(c.DueAt)
-			results = append(results, batchResult{Index: ok[k].index, Success: true, CallID: c.ID,
+			results = append(results, callBatchResult{Index: ok[k].index, Success: true, CallID: c.ID,
 				ContactPhone: c.PhoneNumber, ScheduledAt: &at})
 		}
 		s.calls.sched.Wake()
 	}
-	sortResults(results)
+	sortCallResults(results)
 	failed := len(results) - len(rows)
 	status, msg := http.StatusCreated, fmt.Sprintf("%d of %d calls scheduled", len(rows), len(req.Calls))
 	switch {
@@ -245,8 +245,8 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	return nil
 }
 
-// errField is the field of a dial.FieldError, "" otherwise.
-func errField(err error) string {
+// callErrField is the field of a dial.FieldError, "" otherwise.
+func callErrField(err error) string {
 	var fe *dial.FieldError
 	if errors.As(err, &fe) {
 		return fe.Field
@@ -254,19 +254,19 @@ func errField(err error) string {
 	return ""
 }
 
-// planError words a planning failure of one item.
-func planError(err error) string {
+// callPlanError words a planning failure of one item.
+func callPlanError(err error) string {
 	if errors.Is(err, dial.ErrNoWindow) {
 		return "no allowed call time: the call window never opens (check allowedDays, business hours and doNotCallBefore/After)"
 	}
 	return err.Error()
 }
 
-// validateBatchItem decodes and checks one item. The phone is returned
+// validateCallBatchItem decodes and checks one item. The phone is returned
 // (cleaned when possible) for the result even when the item fails.
-func validateBatchItem(raw json.RawMessage, defPriority int) (validItem, string, error) {
-	var it batchItem
-	var v validItem
+func validateCallBatchItem(raw json.RawMessage, defPriority int) (callBatchValid, string, error) {
+	var it callBatchItem
+	var v callBatchValid
 	if err := decodeBytes(raw, &it); err != nil {
 		var e *Error
 		if errors.As(err, &e) && strings.HasPrefix(e.Message, "request body must be") {
@@ -279,39 +279,39 @@ func validateBatchItem(raw json.RawMessage, defPriority int) (validItem, string,
 		phone = cleanPhone(*it.ContactPhone)
 	}
 	var err error
-	if v.phone, err = checkPhone("contactPhone", it.ContactPhone); err != nil {
+	if v.phone, err = checkCallPhone("contactPhone", it.ContactPhone); err != nil {
 		return v, phone, errors.New(toError(err).Message)
 	}
-	fail := func(err error) (validItem, string, error) { return v, phone, errors.New(toError(err).Message) }
-	if v.name, err = checkName("contactName", it.ContactName); err != nil {
+	fail := func(err error) (callBatchValid, string, error) { return v, phone, errors.New(toError(err).Message) }
+	if v.name, err = checkCallName("contactName", it.ContactName); err != nil {
 		return fail(err)
 	}
-	if v.email, err = checkEmail("contactEmail", it.ContactEmail); err != nil {
+	if v.email, err = checkCallEmail("contactEmail", it.ContactEmail); err != nil {
 		return fail(err)
 	}
-	at, err := checkTime("scheduledAt", it.ScheduledAt)
+	at, err := checkCallTime("scheduledAt", it.ScheduledAt)
 	if err != nil {
 		return fail(err)
 	}
-	if v.priority, err = checkPriority("priority", it.Priority, defPriority); err != nil {
+	if v.priority, err = checkCallPriority("priority", it.Priority, defPriority); err != nil {
 		return fail(err)
 	}
 	if it.CallMetadata != nil {
-		v.callMeta = cleanValue(it.CallMetadata).(map[string]any)
+		v.callMeta = cleanCallValue(it.CallMetadata).(map[string]any)
 		if err := checkCallMetadata("callMetadata", v.callMeta); err != nil {
 			return fail(err)
 		}
 	}
 	if it.Metadata != nil {
-		v.meta = cleanValue(it.Metadata).(map[string]any)
+		v.meta = cleanCallValue(it.Metadata).(map[string]any)
 	}
-	tz := cleanOpt(it.Timezone)
+	tz := cleanCallOpt(it.Timezone)
 	if tz != "" {
 		if _, err := dial.LoadZone(tz); err != nil {
 			return fail(badRequest("timezone must be an IANA time zone such as America/New_York"))
 		}
 	}
-	lst := cleanOpt(it.LocalScheduleTime)
+	lst := cleanCallOpt(it.LocalScheduleTime)
 	if lst != "" {
 		if _, err := dial.ParseHHMM(lst); err != nil {
 			return fail(badRequest("localScheduleTime must be HH:mm (00:00 to 23:59)"))
@@ -329,7 +329,7 @@ func validateBatchItem(raw json.RawMessage, defPriority int) (validItem, string,
 	return v, v.phone, nil
 }
 
-// sortResults orders results by index.
-func sortResults(rs []batchResult) {
-	slices.SortFunc(rs, func(a, b batchResult) int { return a.Index - b.Index })
+// sortCallResults orders results by index.
+func sortCallResults(rs []callBatchResult) {
+	slices.SortFunc(rs, func(a, b callBatchResult) int { return a.Index - b.Index })
 }

@@ -21,47 +21,47 @@ import (
 
 // Priority rules (DECISIONS.md: the default is 5 everywhere, 0 runs first).
 const (
-	defaultPriority = 5
-	maxPriority     = 10
-	maxBatchCalls   = 1000
-	// pastScheduleShift: a scheduledAt in the past is moved to now + 5 s.
-	pastScheduleShift = 5 * time.Second
+	callDefaultPriority = 5
+	callMaxPriority     = 10
+	callMaxBatch        = 1000
+	// callPastShift: a scheduledAt in the past is moved to now + 5 s.
+	callPastShift = 5 * time.Second
 )
 
-// msgE164 explains the phone format in every phone error.
-const msgE164 = "must be an E.164 phone number such as +14155550100"
+// callMsgE164 explains the phone format in every phone error.
+const callMsgE164 = "must be an E.164 phone number such as +14155550100"
 
-// cleanValue cleans every string of a decoded JSON value (keys included).
-func cleanValue(v any) any {
+// cleanCallValue cleans every string of a decoded JSON value (keys included).
+func cleanCallValue(v any) any {
 	switch x := v.(type) {
 	case string:
 		return cleanString(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[cleanString(k)] = cleanValue(e)
+			out[cleanString(k)] = cleanCallValue(e)
 		}
 		return out
 	case []any:
 		for i := range x {
-			x[i] = cleanValue(x[i])
+			x[i] = cleanCallValue(x[i])
 		}
 		return x
 	}
 	return v
 }
 
-// cleanOpt cleans an optional string field.
-func cleanOpt(s *string) string {
+// cleanCallOpt cleans an optional string field.
+func cleanCallOpt(s *string) string {
 	if s == nil {
 		return ""
 	}
 	return cleanString(*s)
 }
 
-// checkAgentID validates a required agentId.
-func checkAgentID(s *string) (string, error) {
-	id := cleanOpt(s)
+// checkCallAgentID validates a required agentId.
+func checkCallAgentID(s *string) (string, error) {
+	id := cleanCallOpt(s)
 	if id == "" {
 		return "", badRequest("agentId is required")
 	}
@@ -71,29 +71,29 @@ func checkAgentID(s *string) (string, error) {
 	return strings.ToLower(id), nil
 }
 
-// checkPhone validates a required phone field after cleaning.
-func checkPhone(field string, s *string) (string, error) {
+// checkCallPhone validates a required phone field after cleaning.
+func checkCallPhone(field string, s *string) (string, error) {
 	if s == nil || cleanString(*s) == "" {
 		return "", badRequest(field + " is required")
 	}
 	p := cleanPhone(*s)
 	if !validE164(p) {
-		return "", badRequest(field + " " + msgE164)
+		return "", badRequest(field + " " + callMsgE164)
 	}
 	return p, nil
 }
 
-// checkOptPhone validates an optional phone field (callerId).
-func checkOptPhone(field string, s *string) (string, error) {
+// checkCallOptPhone validates an optional phone field (callerId).
+func checkCallOptPhone(field string, s *string) (string, error) {
 	if s == nil || cleanString(*s) == "" {
 		return "", nil
 	}
-	return checkPhone(field, s)
+	return checkCallPhone(field, s)
 }
 
-// checkEmail validates an optional email address.
-func checkEmail(field string, s *string) (string, error) {
-	e := cleanOpt(s)
+// checkCallEmail validates an optional email address.
+func checkCallEmail(field string, s *string) (string, error) {
+	e := cleanCallOpt(s)
 	if e == "" {
 		return "", nil
 	}
@@ -104,29 +104,29 @@ func checkEmail(field string, s *string) (string, error) {
 	return e, nil
 }
 
-// checkName validates an optional free-text name.
-func checkName(field string, s *string) (string, error) {
-	n := cleanOpt(s)
+// checkCallName validates an optional free-text name.
+func checkCallName(field string, s *string) (string, error) {
+	n := cleanCallOpt(s)
 	if len(n) > 500 {
 		return "", badRequest(field + " is too long (max 500 characters)")
 	}
 	return n, nil
 }
 
-// checkPriority validates an optional priority, def when unset.
-func checkPriority(field string, p *int, def int) (int, error) {
+// checkCallPriority validates an optional priority, def when unset.
+func checkCallPriority(field string, p *int, def int) (int, error) {
 	if p == nil {
 		return def, nil
 	}
-	if *p < 0 || *p > maxPriority {
-		return 0, badRequest(fmt.Sprintf("%s must be an integer from 0 (highest) to %d (lowest)", field, maxPriority))
+	if *p < 0 || *p > callMaxPriority {
+		return 0, badRequest(fmt.Sprintf("%s must be an integer from 0 (highest) to %d (lowest)", field, callMaxPriority))
 	}
 	return *p, nil
 }
 
-// parseISOTime parses an ISO 8601 date-time with offset (RFC 3339, seconds
+// parseCallTime parses an ISO 8601 date-time with offset (RFC 3339, seconds
 // optional). A time without an offset is refused: it would be ambiguous.
-func parseISOTime(s string) (time.Time, bool) {
+func parseCallTime(s string) (time.Time, bool) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t.UTC(), true
 	}
@@ -136,22 +136,22 @@ func parseISOTime(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// checkTime validates an optional ISO 8601 time field.
-func checkTime(field string, s *string) (*time.Time, error) {
-	v := cleanOpt(s)
+// checkCallTime validates an optional ISO 8601 time field.
+func checkCallTime(field string, s *string) (*time.Time, error) {
+	v := cleanCallOpt(s)
 	if v == "" {
 		return nil, nil
 	}
-	t, ok := parseISOTime(v)
+	t, ok := parseCallTime(v)
 	if !ok {
 		return nil, badRequest(field + " must be an ISO 8601 date-time with offset, e.g. 2026-06-10T14:00:00Z")
 	}
 	return &t, nil
 }
 
-// metaKinds lists the typed keys of callMetadata (API.md) and the JSON kind
+// callMetaKinds lists the typed keys of callMetadata (API.md) and the JSON kind
 // each must have.
-var metaKinds = map[string]string{
+var callMetaKinds = map[string]string{
 	"firstName": "string", "lastName": "string", "company": "string", "jobTitle": "string",
 	"timezone": "string", "preferredLanguage": "string", "preferredCallTime": "string",
 	"doNotCallBefore": "string", "doNotCallAfter": "string", "accountId": "string", "accountType": "string",
@@ -164,7 +164,7 @@ var metaKinds = map[string]string{
 // their JSON kinds, the IANA timezone and the doNotCall bounds. Other keys
 // are kept as sent.
 func checkCallMetadata(prefix string, m map[string]any) error {
-	for k, kind := range metaKinds {
+	for k, kind := range callMetaKinds {
 		v, ok := m[k]
 		if !ok || v == nil {
 			continue
@@ -200,7 +200,7 @@ func checkCallMetadata(prefix string, m map[string]any) error {
 			return badRequest(fmt.Sprintf("%s.timezone must be an IANA time zone such as Europe/Berlin", prefix))
 		}
 	}
-	if lang, _ := m["preferredLanguage"].(string); lang != "" && !isLangCode(lang) {
+	if lang, _ := m["preferredLanguage"].(string); lang != "" && !isCallLangCode(lang) {
 		return badRequest(prefix + ".preferredLanguage must be an ISO 639-1 code such as en")
 	}
 	before, _ := m["doNotCallBefore"].(string)
@@ -216,9 +216,9 @@ func checkCallMetadata(prefix string, m map[string]any) error {
 	return nil
 }
 
-// isLangCode accepts a two-letter ISO 639-1 code (any case), optionally
+// isCallLangCode accepts a two-letter ISO 639-1 code (any case), optionally
 // with a region (en-US), as no-code tools send.
-func isLangCode(s string) bool {
+func isCallLangCode(s string) bool {
 	base, _, _ := strings.Cut(s, "-")
 	if len(base) != 2 {
 		return false
@@ -231,8 +231,8 @@ func isLangCode(s string) bool {
 	return true
 }
 
-// retryError turns a dial retry validation error into a 400 naming the field.
-func retryError(prefix string, err error) error {
+// callRetryError turns a dial retry validation error into a 400 naming the field.
+func callRetryError(prefix string, err error) error {
 	var fe *dial.FieldError
 	if errors.As(err, &fe) {
 		return badRequest(prefix + fe.Field + ": " + fe.Msg)
@@ -240,8 +240,8 @@ func retryError(prefix string, err error) error {
 	return badRequest(prefix + err.Error())
 }
 
-// policyJSON stores a retry policy; no retries stores nothing (no retry).
-func policyJSON(p dial.RetryPolicy) json.RawMessage {
+// callPolicyJSON stores a retry policy; no retries stores nothing (no retry).
+func callPolicyJSON(p dial.RetryPolicy) json.RawMessage {
 	if p.MaxRetries == 0 {
 		return nil
 	}
@@ -249,8 +249,8 @@ func policyJSON(p dial.RetryPolicy) json.RawMessage {
 	return b
 }
 
-// windowJSON stores a call window; the zero window stores nothing.
-func windowJSON(w dial.Window) json.RawMessage {
+// callWindowJSON stores a call window; the zero window stores nothing.
+func callWindowJSON(w dial.Window) json.RawMessage {
 	if w.TZ == "" && w.LocalScheduleTime == "" && !w.RespectBusinessHours && !w.ExcludeWeekends &&
 		w.AllowedDays == nil && w.DoNotCallBefore == "" && w.DoNotCallAfter == "" {
 		return nil
@@ -268,10 +268,10 @@ func callMetadataJSON(m map[string]any) json.RawMessage {
 	return b
 }
 
-// recordMetadata is the stored metadata: the caller's keys plus caller_id,
+// callRecordMetadata is the stored metadata: the caller's keys plus caller_id,
 // from_phone_number (both the caller ID used) and priority, which win over
 // caller keys of the same name.
-func recordMetadata(caller map[string]any, callerID string, priority int) json.RawMessage {
+func callRecordMetadata(caller map[string]any, callerID string, priority int) json.RawMessage {
 	m := make(map[string]any, len(caller)+3)
 	for k, v := range caller {
 		m[k] = v

@@ -10,8 +10,8 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
-// outboundRequest is the body of POST /api/v1/calls/outbound.
-type outboundRequest struct {
+// callOutboundRequest is the body of POST /api/v1/calls/outbound.
+type callOutboundRequest struct {
 	AgentID     *string        `json:"agentId"`
 	PhoneNumber *string        `json:"phoneNumber"`
 	CallerID    *string        `json:"callerId"`
@@ -34,29 +34,29 @@ func (s *Server) callsError(w http.ResponseWriter, r *http.Request, status int, 
 // active; the call log is created and set to queued (one transaction: it is
 // never seen initiated); the dial queue is woken (the dial event); 201.
 func (s *Server) outboundCall(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req outboundRequest
+	var req callOutboundRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	agentID, err := checkAgentID(req.AgentID)
+	agentID, err := checkCallAgentID(req.AgentID)
 	if err != nil {
 		return err
 	}
-	phone, err := checkPhone("phoneNumber", req.PhoneNumber)
+	phone, err := checkCallPhone("phoneNumber", req.PhoneNumber)
 	if err != nil {
 		return err
 	}
-	callerID, err := checkOptPhone("callerId", req.CallerID)
+	callerID, err := checkCallOptPhone("callerId", req.CallerID)
 	if err != nil {
 		return err
 	}
-	priority, err := checkPriority("priority", req.Priority, defaultPriority)
+	priority, err := checkCallPriority("priority", req.Priority, callDefaultPriority)
 	if err != nil {
 		return err
 	}
 	var meta map[string]any
 	if req.Metadata != nil {
-		meta = cleanValue(req.Metadata).(map[string]any)
+		meta = cleanCallValue(req.Metadata).(map[string]any)
 	}
 	agent, err := s.callAgent(r.Context(), r, agentID)
 	if err != nil {
@@ -82,7 +82,7 @@ func (s *Server) outboundCall(w http.ResponseWriter, r *http.Request, _ httprout
 	calls, err := s.db.CreateCalls(r.Context(), []storage.Call{{
 		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallQueued, PhoneNumber: phone,
 		CallerID: callerID, Priority: priority, DueAt: now, StartedAt: &now,
-		Metadata: recordMetadata(meta, callerID, priority),
+		Metadata: callRecordMetadata(meta, callerID, priority),
 	}})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -78,14 +78,14 @@ type CallAttempt struct {
 	EndedAt       *string  `json:"endedAt"`
 }
 
-func strPtr(s string) *string {
+func callStrPtr(s string) *string {
 	if s == "" {
 		return nil
 	}
 	return &s
 }
 
-func timePtr(t *time.Time) *string {
+func callTimePtr(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
@@ -93,7 +93,7 @@ func timePtr(t *time.Time) *string {
 	return &s
 }
 
-func rawOrNull(b json.RawMessage) json.RawMessage {
+func callRawOrNull(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
 		return json.RawMessage("null")
 	}
@@ -106,20 +106,20 @@ func callRecord(c storage.Call) CallRecord {
 		ID: c.ID, Status: c.Status, Direction: c.Direction, AgentID: c.AgentID,
 		Agent:       CallAgent{ID: c.AgentID, Name: c.AgentName, Type: c.AgentType},
 		PhoneNumber: c.PhoneNumber, CallerID: c.CallerID,
-		Contact:  CallContact{Phone: c.PhoneNumber, Name: strPtr(c.ContactName), Email: strPtr(c.ContactEmail)},
-		Priority: c.Priority, ScheduledAt: timePtr(c.ScheduledAt),
-		StartedAt: timePtr(c.StartedAt), AnsweredAt: timePtr(c.AnsweredAt), EndedAt: timePtr(c.EndedAt),
-		Duration: c.Duration, Summary: strPtr(c.Summary), LastOutcome: strPtr(c.LastOutcome),
-		RoomID: strPtr(c.RoomID), JobID: strPtr(c.JobID), SIPParticipantID: strPtr(c.SIPParticipantID),
-		Attempts: c.Attempts, MaxRetries: c.MaxRetries, RetryConfig: rawOrNull(c.RetryPolicy),
-		Metadata: rawOrNull(c.Metadata), CallMetadata: rawOrNull(c.CallMetadata), BatchID: strPtr(c.BatchID),
-		Dialer: strPtr(c.Dialer), CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt),
+		Contact:  CallContact{Phone: c.PhoneNumber, Name: callStrPtr(c.ContactName), Email: callStrPtr(c.ContactEmail)},
+		Priority: c.Priority, ScheduledAt: callTimePtr(c.ScheduledAt),
+		StartedAt: callTimePtr(c.StartedAt), AnsweredAt: callTimePtr(c.AnsweredAt), EndedAt: callTimePtr(c.EndedAt),
+		Duration: c.Duration, Summary: callStrPtr(c.Summary), LastOutcome: callStrPtr(c.LastOutcome),
+		RoomID: callStrPtr(c.RoomID), JobID: callStrPtr(c.JobID), SIPParticipantID: callStrPtr(c.SIPParticipantID),
+		Attempts: c.Attempts, MaxRetries: c.MaxRetries, RetryConfig: callRawOrNull(c.RetryPolicy),
+		Metadata: callRawOrNull(c.Metadata), CallMetadata: callRawOrNull(c.CallMetadata), BatchID: callStrPtr(c.BatchID),
+		Dialer: callStrPtr(c.Dialer), CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt),
 	}
 	switch c.Status {
 	case storage.CallInitiated, storage.CallScheduled, storage.CallQueued:
-		rec.NextAttemptAt = timePtr(&c.DueAt)
+		rec.NextAttemptAt = callTimePtr(&c.DueAt)
 	case storage.CallFailed:
-		rec.FailureReason = strPtr(c.FailureReason)
+		rec.FailureReason = callStrPtr(c.FailureReason)
 	}
 	return rec
 }
@@ -136,8 +136,8 @@ func GetCallRecord(ctx context.Context, db *storage.DB, orgID, id string) (CallR
 	}
 	rec := callRecord(c)
 	for _, a := range atts {
-		ca := CallAttempt{Attempt: a.Attempt, Status: a.Status, FailureReason: strPtr(a.FailureReason),
-			RoomID: strPtr(a.RoomID), Duration: a.Duration, StartedAt: formatTime(a.StartedAt), EndedAt: timePtr(a.EndedAt)}
+		ca := CallAttempt{Attempt: a.Attempt, Status: a.Status, FailureReason: callStrPtr(a.FailureReason),
+			RoomID: callStrPtr(a.RoomID), Duration: a.Duration, StartedAt: formatTime(a.StartedAt), EndedAt: callTimePtr(a.EndedAt)}
 		if a.SIPCode != 0 {
 			code := a.SIPCode
 			ca.SIPCode = &code
@@ -175,7 +175,7 @@ type CallPagination struct {
 	HasMore bool `json:"hasMore"`
 }
 
-var callStatuses = map[string]bool{
+var callStatusNames = map[string]bool{
 	"initiated": true, "queued": true, "scheduled": true, "connecting": true, "ringing": true, "active": true,
 	"completed": true, "failed": true, "cancelled": true, "no_answer": true, "busy": true,
 }
@@ -183,7 +183,7 @@ var callStatuses = map[string]bool{
 // Validate checks the options and applies defaults; errors are 400s.
 func (o *CallListOptions) Validate() error {
 	for _, s := range o.Statuses {
-		if !callStatuses[s] {
+		if !callStatusNames[s] {
 			return badRequest("status " + strconv.Quote(s) + " is not a call status (initiated, queued, scheduled, connecting, ringing, active, completed, failed, cancelled, no_answer, busy)")
 		}
 	}
@@ -193,7 +193,7 @@ func (o *CallListOptions) Validate() error {
 	if o.PhoneNumber != "" {
 		p := cleanPhone(o.PhoneNumber)
 		if !validE164(p) {
-			return badRequest("phoneNumber " + msgE164)
+			return badRequest("phoneNumber " + callMsgE164)
 		}
 		o.PhoneNumber = p
 	}
@@ -265,8 +265,8 @@ func CancelCallRecord(ctx context.Context, db *storage.DB, orgID, id string) (Ca
 	return rec, prev, err
 }
 
-// parseListQuery reads the list options from the query string.
-func parseListQuery(q url.Values) (CallListOptions, error) {
+// parseCallListQuery reads the list options from the query string.
+func parseCallListQuery(q url.Values) (CallListOptions, error) {
 	var o CallListOptions
 	for _, v := range q["status"] {
 		for _, s := range strings.Split(v, ",") {
@@ -285,7 +285,7 @@ func parseListQuery(q url.Values) (CallListOptions, error) {
 		dst  **time.Time
 	}{{"from", &o.From}, {"to", &o.To}} {
 		if v := cleanString(q.Get(f.name)); v != "" {
-			t, ok := parseISOTime(v)
+			t, ok := parseCallTime(v)
 			if !ok {
 				return o, badRequest(f.name + " must be an ISO 8601 date-time with offset, e.g. 2026-06-10T14:00:00Z")
 			}
@@ -312,7 +312,7 @@ func parseListQuery(q url.Values) (CallListOptions, error) {
 
 // listCalls is GET /api/v1/calls.
 func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	o, err := parseListQuery(r.URL.Query())
+	o, err := parseCallListQuery(r.URL.Query())
 	if err != nil {
 		return err
 	}

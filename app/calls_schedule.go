@@ -10,8 +10,8 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
-// scheduleRequest is the body of POST /api/v1/calls/schedule.
-type scheduleRequest struct {
+// callScheduleRequest is the body of POST /api/v1/calls/schedule.
+type callScheduleRequest struct {
 	AgentID        *string              `json:"agentId"`
 	ContactPhone   *string              `json:"contactPhone"`
 	ContactName    *string              `json:"contactName"`
@@ -26,8 +26,8 @@ type scheduleRequest struct {
 	Metadata       map[string]any       `json:"metadata"`
 }
 
-// scheduledCall is a validated schedule request.
-type scheduledCall struct {
+// callScheduled is a validated schedule request.
+type callScheduled struct {
 	agentID, phone, name, email, callerID string
 	at                                    *time.Time // nil: immediate
 	priority                              int
@@ -35,33 +35,33 @@ type scheduledCall struct {
 	callMeta, meta                        map[string]any
 }
 
-// validateSchedule checks and cleans a schedule request (no agent lookup).
-func validateSchedule(req scheduleRequest, now time.Time) (scheduledCall, error) {
-	var sc scheduledCall
+// validateCallSchedule checks and cleans a schedule request (no agent lookup).
+func validateCallSchedule(req callScheduleRequest, now time.Time) (callScheduled, error) {
+	var sc callScheduled
 	var err error
-	if sc.agentID, err = checkAgentID(req.AgentID); err != nil {
+	if sc.agentID, err = checkCallAgentID(req.AgentID); err != nil {
 		return sc, err
 	}
-	if sc.phone, err = checkPhone("contactPhone", req.ContactPhone); err != nil {
+	if sc.phone, err = checkCallPhone("contactPhone", req.ContactPhone); err != nil {
 		return sc, err
 	}
-	if sc.name, err = checkName("contactName", req.ContactName); err != nil {
+	if sc.name, err = checkCallName("contactName", req.ContactName); err != nil {
 		return sc, err
 	}
-	if sc.email, err = checkEmail("contactEmail", req.ContactEmail); err != nil {
+	if sc.email, err = checkCallEmail("contactEmail", req.ContactEmail); err != nil {
 		return sc, err
 	}
-	if sc.callerID, err = checkOptPhone("callerId", req.CallerID); err != nil {
+	if sc.callerID, err = checkCallOptPhone("callerId", req.CallerID); err != nil {
 		return sc, err
 	}
-	if sc.at, err = checkTime("scheduledAt", req.ScheduledAt); err != nil {
+	if sc.at, err = checkCallTime("scheduledAt", req.ScheduledAt); err != nil {
 		return sc, err
 	}
 	if sc.at != nil && sc.at.Before(now) {
-		t := now.Add(pastScheduleShift)
+		t := now.Add(callPastShift)
 		sc.at = &t
 	}
-	if sc.priority, err = checkPriority("priority", req.Priority, defaultPriority); err != nil {
+	if sc.priority, err = checkCallPriority("priority", req.Priority, callDefaultPriority); err != nil {
 		return sc, err
 	}
 	rc := dial.RetryConfig{MaxRetries: req.MaxRetries, RetryIntervals: req.RetryIntervals}
@@ -69,28 +69,28 @@ func validateSchedule(req scheduleRequest, now time.Time) (scheduledCall, error)
 		rc.RetrySchedule = append(rc.RetrySchedule, cleanString(s))
 	}
 	if sc.policy, err = rc.Policy(); err != nil {
-		return sc, retryError("", err)
+		return sc, callRetryError("", err)
 	}
 	if req.CallMetadata != nil {
-		sc.callMeta = cleanValue(req.CallMetadata).(map[string]any)
+		sc.callMeta = cleanCallValue(req.CallMetadata).(map[string]any)
 		if err := checkCallMetadata("callMetadata", sc.callMeta); err != nil {
 			return sc, err
 		}
 	}
 	if req.Metadata != nil {
-		sc.meta = cleanValue(req.Metadata).(map[string]any)
+		sc.meta = cleanCallValue(req.Metadata).(map[string]any)
 	}
 	return sc, nil
 }
 
 // scheduleCall is POST /api/v1/calls/schedule.
 func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var req scheduleRequest
+	var req callScheduleRequest
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
 	now := s.now()
-	sc, err := validateSchedule(req, now)
+	sc, err := validateCallSchedule(req, now)
 	if err != nil {
 		return err
 	}
@@ -109,8 +109,8 @@ func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprout
 	calls, err := s.db.CreateCalls(r.Context(), []storage.Call{{
 		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallInitiated, PhoneNumber: sc.phone,
 		CallerID: callerID, ContactName: sc.name, ContactEmail: sc.email, Priority: sc.priority,
-		ScheduledAt: sc.at, DueAt: due, MaxRetries: sc.policy.MaxRetries, RetryPolicy: policyJSON(sc.policy),
-		Metadata: recordMetadata(sc.meta, callerID, sc.priority), CallMetadata: callMetadataJSON(sc.callMeta),
+		ScheduledAt: sc.at, DueAt: due, MaxRetries: sc.policy.MaxRetries, RetryPolicy: callPolicyJSON(sc.policy),
+		Metadata: callRecordMetadata(sc.meta, callerID, sc.priority), CallMetadata: callMetadataJSON(sc.callMeta),
 	}})
 	if err != nil {
 		return err
@@ -127,15 +127,15 @@ func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprout
 			"status":      c.Status,
 			"scheduledAt": formatTimePtr(sc.at),
 			"agent":       map[string]any{"id": agent.ID, "name": agent.Name},
-			"contact":     map[string]any{"phone": sc.phone, "name": optString(sc.name), "email": optString(sc.email)},
+			"contact":     map[string]any{"phone": sc.phone, "name": callOptString(sc.name), "email": callOptString(sc.email)},
 		},
 		"message": msg,
 	})
 	return nil
 }
 
-// optString is nil (JSON null) for "".
-func optString(s string) any {
+// callOptString is nil (JSON null) for "".
+func callOptString(s string) any {
 	if s == "" {
 		return nil
 	}

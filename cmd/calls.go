@@ -1,13 +1,191 @@
 package cmd
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/storage"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.
-func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {}
+func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {
+	f := c.Flags()
+	f.StringVar(&cfg.Dialer, "dialer", envString("AGENTD_DIALER", "none"), "telephony dialer: none, sim, sip or livekit (env AGENTD_DIALER)")
+	f.Float64Var(&cfg.DialCPS, "dial-cps", envFloat("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget (env AGENTD_DIAL_CPS)")
+	f.IntVar(&cfg.MaxConcurrent, "max-concurrent-calls", envInt("AGENTD_MAX_CONCURRENT_CALLS", 10), "calls dialled at once by this process (env AGENTD_MAX_CONCURRENT_CALLS)")
+	simSecs := envFloat("AGENTD_SIM_CALL_SECONDS", 3)
+	f.Float64Var(&simSecs, "sim-call-seconds", simSecs, "sim dialer: talk time of an answered call in seconds (env AGENTD_SIM_CALL_SECONDS)")
+	f.DurationVar(&cfg.Lease, "dial-lease", envDuration("AGENTD_DIAL_LEASE", 30*time.Second), "a dialling attempt whose process stopped renewing it for this long is settled as failed (interrupted) (env AGENTD_DIAL_LEASE)")
+	f.DurationVar(&cfg.Drain, "dial-drain", envDuration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
+	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
+	f.MarkHidden("dial-log")
+	prev := c.PreRunE
+	c.PreRunE = func(c *cobra.Command, args []string) error {
+		if simSecs <= 0 {
+			return errors.New("--sim-call-seconds must be more than 0")
+		}
+		if cfg.DialCPS <= 0 {
+			return errors.New("--dial-cps must be more than 0")
+		}
+		if cfg.MaxConcurrent < 1 {
+			return errors.New("--max-concurrent-calls must be at least 1")
+		}
+		cfg.SimTalk = time.Duration(simSecs * float64(time.Second))
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+}
 
 // callCommands are the call commands (calls list|get|cancel).
-func callCommands(g *globals) []*cobra.Command { return nil }
+func callCommands(g *globals) []*cobra.Command {
+	root := &cobra.Command{Use: "calls", Short: "List, read and cancel calls"}
+	var org string
+	root.PersistentFlags().StringVar(&org, "org", "", "organization name or id (default: the only one)")
+
+	var o app.CallListOptions
+	var status, from, to string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List calls, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o2, err := callOrgID(c, db, org)
+			if err != nil {
+				return err
+			}
+			if status != "" {
+				o.Statuses = strings.Split(status, ",")
+			}
+			for _, p := range []struct {
+				s   string
+				dst **time.Time
+			}{{from, &o.From}, {to, &o.To}} {
+				if p.s != "" {
+					t, err := time.Parse(time.RFC3339, p.s)
+					if err != nil {
+						return fmt.Errorf("--from/--to: %w", err)
+					}
+					*p.dst = &t
+				}
+			}
+			page, err := app.ListCallRecords(c.Context(), db, o2, o)
+			if err != nil {
+				return callCLIErr(err)
+			}
+			if g.json {
+				return printJSON(c.OutOrStdout(), page)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTATUS\tPHONE\tAGENT\tPRIORITY\tATTEMPTS\tDUE/ENDED\tCREATED")
+			for _, r := range page.Calls {
+				when := callDeref(r.NextAttemptAt)
+				if r.EndedAt != nil {
+					when = *r.EndedAt
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.PhoneNumber, r.Agent.Name,
+					r.Priority, r.Attempts, when, r.CreatedAt)
+			}
+			tw.Flush()
+			fmt.Fprintf(c.OutOrStdout(), "%d of %d calls\n", len(page.Calls), page.Pagination.Total)
+			return nil
+		},
+	}
+	lf := list.Flags()
+	lf.StringVar(&status, "status", "", "only these statuses (comma-separated)")
+	lf.StringVar(&o.AgentID, "agent", "", "only this agent's calls (id)")
+	lf.StringVar(&o.PhoneNumber, "phone", "", "only calls to this number")
+	lf.StringVar(&o.Direction, "direction", "", "inbound or outbound")
+	lf.StringVar(&from, "from", "", "created at or after (RFC 3339)")
+	lf.StringVar(&to, "to", "", "created at or before (RFC 3339)")
+	lf.StringVar(&o.SortBy, "sort-by", "createdAt", "createdAt, scheduledAt or priority")
+	lf.StringVar(&o.SortOrder, "sort-order", "desc", "asc or desc")
+	lf.IntVar(&o.Limit, "limit", 50, "page size (1-100)")
+	lf.IntVar(&o.Offset, "offset", 0, "calls to skip")
+
+	get := &cobra.Command{
+		Use:   "get ID",
+		Short: "Show one call with its attempts",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o2, err := callOrgID(c, db, org)
+			if err != nil {
+				return err
+			}
+			rec, err := app.GetCallRecord(c.Context(), db, o2, args[0])
+			if err != nil {
+				return callCLIErr(err)
+			}
+			return printJSON(c.OutOrStdout(), rec)
+		},
+	}
+	cancel := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a call that has not ended (a call being dialled is hung up by the server within a heartbeat)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o2, err := callOrgID(c, db, org)
+			if err != nil {
+				return err
+			}
+			rec, prev, err := app.CancelCallRecord(c.Context(), db, o2, args[0])
+			if err != nil {
+				return callCLIErr(err)
+			}
+			if g.json {
+				return printJSON(c.OutOrStdout(), rec)
+			}
+			fmt.Fprintf(c.OutOrStdout(), "call %s cancelled (was %s)\n", rec.ID, prev)
+			return nil
+		},
+	}
+	root.AddCommand(list, get, cancel)
+	return []*cobra.Command{root}
+}
+
+// callOrgID resolves --org to an organization id.
+func callOrgID(c *cobra.Command, db *storage.DB, org string) (string, error) {
+	o, err := resolveOrg(c.Context(), db, org)
+	if err != nil {
+		return "", err
+	}
+	return o.ID, nil
+}
+
+// cliErr prints an app error's client message (not the wrapped cause).
+func callCLIErr(err error) error {
+	var e *app.Error
+	if errors.As(err, &e) && e.Status < 500 {
+		return errors.New(e.Message)
+	}
+	return err
+}
+
+func callDeref(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
+}
