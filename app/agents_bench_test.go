@@ -1,0 +1,65 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// BenchmarkListWorkers is GET /api/v2/agents through the real HTTP server
+// for an organization with 200 agents (one job each) and 100,000 calls in
+// every state. Target: under 20 ms per request (README "Agents").
+//
+//	go test ./app -run '^$' -bench ListWorkers -benchtime 200x -count 3
+func BenchmarkListWorkers(b *testing.B) {
+	e := newTestEnv(b)
+	ctx := context.Background()
+	const nAgents, nCalls = 200, 100_000
+	agents := make([]string, nAgents)
+	for i := range agents {
+		typ, phones := "voice", []string{fmt.Sprintf("+1555%07d", i)}
+		if i%4 == 0 {
+			typ, phones = "chat", nil
+		}
+		a, err := CreateAgent(ctx, e.db, e.orgID, AgentInput{Name: agentPtr(fmt.Sprint("agent ", i)), Type: &typ, PhoneNumbers: &phones,
+			Instructions: agentPtr(string(make([]byte, 4000)))})
+		if err != nil {
+			b.Fatal(err)
+		}
+		agents[i] = a.ID
+		if _, err := CreateJob(ctx, e.db, e.orgID, JobInput{AgentID: &a.ID, Name: agentPtr("job")}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	statuses := []string{"completed", "completed", "completed", "failed", "no_answer", "busy", "queued", "active", "scheduled", "cancelled"}
+	start := time.Now().Add(-30 * 24 * time.Hour)
+	for off := 0; off < nCalls; off += 10_000 {
+		batch := make([]storage.SeedCall, 0, 10_000)
+		for i := off; i < off+10_000; i++ {
+			batch = append(batch, storage.SeedCall{OrgID: e.orgID, AgentID: agents[i%nAgents], Status: statuses[(i/nAgents)%len(statuses)],
+				CreatedAt: start.Add(time.Duration(i) * time.Second)})
+		}
+		if _, err := e.db.SeedCalls(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// One checked request before timing: every worker, with its stats.
+	var l workerList
+	code, _, body := e.do("GET", "/api/v2/agents", e.key, nil)
+	if err := json.Unmarshal(body, &l); err != nil || code != 200 || l.Data.Count != nAgents || l.Data.Agents[0].TotalActions != 300 ||
+		l.Data.Agents[0].ReliabilityScore != "0.5000" || len(l.Data.Agents[0].AssignedJobs) != 1 {
+		b.Fatalf("status %d count %d first %+v", code, l.Data.Count, l.Data.Agents[0])
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if code, _, _ := e.do("GET", "/api/v2/agents", e.key, nil); code != 200 {
+			b.Fatalf("status %d", code)
+		}
+	}
+}
+
+func agentPtr[T any](v T) *T { return &v }
