@@ -1,15 +1,107 @@
 package app
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/storage"
+)
 
 // KBConfig configures knowledge processing (embedder, worker).
-type KBConfig struct{}
+type KBConfig struct {
+	// Embedder is "builtin" (default: offline, deterministic, lexical) or
+	// "openai" (any OpenAI-compatible POST /v1/embeddings service).
+	Embedder string
+	// EmbedDims is the built-in embedder's vector length (default 1024).
+	EmbedDims int
+
+	OpenAIBaseURL    string        // e.g. https://api.openai.com/v1, http://localhost:11434/v1
+	OpenAIAPIKey     string        // sent as a bearer token; never logged
+	OpenAIModel      string        // e.g. text-embedding-3-small
+	OpenAIDimensions int           // requested/expected dimensions (0: the model's own)
+	EmbedBatch       int           // texts per embedding request (default 64)
+	EmbedConcurrency int           // embedding requests in flight (default 2)
+	EmbedTimeout     time.Duration // per request (default 60 s)
+	EmbedRetries     int           // retries on 429/5xx (default 5)
+
+	// Workers is how many sources are chunked and embedded at once (default 2).
+	Workers int
+	// PollInterval is how often the worker looks for sources queued by other
+	// processes (default 2 s; writes through this server wake it at once).
+	PollInterval time.Duration
+
+	// TestEmbedder, when set, replaces the configured embedder (tests and
+	// benchmarks inject failing or slow embedders here).
+	TestEmbedder embed.Embedder
+}
 
 // kbState is what the knowledge-base handlers share.
-type kbState struct{}
+type kbState struct {
+	emb    embed.Embedder
+	worker *embed.Worker
+	index  *storage.VectorIndex
+}
 
-// wireKB sets up the embedder and the background knowledge worker.
-func (a *App) wireKB(ctx context.Context) error { return nil }
+// wireKB sets up the embedder and the background knowledge worker: sources
+// left unfinished by a previous run and collections indexed by another
+// embedder are queued again before the server takes requests.
+func (a *App) wireKB(ctx context.Context) error {
+	emb, err := newEmbedder(a.cfg.KB)
+	if err != nil {
+		return err
+	}
+	w, err := newKBWorker(a.db, emb, a.cfg.KB, a.log)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Prepare(ctx); err != nil {
+		return err
+	}
+	idx := storage.NewVectorIndex(a.db)
+	a.srv.kb = kbState{emb: emb, worker: w, index: idx}
+	a.goWorker(w.Run)
+	a.goWorker(func(ctx context.Context) error {
+		if err := idx.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
+			a.log.Warn("loading knowledge vectors", "err", err)
+		}
+		return nil
+	})
+	return nil
+}
+
+// newKBWorker builds the chunker and worker for an embedder.
+func newKBWorker(db *storage.DB, emb embed.Embedder, cfg KBConfig, log *slog.Logger) (*embed.Worker, error) {
+	ch, err := embed.NewChunker(embed.DefaultChunkTokens, embed.DefaultOverlap)
+	if err != nil {
+		return nil, fmt.Errorf("chunker: %w", err)
+	}
+	poll := cfg.PollInterval
+	if poll == 0 {
+		poll = 2 * time.Second
+	}
+	if poll < 0 { // tests: wake-only
+		poll = 0
+	}
+	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Log: log}
+	return embed.NewWorker(db, emb, ch, wc), nil
+}
 
 // kbRoutes registers the knowledge-base routes.
-func (s *Server) kbRoutes() {}
+func (s *Server) kbRoutes() {
+	kb := func(method, path string, limit int64, summary string, h handlerFunc) {
+		s.handle(route{method: method, path: path, family: FamilyKB, bodyLimit: limit, summary: summary}, h)
+	}
+	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
+	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
+	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
+	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
+	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
+	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)
+	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.deleteSources)
+	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.batchSources)
+	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.searchKB)
+}

@@ -1,13 +1,179 @@
 package cmd
 
 import (
+	"fmt"
+	"text/tabwriter"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
-func addKBFlags(c *cobra.Command, cfg *app.KBConfig) {}
+func addKBFlags(c *cobra.Command, cfg *app.KBConfig) {
+	f := c.Flags()
+	f.StringVar(&cfg.Embedder, "embedder", envString("AGENTD_EMBEDDER", "builtin"), "knowledge embedder: builtin (offline, lexical) or openai (any OpenAI-compatible /v1/embeddings) (env AGENTD_EMBEDDER)")
+	f.IntVar(&cfg.EmbedDims, "embed-dims", envInt("AGENTD_EMBED_DIMS", 1024), "vector length of the builtin embedder (env AGENTD_EMBED_DIMS)")
+	f.StringVar(&cfg.OpenAIBaseURL, "openai-base-url", envString("AGENTD_OPENAI_BASE_URL", "https://api.openai.com/v1"), "base URL of the OpenAI-compatible embeddings service (env AGENTD_OPENAI_BASE_URL)")
+	f.StringVar(&cfg.OpenAIAPIKey, "openai-api-key", envString("AGENTD_OPENAI_API_KEY", ""), "API key of the embeddings service; prefer the env var (env AGENTD_OPENAI_API_KEY)")
+	f.StringVar(&cfg.OpenAIModel, "openai-model", envString("AGENTD_OPENAI_MODEL", "text-embedding-3-small"), "embedding model (env AGENTD_OPENAI_MODEL)")
+	f.IntVar(&cfg.OpenAIDimensions, "openai-dimensions", envInt("AGENTD_OPENAI_DIMENSIONS", 0), "vector length to request; 0 keeps the model's own (env AGENTD_OPENAI_DIMENSIONS)")
+	f.IntVar(&cfg.EmbedBatch, "embed-batch", envInt("AGENTD_EMBED_BATCH", 64), "texts per embedding request (env AGENTD_EMBED_BATCH)")
+	f.IntVar(&cfg.EmbedConcurrency, "embed-concurrency", envInt("AGENTD_EMBED_CONCURRENCY", 2), "embedding requests in flight (env AGENTD_EMBED_CONCURRENCY)")
+	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", envDuration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 60s (env AGENTD_EMBED_TIMEOUT)")
+	f.IntVar(&cfg.EmbedRetries, "embed-retries", envInt("AGENTD_EMBED_RETRIES", 5), "retries of an embedding request on 429/5xx (env AGENTD_EMBED_RETRIES)")
+	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
+	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
+}
 
 // kbCommands are the knowledge commands (collection, reindex).
-func kbCommands(g *globals) []*cobra.Command { return nil }
+func kbCommands(g *globals) []*cobra.Command {
+	return []*cobra.Command{newCollection(g), newReindex(g)}
+}
+
+func newCollection(g *globals) *cobra.Command {
+	c := &cobra.Command{Use: "collection", Short: "Manage knowledge collections"}
+	var org, desc string
+	c.PersistentFlags().StringVar(&org, "org", "", "organization name or id (default: the only one)")
+	create := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a knowledge collection and print its id",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o, err := resolveOrg(c.Context(), db, org)
+			if err != nil {
+				return err
+			}
+			col, err := app.CreateCollection(c.Context(), db, o.ID, args[0], desc)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(c.OutOrStdout(), map[string]any{"id": col.ID, "name": col.Name, "description": col.Description, "createdAt": col.CreatedAt})
+			}
+			fmt.Fprintf(c.OutOrStdout(), "collection %s created: %s\n", col.Name, col.ID)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&desc, "description", "", "description")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List knowledge collections",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o, err := resolveOrg(c.Context(), db, org)
+			if err != nil {
+				return err
+			}
+			cols, _, err := db.ListCollections(c.Context(), o.ID, 1_000_000, 0)
+			if err != nil {
+				return err
+			}
+			if g.json {
+				out := []map[string]any{}
+				for _, col := range cols {
+					out = append(out, map[string]any{"id": col.ID, "name": col.Name, "description": col.Description,
+						"sourceCount": col.SourceCount, "createdAt": col.CreatedAt})
+				}
+				return printJSON(c.OutOrStdout(), out)
+			}
+			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tSOURCES\tCREATED")
+			for _, col := range cols {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", col.ID, col.Name, col.SourceCount, col.CreatedAt.Format("2006-01-02 15:04"))
+			}
+			return tw.Flush()
+		},
+	}
+	del := &cobra.Command{
+		Use:   "delete NAME|ID",
+		Short: "Delete a knowledge collection with its sources, chunks and vectors",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			o, err := resolveOrg(c.Context(), db, org)
+			if err != nil {
+				return err
+			}
+			col, err := db.FindCollection(c.Context(), o.ID, args[0])
+			if err != nil {
+				return err
+			}
+			if err := db.DeleteCollection(c.Context(), o.ID, col.ID); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "collection %s (%s) deleted\n", col.Name, col.ID)
+			return nil
+		},
+	}
+	c.AddCommand(create, list, del)
+	return c
+}
+
+func newReindex(g *globals) *cobra.Command {
+	var cfg app.KBConfig
+	var org, collection string
+	var force bool
+	c := &cobra.Command{
+		Use:   "reindex",
+		Short: "Re-embed knowledge sources with the configured embedder (after an embedder change, or all with --force)",
+		Long: `reindex compares the embedder selected by the flags with the one each collection's
+vectors were made by. Collections indexed by another embedder lose their vectors and all
+their sources are chunked and embedded again, here, before the command returns; unfinished
+sources are processed too. It may run beside a running server (claims are leases in the
+database). Give the server the same embedder flags, or it will reindex back at its start.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			db, err := openDB(c.Context(), g)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			colID := ""
+			if collection != "" {
+				o, err := resolveOrg(c.Context(), db, org)
+				if err != nil {
+					return err
+				}
+				col, err := db.FindCollection(c.Context(), o.ID, collection)
+				if err != nil {
+					return err
+				}
+				colID = col.ID
+			}
+			out := c.OutOrStdout()
+			queued, done, err := app.Reindex(c.Context(), db, cfg, colID, force, nil, func(done, backlog int) {
+				if !g.json && done%100 == 0 {
+					fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if g.json {
+				return printJSON(out, map[string]any{"queued": queued, "processed": done})
+			}
+			fmt.Fprintf(out, "reindex done: %d sources queued, %d processed\n", queued, done)
+			return nil
+		},
+	}
+	addKBFlags(c, &cfg)
+	c.Flags().StringVar(&org, "org", "", "organization name or id for --collection (default: the only one)")
+	c.Flags().StringVar(&collection, "collection", "", "only this collection (name or id)")
+	c.Flags().BoolVar(&force, "force", false, "re-embed every source even when the embedder is unchanged")
+	return c
+}
