@@ -121,13 +121,29 @@ func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q 
 		return out, nil
 	}
 	depth := max(50, 5*q.Limit)
-	kw, err := db.KeywordListings(ctx, q.Filter, q.Text, depth)
+	// The filter's matches restrict both rankings; nil means no filter.
+	var allow []int64
+	var allowSet map[int64]bool
+	if !q.Filter.Empty() {
+		var err error
+		if allow, err = db.FilterListingSeqs(ctx, q.Filter); err != nil {
+			return nil, err
+		}
+		if len(allow) == 0 {
+			return []ListingHit{}, nil
+		}
+		allowSet = make(map[int64]bool, len(allow))
+		for _, s := range allow {
+			allowSet[s] = true
+		}
+	}
+	kw, err := db.KeywordListings(ctx, q.Filter.OrgID, q.Text, allowSet, depth)
 	if err != nil {
 		return nil, err
 	}
 	lists := [][]int64{kw}
 	if vec.enabled() && vec.Index != nil {
-		vs, err := vectorListings(ctx, db, vec, q, depth)
+		vs, err := vectorListings(ctx, vec, q, allow, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -146,24 +162,12 @@ func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q 
 	return out, nil
 }
 
-// vectorListings ranks by similarity to the query, restricted to the
-// filtered listings when there is a filter.
-func vectorListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q ListingQuery, depth int) ([]int64, error) {
+// vectorListings ranks by similarity to the query, within allow when it
+// is not nil.
+func vectorListings(ctx context.Context, vec *ListingVectors, q ListingQuery, allow []int64, depth int) ([]int64, error) {
 	vecs, err := vec.Embedder.Embed(ctx, []string{q.Text})
-	if err != nil {
+	if err != nil || len(vecs) != 1 {
 		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable", Err: err}
-	}
-	if len(vecs) != 1 {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable"}
-	}
-	var allow []int64
-	if !q.Filter.Empty() {
-		if allow, err = db.FilterListingSeqs(ctx, q.Filter); err != nil {
-			return nil, err
-		}
-		if len(allow) == 0 {
-			return nil, nil
-		}
 	}
 	hits, err := vec.Index.Search(ctx, listingSpace(q.Filter.OrgID), vecs[0], depth, allow)
 	if err != nil {

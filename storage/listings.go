@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -114,6 +115,23 @@ func (db *DB) ListingStates(ctx context.Context, orgID string, externalIDs []str
 // made by another embedder model is reset first (its listings re-embed as
 // they are synced again).
 func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, vs *VectorSpec) (SyncOutcome, error) {
+	// Savepoints make SQLite journal every touched page a second time, so
+	// the common case runs without them; only when a write fails is the
+	// transaction redone with one savepoint per listing.
+	out, err := db.syncListings(ctx, orgID, writes, stale, vs, false)
+	if errors.Is(err, errItemFailed) {
+		out, err = db.syncListings(ctx, orgID, writes, stale, vs, true)
+	}
+	if err != nil {
+		return SyncOutcome{}, fmt.Errorf("storage: sync listings: %w", err)
+	}
+	return out, nil
+}
+
+// errItemFailed aborts the savepoint-free attempt of a sync.
+var errItemFailed = errors.New("a listing write failed")
+
+func (db *DB) syncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, vs *VectorSpec, savepoints bool) (SyncOutcome, error) {
 	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
 	now := ms(time.Now().UTC())
 	err := db.write(ctx, func(tx *sql.Tx) error {
@@ -124,6 +142,17 @@ func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWr
 		defer st.close()
 		for i := range writes {
 			w := &writes[i]
+			if !savepoints {
+				seq, id, err := st.write(ctx, orgID, w, now)
+				if err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return errItemFailed
+				}
+				out.Results[i] = ListingResult{Seq: seq, ID: id}
+				continue
+			}
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT item"); err != nil {
 				return err
 			}
@@ -153,10 +182,7 @@ func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWr
 		}
 		return nil
 	})
-	if err != nil {
-		return SyncOutcome{}, fmt.Errorf("storage: sync listings: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // syncListingVectors writes the vectors of the successful writes and
@@ -202,7 +228,7 @@ func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error)
 		{&s.delAttrs, `DELETE FROM listing_attrs WHERE listing_id = ?`},
 		{&s.addAttr, `INSERT OR IGNORE INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?)`},
 		{&s.delFTS, `DELETE FROM listings_fts WHERE rowid = ?`},
-		{&s.addFTS, `INSERT INTO listings_fts (rowid, title, description, category, attrs) VALUES (?, ?, ?, ?, ?)`},
+		{&s.addFTS, `INSERT INTO listings_fts (rowid, org, title, description, category, attrs) VALUES (?, ?, ?, ?, ?, ?)`},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -268,7 +294,7 @@ func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite,
 			return 0, "", err
 		}
 	}
-	if _, err := s.addFTS.ExecContext(ctx, seq, l.Title, l.Description, l.Category, w.Keywords); err != nil {
+	if _, err := s.addFTS.ExecContext(ctx, seq, orgToken(orgID), l.Title, l.Description, l.Category, w.Keywords); err != nil {
 		return 0, "", err
 	}
 	return seq, id, nil
@@ -348,18 +374,25 @@ func (db *DB) ActiveListings(ctx context.Context, orgID string, category *string
 // ListingsBySeq reads the listings of the organization with the given
 // sequence ids, in the order given (missing ids are skipped).
 func (db *DB) ListingsBySeq(ctx context.Context, orgID string, seqs []int64) ([]Listing, error) {
-	ids, err := json.Marshal(nonNil(seqs))
-	if err != nil {
-		return nil, err
+	if len(seqs) == 0 {
+		return nil, nil
 	}
-	ls, err := db.queryListings(ctx, "SELECT "+listingColumns+` FROM listings
-		WHERE org_id = ? AND id IN (SELECT value FROM json_each(?))`, orgID, string(ids))
+	// Placeholders, not json_each: the planner then looks rows up by id
+	// instead of walking the organization's index.
+	args := make([]any, 0, len(seqs))
+	for _, s := range seqs {
+		args = append(args, s)
+	}
+	ls, err := db.queryListings(ctx, "SELECT "+listingColumns+" FROM listings WHERE id IN (?"+
+		strings.Repeat(", ?", len(seqs)-1)+")", args...)
 	if err != nil {
 		return nil, err
 	}
 	by := make(map[int64]Listing, len(ls))
 	for _, l := range ls {
-		by[l.Seq] = l
+		if l.OrgID == orgID {
+			by[l.Seq] = l
+		}
 	}
 	out := make([]Listing, 0, len(ls))
 	for _, s := range seqs {

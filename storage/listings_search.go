@@ -89,31 +89,48 @@ func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, 
 	return out, rows.Err()
 }
 
-// KeywordListings ranks the listings matching the filter by BM25 against
-// the words of query (any word may match; title words weigh most) and
-// returns up to limit sequence ids, best first.
-func (db *DB) KeywordListings(ctx context.Context, f ListingFilter, query string, limit int) ([]int64, error) {
+// KeywordListings ranks the organization's listings by BM25 against the
+// words of query (any word may match; title words weigh most) and returns
+// up to limit sequence ids, best first. allow, when not nil, keeps only
+// those listings (the filter's matches): FTS5 ranks all matches itself and
+// the loop stops once limit allowed ones are found.
+func (db *DB) KeywordListings(ctx context.Context, orgID, query string, allow map[int64]bool, limit int) ([]int64, error) {
 	match := ftsQuery(query)
-	if match == "" {
+	if match == "" || limit <= 0 {
 		return nil, nil
 	}
-	where, args := f.where()
-	rows, err := db.r.QueryContext(ctx, `SELECT l.id FROM listings_fts JOIN listings l ON l.id = listings_fts.rowid
-		WHERE listings_fts MATCH ? AND `+where+` ORDER BY bm25(listings_fts, 4.0, 1.0, 2.0, 1.5) LIMIT ?`,
-		append(append([]any{match}, args...), limit)...)
+	match = `org : "` + orgToken(orgID) + `" AND {title description category attrs} : (` + match + `)`
+	q, args := "SELECT rowid FROM listings_fts WHERE listings_fts MATCH ? ORDER BY rank", []any{match}
+	if allow == nil {
+		q += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := db.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: keyword listings: %w", err)
 	}
 	defer rows.Close()
 	var out []int64
-	for rows.Next() {
+	for rows.Next() && len(out) < limit {
 		var s int64
 		if err := rows.Scan(&s); err != nil {
 			return nil, err
 		}
-		out = append(out, s)
+		if allow == nil || allow[s] {
+			out = append(out, s)
+		}
 	}
 	return out, rows.Err()
+}
+
+// orgToken is an organization id as one FTS token (no separators).
+func orgToken(orgID string) string {
+	return "o" + strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			return unicode.ToLower(r)
+		}
+		return -1
+	}, orgID)
 }
 
 // ftsQuery turns free text into a safe FTS5 query: each word quoted (so no
@@ -126,7 +143,7 @@ func ftsQuery(q string) string {
 	for i, w := range words {
 		words[i] = `"` + w + `"`
 	}
-	return strings.Join(words, " OR ")
+	return strings.Join(words, " AND ")
 }
 
 // prefixed qualifies a column list with a table alias.

@@ -42,7 +42,11 @@ CREATE INDEX listing_attrs_listing ON listing_attrs (listing_id);
 
 -- listings_fts is the keyword side of hybrid listing search (BM25), keyed by
 -- the listing rowid and written with the listing in the same transaction.
+-- org holds the organization id as one token, so a search matches within
+-- one organization inside FTS5 itself (no join that would rerun the query
+-- per row); rank weighs the title most and ignores org.
 CREATE VIRTUAL TABLE listings_fts USING fts5 (
-	title, description, category, attrs,
+	org, title, description, category, attrs,
 	content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
 );
+INSERT INTO listings_fts (listings_fts, rank) VALUES ('rank', 'bm25(0.0, 4.0, 1.0, 2.0, 1.5)');
