@@ -191,7 +191,7 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 			schedAt = &t
 		}
 		rows = append(rows, storage.Call{
-			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallInitiated, PhoneNumber: v.phone,
+			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallScheduled, PhoneNumber: v.phone,
 			CallerID: agentCaller, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
 			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: policy.MaxRetries, RetryPolicy: callPolicyJSON(policy),
 			Window: callWindowJSON(v.window), Metadata: callRecordMetadata(v.meta, agentCaller, v.priority),

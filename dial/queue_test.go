@@ -2,8 +2,13 @@ package dial
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/storage"
 )
@@ -21,4 +26,133 @@ func seedAgent(tb testing.TB, db *storage.DB) (string, string) {
 		tb.Fatal(err)
 	}
 	return org.ID, a.ID
+}
+
+// countingDialer records every (call, attempt) it dials.
+type countingDialer struct {
+	mu    sync.Mutex
+	seen  map[string]int
+	sleep time.Duration
+}
+
+func (d *countingDialer) Name() string { return "counting" }
+
+func (d *countingDialer) Dial(ctx context.Context, c Call, p func(Progress)) (Result, error) {
+	d.mu.Lock()
+	d.seen[fmt.Sprintf("%s/%d", c.ID, c.Attempt)]++
+	d.mu.Unlock()
+	p(Progress{Status: StatusConnecting})
+	p(Progress{Status: StatusActive})
+	select {
+	case <-ctx.Done():
+		return Result{Status: StatusCancelled}, nil
+	case <-time.After(d.sleep):
+	}
+	return Result{Status: StatusCompleted, Duration: d.sleep}, nil
+}
+
+// Two queues (two workers, as two processes would be) on one database and
+// a scheduler: every call is dialled exactly once. Small enough for -race.
+func TestTwoQueuesNeverDialTwice(t *testing.T) {
+	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, ids := seedDue(t, db, 40, time.Now().Add(-time.Second))
+	d := &countingDialer{seen: map[string]int{}, sleep: 5 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var qs []*Queue
+	for range 2 {
+		q := NewQueue(QueueConfig{DB: db, Dialer: d, CPS: 1000, MaxConcurrent: 5, Lease: time.Second, Poll: 10 * time.Millisecond})
+		qs = append(qs, q)
+		wg.Add(1)
+		go func() { defer wg.Done(); q.Run(ctx) }()
+	}
+	s := NewScheduler(db, nil, 10*time.Millisecond, nil, func() { qs[0].Wake(); qs[1].Wake() })
+	wg.Add(1)
+	go func() { defer wg.Done(); s.Run(ctx) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		calls, _, err := db.ListCalls(ctx, storage.CallFilter{OrgID: orgOf(t, db, ids), Statuses: []string{"completed"}, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) == len(ids) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d completed", len(calls), len(ids))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	wg.Wait()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.seen) != len(ids) {
+		t.Errorf("%d attempts dialled, want %d", len(d.seen), len(ids))
+	}
+	for k, n := range d.seen {
+		if n != 1 || !strings.HasSuffix(k, "/1") {
+			t.Errorf("%s dialled %d times", k, n)
+		}
+	}
+}
+
+// An attempt whose worker died (lease expired) is settled as failed
+// (interrupted) and never dialled again; with a retry policy allowing
+// failed retries it is scheduled for attempt 2.
+func TestRecoverExpiredClaim(t *testing.T) {
+	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	orgID, agentID := seedAgent(t, db)
+	pol, _ := json.Marshal(RetryPolicy{MaxRetries: 1, RetryOnFailed: true, RetryIntervals: []RetryInterval{{Value: 1, Unit: "minutes"}}})
+	now := time.Now().UTC()
+	created, err := db.CreateCalls(ctx, []storage.Call{
+		{OrgID: orgID, AgentID: agentID, Status: storage.CallQueued, PhoneNumber: "+14155550100", DueAt: now},
+		{OrgID: orgID, AgentID: agentID, Status: storage.CallQueued, PhoneNumber: "+14155550101", DueAt: now, Priority: 9, MaxRetries: 1, RetryPolicy: pol},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A "dead worker" claims both with leases that have already run out.
+	for range created {
+		if _, ok, err := db.ClaimNextCall(ctx, storage.Claim{Token: fmt.Sprint(time.Now().UnixNano()), WorkerID: "dead",
+			Now: now, LeaseUntil: now.Add(-time.Millisecond)}); err != nil || !ok {
+			t.Fatalf("claim: %v %v", ok, err)
+		}
+	}
+	d := &countingDialer{seen: map[string]int{}}
+	q := NewQueue(QueueConfig{DB: db, Dialer: d, Lease: time.Second})
+	q.recoverExpired(ctx)
+	a, _ := db.GetCall(ctx, orgID, created[0].ID)
+	b, _ := db.GetCall(ctx, orgID, created[1].ID)
+	if a.Status != "failed" || a.FailureReason != ReasonInterrupted || a.ClaimToken != "" {
+		t.Errorf("no-retry call: %s %q claim %q", a.Status, a.FailureReason, a.ClaimToken)
+	}
+	if b.Status != "scheduled" || b.Attempts != 1 || b.DueAt.Sub(now) < 59*time.Second {
+		t.Errorf("retry call: %s attempts %d due in %s", b.Status, b.Attempts, b.DueAt.Sub(now))
+	}
+	atts, _ := db.CallAttempts(ctx, a.ID)
+	if len(atts) != 1 || atts[0].Status != "failed" || atts[0].FailureReason != ReasonInterrupted {
+		t.Errorf("attempts: %+v", atts)
+	}
+	if len(d.seen) != 0 {
+		t.Errorf("recovery dialled: %v", d.seen)
+	}
+}
+
+func orgOf(t *testing.T, db *storage.DB, ids map[string]int) string {
+	t.Helper()
+	orgs, err := db.ListOrgs(context.Background())
+	if err != nil || len(orgs) == 0 {
+		t.Fatal(err)
+	}
+	return orgs[len(orgs)-1].ID
 }
