@@ -35,6 +35,12 @@ func decodeBytes(body []byte, dst any) error {
 	if !utf8.Valid(body) {
 		return badRequest("request body is not valid UTF-8")
 	}
+	if first := bytes.TrimLeft(body, " \t\r\n"); first[0] != '{' {
+		return badRequest("request body must be a JSON object")
+	}
+	if err := checkEscapes(body); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
@@ -84,4 +90,71 @@ func jsonKind(k string) string {
 		return "a number"
 	}
 	return "of another type"
+}
+
+// checkEscapes refuses string escapes that decode to text we never want to
+// store: NUL (\u0000), which truncates C strings and log lines, and unpaired
+// UTF-16 surrogates, which encoding/json would silently turn into U+FFFD.
+func checkEscapes(body []byte) error {
+	inString := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 >= len(body) {
+				return nil // the decoder reports the truncation
+			}
+			if body[i+1] != 'u' {
+				i++
+				continue
+			}
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return nil // malformed escape: the decoder reports it
+			}
+			switch {
+			case r == 0:
+				return badRequest("strings must not contain NUL (\\u0000) characters")
+			case r >= 0xD800 && r <= 0xDBFF:
+				if lo, ok := hex4(body, i+8); !ok || body[i+6] != '\\' || body[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+					return badRequest("strings must not contain unpaired UTF-16 surrogates")
+				}
+				i += 11
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return badRequest("strings must not contain unpaired UTF-16 surrogates")
+			default:
+				i += 5
+			}
+		}
+	}
+	return nil
+}
+
+// hex4 parses the four hex digits at body[at:at+4].
+func hex4(body []byte, at int) (rune, bool) {
+	if at+4 > len(body) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range body[at : at+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
