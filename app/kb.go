@@ -19,14 +19,17 @@ type KBConfig struct {
 	// EmbedDims is the built-in embedder's vector length (default 1024).
 	EmbedDims int
 
-	OpenAIBaseURL    string        // e.g. https://api.openai.com/v1, http://localhost:11434/v1
-	OpenAIAPIKey     string        // sent as a bearer token; never logged
-	OpenAIModel      string        // e.g. text-embedding-3-small
-	OpenAIDimensions int           // requested/expected dimensions (0: the model's own)
-	EmbedBatch       int           // texts per embedding request (default 64)
-	EmbedConcurrency int           // embedding requests in flight (default 2)
-	EmbedTimeout     time.Duration // per request (default 60 s)
-	EmbedRetries     int           // retries on 429/5xx (default 5)
+	OpenAIBaseURL    string // e.g. https://api.openai.com/v1, http://localhost:11434/v1
+	OpenAIAPIKey     string // sent as a bearer token; never logged
+	OpenAIModel      string // e.g. text-embedding-3-small
+	OpenAIDimensions int    // vector length the model returns (checked on every vector)
+	// OpenAISendDimensions sends "dimensions" in requests, for models that
+	// shorten their vectors on request (OpenAI text-embedding-3-*).
+	OpenAISendDimensions bool
+	EmbedBatch           int           // texts per embedding request (default 64)
+	EmbedConcurrency     int           // embedding requests in flight (default 2)
+	EmbedTimeout         time.Duration // per request (default 30 s)
+	EmbedRetries         int           // retries on 429/5xx (default 5)
 
 	// Workers is how many sources are chunked and embedded at once (default 2).
 	Workers int

@@ -31,5 +31,13 @@ func newEmbedder(cfg KBConfig) (embed.Embedder, error) {
 
 // newOpenAIEmbedder builds the OpenAI-compatible embedder.
 func newOpenAIEmbedder(cfg KBConfig) (embed.Embedder, error) {
-	return nil, fmt.Errorf("--embedder openai: not available in this build yet")
+	o, err := embed.NewOpenAI(embed.OpenAIConfig{
+		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.OpenAIModel,
+		Dimensions: cfg.OpenAIDimensions, SendDimensions: cfg.OpenAISendDimensions,
+		BatchSize: cfg.EmbedBatch, Timeout: cfg.EmbedTimeout, Concurrency: cfg.EmbedConcurrency, MaxRetries: cfg.EmbedRetries,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--embedder openai: %w", err)
+	}
+	return o, nil
 }

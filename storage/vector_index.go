@@ -97,6 +97,24 @@ func (x *VectorIndex) Search(ctx context.Context, space string, query []float32,
 	return sp.search(query, k), nil
 }
 
+// SearchExact is Search without the int8 coarse pass: every vector scored
+// in float32. It is the reference that recall is measured against.
+func (x *VectorIndex) SearchExact(ctx context.Context, space string, query []float32, k int) ([]VectorHit, error) {
+	if k <= 0 || len(query) == 0 {
+		return nil, nil
+	}
+	if err := x.sync(ctx, space); err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sp := x.spaces[space]
+	if sp.len() == 0 || sp.dims != len(query) {
+		return nil, nil
+	}
+	return sp.searchIDs(query, k, sp.ids), nil
+}
+
 // sync replays vector_log since the last catch-up onto the loaded spaces and
 // loads the named spaces not loaded yet, all from one read snapshot.
 func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
