@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -22,6 +23,8 @@ type CallsConfig struct {
 	Drain         time.Duration // on shutdown, how long dialling calls may finish; default 5 s
 	RetryLater    time.Duration // delay after a dialer's "retry later"; default 5 s
 	DialLog       string        // if set, each dial appends "callID attempt" to this file (tests, audits)
+	// Telephony holds the sip and livekit dialer settings (app/telephony.go).
+	Telephony TelephonyConfig
 
 	// DialerImpl, when set, is used instead of Dialer (tests and embedders).
 	DialerImpl dial.Dialer
@@ -37,7 +40,7 @@ type callsState struct {
 
 // newDialer builds the configured dialer; nil means none. The sip and
 // livekit dialers are wired here by the lead (see README).
-func newDialer(cfg CallsConfig) (dial.Dialer, error) {
+func newDialer(cfg CallsConfig, log *slog.Logger) (dial.Dialer, error) {
 	if cfg.DialerImpl != nil {
 		return cfg.DialerImpl, nil
 	}
@@ -47,7 +50,7 @@ func newDialer(cfg CallsConfig) (dial.Dialer, error) {
 	case "sim":
 		return &dial.Sim{RingFor: cfg.SimRing, TalkFor: cfg.SimTalk}, nil
 	case "sip", "livekit":
-		return nil, fmt.Errorf("--dialer %s: not wired into this build yet", cfg.Dialer)
+		return newTelephonyDialer(cfg.Dialer, cfg.Telephony, log)
 	}
 	return nil, fmt.Errorf("--dialer %q: use none, sim, sip or livekit", cfg.Dialer)
 }
@@ -55,10 +58,11 @@ func newDialer(cfg CallsConfig) (dial.Dialer, error) {
 // wireCalls sets up the scheduler, the dial queue and the dialer.
 func (a *App) wireCalls(ctx context.Context) error {
 	cfg := a.cfg.Calls
-	d, err := newDialer(cfg)
+	d, err := newDialer(cfg, a.log)
 	if err != nil {
 		return err
 	}
+	a.wireTelephony(d)
 	qd := d
 	if qd == nil {
 		qd = dial.NotConfigured{}
@@ -120,4 +124,5 @@ func (s *Server) callRoutes() {
 		summary: "Read one call"}, s.getCall)
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
 		summary: "Cancel a call that has not ended"}, s.cancelCall)
+	s.telephonyRoutes()
 }

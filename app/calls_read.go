@@ -50,6 +50,10 @@ type CallRecord struct {
 	AttemptHistory   []CallAttempt   `json:"attemptHistory,omitempty"`
 	CreatedAt        string          `json:"createdAt"`
 	UpdatedAt        string          `json:"updatedAt"`
+
+	// The voice agent's result (app/telephony_result.go): set by
+	// GetCallRecord, nil (so not shown) in lists.
+	*CallResultView
 }
 
 // CallAgent is the agent of a call record.
@@ -135,6 +139,9 @@ func GetCallRecord(ctx context.Context, db *storage.DB, orgID, id string) (CallR
 		return CallRecord{}, err
 	}
 	rec := callRecord(c)
+	if err := addCallResult(ctx, db, &rec); err != nil {
+		return CallRecord{}, err
+	}
 	for _, a := range atts {
 		ca := CallAttempt{Attempt: a.Attempt, Status: a.Status, FailureReason: callStrPtr(a.FailureReason),
 			RoomID: callStrPtr(a.RoomID), Duration: a.Duration, StartedAt: formatTime(a.StartedAt), EndedAt: callTimePtr(a.EndedAt)}

@@ -25,6 +25,7 @@ func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {
 	f.DurationVar(&cfg.Drain, "dial-drain", envDuration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
 	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
 	f.MarkHidden("dial-log")
+	addTelephonyFlags(c, &cfg.Telephony)
 	prev := c.PreRunE
 	c.PreRunE = func(c *cobra.Command, args []string) error {
 		if simSecs <= 0 {

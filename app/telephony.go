@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/agentd/agentd/dial"
+)
+
+// TelephonyConfig configures the real dialers: --dialer sip uses SIP,
+// --dialer livekit uses LiveKit. Only the chosen one is checked.
+type TelephonyConfig struct {
+	SIP     dial.SIPConfig
+	LiveKit dial.LiveKitConfig
+}
+
+// newTelephonyDialer builds the sip or livekit dialer. The SIP dialer holds
+// a socket: wireTelephony registers its Close.
+func newTelephonyDialer(name string, cfg TelephonyConfig, log *slog.Logger) (dial.Dialer, error) {
+	switch name {
+	case "sip":
+		d, err := dial.NewSIP(cfg.SIP, log)
+		if err != nil {
+			return nil, fmt.Errorf("--dialer sip: %w", err)
+		}
+		return d, nil
+	case "livekit":
+		d, err := dial.NewLiveKit(cfg.LiveKit, log)
+		if err != nil {
+			return nil, fmt.Errorf("--dialer livekit: %w", err)
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("--dialer %q is not a telephony dialer", name)
+}
+
+// wireTelephony finishes the setup of a real dialer built by newDialer: the
+// SIP socket is closed with the app (after the dial queue stopped, so calls
+// in flight are hung up by the queue's drain first), and a LiveKit outbound
+// trunk is checked in the background at start. A wrong trunk id or an
+// unreachable server is only logged: the server still starts (calls then
+// fail or wait with a clear reason) so that LiveKit may come up later.
+// A dialer given by the embedder (CallsConfig.DialerImpl) is theirs to close.
+func (a *App) wireTelephony(d dial.Dialer) {
+	if d == nil || a.cfg.Calls.DialerImpl != nil {
+		return
+	}
+	if c, ok := d.(io.Closer); ok {
+		a.onClose(c.Close)
+	}
+	if lk, ok := d.(*dial.LiveKit); ok {
+		a.goWorker(func(ctx context.Context) error {
+			if err := lk.CheckTrunk(ctx); err != nil {
+				if ctx.Err() == nil {
+					a.log.Warn("livekit: outbound trunk check failed; calls will fail until it is fixed",
+						"trunk", a.cfg.Calls.Telephony.LiveKit.OutboundTrunkID, "err", err)
+				}
+				return nil
+			}
+			a.log.Info("livekit: outbound trunk found", "trunk", a.cfg.Calls.Telephony.LiveKit.OutboundTrunkID)
+			return nil
+		})
+	}
+}
+
+// liveKit is the LiveKit dialer when --dialer is livekit (also when given
+// as CallsConfig.DialerImpl), else nil: webhooks are then not served.
+func (s *Server) liveKit() *dial.LiveKit {
+	lk, _ := s.calls.dialer.(*dial.LiveKit)
+	return lk
+}
+
+// telephonyRoutes registers the LiveKit webhook and the voice agent's
+// result endpoint (called from callRoutes).
+func (s *Server) telephonyRoutes() {
+	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
+		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
+	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
+		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
+}

@@ -1,0 +1,76 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/dial"
+)
+
+// addTelephonyFlags adds the settings of the sip and livekit dialers to
+// serve. Only the dialer chosen with --dialer is used and checked. Secrets
+// are better given by environment than by flag (a flag shows in ps).
+func addTelephonyFlags(c *cobra.Command, cfg *app.TelephonyConfig) {
+	f := c.Flags()
+	s := &cfg.SIP
+	f.StringVar(&s.Trunk, "sip-trunk", envString("AGENTD_SIP_TRUNK", ""), "sip dialer: trunk host:port INVITEs are sent to (port 5060 if left out) (env AGENTD_SIP_TRUNK)")
+	f.StringVar(&s.Transport, "sip-transport", envString("AGENTD_SIP_TRANSPORT", "udp"), "sip dialer: udp or tcp (env AGENTD_SIP_TRANSPORT)")
+	f.StringVar(&s.Username, "sip-username", envString("AGENTD_SIP_USERNAME", ""), "sip dialer: digest user answering the trunk's 401/407 challenge (env AGENTD_SIP_USERNAME)")
+	f.StringVar(&s.Password, "sip-password", envString("AGENTD_SIP_PASSWORD", ""), "sip dialer: digest password; empty means no authentication (env AGENTD_SIP_PASSWORD)")
+	f.StringVar(&s.FromDomain, "sip-from-domain", envString("AGENTD_SIP_FROM_DOMAIN", ""), "sip dialer: host of the From URI (default: the trunk host) (env AGENTD_SIP_FROM_DOMAIN)")
+	f.StringVar(&s.ListenAddr, "sip-listen", envString("AGENTD_SIP_LISTEN", ""), "sip dialer: local SIP address (default 127.0.0.1:0 for a loopback trunk, else 0.0.0.0:0) (env AGENTD_SIP_LISTEN)")
+	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", dial.DefaultSIPRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
+	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", dial.DefaultSIPResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
+	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", dial.DefaultSIPMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
+
+	l := &cfg.LiveKit
+	f.StringVar(&l.URL, "livekit-url", envString("AGENTD_LIVEKIT_URL", ""), "livekit dialer: server URL, http(s):// or ws(s):// (env AGENTD_LIVEKIT_URL)")
+	f.StringVar(&l.APIKey, "livekit-api-key", envString("AGENTD_LIVEKIT_API_KEY", ""), "livekit dialer: API key; also the issuer webhooks must be signed by (env AGENTD_LIVEKIT_API_KEY)")
+	f.StringVar(&l.APISecret, "livekit-api-secret", envString("AGENTD_LIVEKIT_API_SECRET", ""), "livekit dialer: API secret (prefer the env variable) (env AGENTD_LIVEKIT_API_SECRET)")
+	f.StringVar(&l.OutboundTrunkID, "livekit-trunk-id", envString("AGENTD_LIVEKIT_TRUNK_ID", ""), "livekit dialer: SIP outbound trunk id (ST_...), checked at start (env AGENTD_LIVEKIT_TRUNK_ID)")
+	f.StringVar(&l.AgentName, "livekit-agent-name", envString("AGENTD_LIVEKIT_AGENT_NAME", ""), "livekit dialer: agent dispatched into each call's room (env AGENTD_LIVEKIT_AGENT_NAME)")
+	f.DurationVar(&l.RingTimeout, "livekit-ring-timeout", envDuration("AGENTD_LIVEKIT_RING_TIMEOUT", 30*time.Second), "livekit dialer: how long the callee may ring (env AGENTD_LIVEKIT_RING_TIMEOUT)")
+	f.DurationVar(&l.PollInterval, "livekit-poll-interval", envDuration("AGENTD_LIVEKIT_POLL_INTERVAL", 5*time.Second), "livekit dialer: room check of an answered call when no webhook ends it; negative disables (env AGENTD_LIVEKIT_POLL_INTERVAL)")
+
+	prev := c.PreRunE
+	c.PreRunE = func(c *cobra.Command, args []string) error {
+		dialer, _ := c.Flags().GetString("dialer")
+		if err := checkTelephonyFlags(dialer, cfg); err != nil {
+			return err
+		}
+		if prev != nil {
+			return prev(c, args)
+		}
+		return nil
+	}
+}
+
+// checkTelephonyFlags names the missing flags of the chosen dialer, so the
+// error says which flag (and variable) to set rather than a config field.
+func checkTelephonyFlags(dialer string, cfg *app.TelephonyConfig) error {
+	var missing []string
+	need := func(v, flag, env string) {
+		if strings.TrimSpace(v) == "" {
+			missing = append(missing, fmt.Sprintf("--%s (env %s)", flag, env))
+		}
+	}
+	switch dialer {
+	case "sip":
+		need(cfg.SIP.Trunk, "sip-trunk", "AGENTD_SIP_TRUNK")
+	case "livekit":
+		l := cfg.LiveKit
+		need(l.URL, "livekit-url", "AGENTD_LIVEKIT_URL")
+		need(l.APIKey, "livekit-api-key", "AGENTD_LIVEKIT_API_KEY")
+		need(l.APISecret, "livekit-api-secret", "AGENTD_LIVEKIT_API_SECRET")
+		need(l.OutboundTrunkID, "livekit-trunk-id", "AGENTD_LIVEKIT_TRUNK_ID")
+		need(l.AgentName, "livekit-agent-name", "AGENTD_LIVEKIT_AGENT_NAME")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("--dialer %s needs %s", dialer, strings.Join(missing, ", "))
+	}
+	return nil
+}
