@@ -1,0 +1,298 @@
+// Package test is agentd's reliability and security suite: it runs the
+// real binary as a child process on a loopback port and attacks it with
+// crashes, load, hostile input and cross-organization requests. Long
+// variants are skipped under -short; see RELIABILITY.md.
+package test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+)
+
+var agentdBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentd-rel")
+	if err != nil {
+		panic(err)
+	}
+	agentdBin = filepath.Join(dir, "agentd")
+	build := exec.Command("go", "build", "-o", agentdBin, "..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is one running agentd child process.
+type server struct {
+	t    testing.TB
+	dir  string
+	db   string
+	addr string
+	url  string
+	key  string // owner key printed on first run (empty on restarts)
+	cmd  *exec.Cmd
+	logs *lockedBuffer
+	done chan error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freeAddr(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// start runs agentd serve on dir/agentd.db with extra flags and waits
+// until it answers /healthz.
+func start(t testing.TB, dir string, extra ...string) *server {
+	t.Helper()
+	s := &server{t: t, dir: dir, db: filepath.Join(dir, "agentd.db"), addr: freeAddr(t), logs: &lockedBuffer{}, done: make(chan error, 1)}
+	s.url = "http://" + s.addr
+	args := append([]string{"serve", "--db", s.db, "--addr", s.addr, "--log-format", "json"}, extra...)
+	s.cmd = exec.Command(agentdBin, args...)
+	s.cmd.Dir = dir
+	s.cmd.Stderr = s.logs
+	out, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	keyc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if k, ok := strings.CutPrefix(sc.Text(), "owner API key: "); ok {
+				keyc <- k
+			}
+		}
+		close(keyc)
+	}()
+	go func() { s.done <- s.cmd.Wait() }()
+	t.Cleanup(func() { s.kill() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if resp, err := http.Get(s.url + "/healthz"); err == nil {
+			resp.Body.Close()
+			break
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("agentd exited at start: %v\n%s", err, s.logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("agentd did not answer within 20 s\n%s", s.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case s.key = <-keyc:
+	case <-time.After(100 * time.Millisecond):
+	}
+	return s
+}
+
+// kill sends SIGKILL (no graceful stop) and waits for the process to go.
+func (s *server) kill() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop() error {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(15 * time.Second):
+		return fmt.Errorf("no exit within 15 s of SIGTERM")
+	}
+}
+
+// cli runs an agentd CLI command on the server's database.
+func (s *server) cli(args ...string) string {
+	s.t.Helper()
+	c := exec.Command(agentdBin, append([]string{"--db", s.db}, args...)...)
+	out, err := c.CombinedOutput()
+	if err != nil {
+		s.t.Fatalf("agentd %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// newOrg creates an organization through the CLI and returns its owner key.
+func (s *server) newOrg(name string) string {
+	s.t.Helper()
+	var o struct {
+		Key string `json:"key"`
+	}
+	if err := json.Unmarshal([]byte(s.cli("org", "create", name, "--owner", "owner@"+name+".test", "--json")), &o); err != nil {
+		s.t.Fatal(err)
+	}
+	return o.Key
+}
+
+// resp is a decoded HTTP answer.
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r resp) json() map[string]any {
+	var m map[string]any
+	json.Unmarshal(r.body, &m)
+	return m
+}
+
+var client = &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+
+// call sends method path with body (nil, string/[]byte as is, or JSON of a
+// value) and the key in x-api-key.
+func (s *server) call(method, path, key string, body any) (resp, error) {
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, _ := json.Marshal(b)
+		rd = bytes.NewReader(j)
+	}
+	req, err := http.NewRequestWithContext(context.Background(), method, s.url+path, rd)
+	if err != nil {
+		return resp{}, err
+	}
+	if key != "" {
+		req.Header.Set("x-api-key", key)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	r, err := client.Do(req)
+	if err != nil {
+		return resp{}, err
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	return resp{r.StatusCode, r.Header, b}, err
+}
+
+// must is call that fails the test on a transport error.
+func (s *server) must(method, path, key string, body any) resp {
+	s.t.Helper()
+	r, err := s.call(method, path, key, body)
+	if err != nil {
+		s.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return r
+}
+
+// snapshot hashes every row of every table except those that change on
+// their own (migrations bookkeeping), so a test can prove a request
+// changed nothing.
+func snapshot(t testing.TB, dbPath string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT LIKE '%vec%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var n string
+		rows.Scan(&n)
+		tables = append(tables, n)
+	}
+	rows.Close()
+	var out strings.Builder
+	for _, tb := range tables {
+		r, err := db.Query(fmt.Sprintf("SELECT * FROM %q", tb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := r.Columns()
+		var lines []string
+		for r.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			r.Scan(ptrs...)
+			lines = append(lines, fmt.Sprint(vals...))
+		}
+		r.Close()
+		fmt.Fprintf(&out, "%s %d %x\n", tb, len(lines), hashLines(lines))
+	}
+	return out.String()
+}
+
+func hashLines(lines []string) uint64 {
+	var h uint64 = 1469598103934665603
+	for _, l := range lines {
+		var x uint64 = 1469598103934665603
+		for i := 0; i < len(l); i++ {
+			x ^= uint64(l[i])
+			x *= 1099511628211
+		}
+		h += x // order-independent
+	}
+	return h
+}
