@@ -390,3 +390,30 @@ func TestListingsSearchFilters(t *testing.T) {
 		}
 	}
 }
+
+func TestListingsBodyLimitAndConcurrentSyncs(t *testing.T) {
+	e := newTestEnv(t)
+	big := `{"listings":[{"externalId":"a","title":"` + strings.Repeat("x", 33<<20) + `"}]}`
+	var out errResp
+	if code := e.doJSON("POST", "/api/v1/listings/sync", e.key, big, &out); code != 413 || out.Error.Status != 413 {
+		t.Fatalf("33 MiB body: %d %+v", code, out)
+	}
+	// Concurrent syncs of the same new listings: each listing is created
+	// once; the losers report updated, unchanged or failed, never a 500.
+	items := []map[string]any{listing("c1", "Same"), listing("c2", "Same")}
+	codes := make(chan int, 4)
+	for range 4 {
+		go func() {
+			code, _, _ := e.do("POST", "/api/v1/listings/sync", e.key, map[string]any{"listings": items})
+			codes <- code
+		}()
+	}
+	for range 4 {
+		if c := <-codes; c != 200 {
+			t.Fatalf("concurrent sync: %d", c)
+		}
+	}
+	if s := e.summaries(e.key, ""); s.Data.Total != 2 {
+		t.Fatalf("concurrent syncs made %d listings", s.Data.Total)
+	}
+}
