@@ -60,7 +60,7 @@ func jsonError(err error) *Error {
 		return badRequest(fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error()))
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return badRequest(fmt.Sprintf("request body must be a JSON %s", jsonKind(te.Type.Kind().String())))
+			return badRequest("request body must be " + jsonKind(te.Type.Kind().String()))
 		}
 		return badRequest(fmt.Sprintf("%s: must be %s", te.Field, jsonKind(te.Type.Kind().String())))
 	case errors.Is(err, io.ErrUnexpectedEOF):
