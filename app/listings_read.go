@@ -215,8 +215,10 @@ func readListingCSV(r io.Reader) ([]ImportRecord, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
-		rec := ImportRecord{Line: line}
+		rec := ImportRecord{}
+		if err == nil && len(row) > 0 {
+			rec.Line, _ = cr.FieldPos(0)
+		}
 		var pe *csv.ParseError
 		switch {
 		case errors.As(err, &pe):
