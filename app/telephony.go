@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/agentd/agentd/dial"
 )
@@ -19,6 +20,9 @@ type TelephonyConfig struct {
 // newTelephonyDialer builds the sip or livekit dialer. The SIP dialer holds
 // a socket: wireTelephony registers its Close.
 func newTelephonyDialer(name string, cfg TelephonyConfig, log *slog.Logger) (dial.Dialer, error) {
+	if err := checkTelephony(name, cfg); err != nil {
+		return nil, err
+	}
 	switch name {
 	case "sip":
 		d, err := dial.NewSIP(cfg.SIP, log)
@@ -34,6 +38,33 @@ func newTelephonyDialer(name string, cfg TelephonyConfig, log *slog.Logger) (dia
 		return d, nil
 	}
 	return nil, fmt.Errorf("--dialer %q is not a telephony dialer", name)
+}
+
+// checkTelephony names the missing settings of the chosen dialer by flag
+// and environment variable (cmd/telephony.go), which says more to an
+// operator than the dialer's own "trunk address is required".
+func checkTelephony(name string, cfg TelephonyConfig) error {
+	var missing []string
+	need := func(v, flag, env string) {
+		if strings.TrimSpace(v) == "" {
+			missing = append(missing, fmt.Sprintf("--%s (env %s)", flag, env))
+		}
+	}
+	switch name {
+	case "sip":
+		need(cfg.SIP.Trunk, "sip-trunk", "AGENTD_SIP_TRUNK")
+	case "livekit":
+		l := cfg.LiveKit
+		need(l.URL, "livekit-url", "AGENTD_LIVEKIT_URL")
+		need(l.APIKey, "livekit-api-key", "AGENTD_LIVEKIT_API_KEY")
+		need(l.APISecret, "livekit-api-secret", "AGENTD_LIVEKIT_API_SECRET")
+		need(l.OutboundTrunkID, "livekit-trunk-id", "AGENTD_LIVEKIT_TRUNK_ID")
+		need(l.AgentName, "livekit-agent-name", "AGENTD_LIVEKIT_AGENT_NAME")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("--dialer %s needs %s", name, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // wireTelephony finishes the setup of a real dialer built by newDialer: the

@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,8 +10,9 @@ import (
 )
 
 // addTelephonyFlags adds the settings of the sip and livekit dialers to
-// serve. Only the dialer chosen with --dialer is used and checked. Secrets
-// are better given by environment than by flag (a flag shows in ps).
+// serve. Only the dialer chosen with --dialer is used and checked (by
+// app.Open, which names a missing flag and its variable). Secrets are better
+// given by environment than by flag (a flag shows in ps).
 func addTelephonyFlags(c *cobra.Command, cfg *app.TelephonyConfig) {
 	f := c.Flags()
 	s := &cfg.SIP
@@ -35,42 +34,4 @@ func addTelephonyFlags(c *cobra.Command, cfg *app.TelephonyConfig) {
 	f.StringVar(&l.AgentName, "livekit-agent-name", envString("AGENTD_LIVEKIT_AGENT_NAME", ""), "livekit dialer: agent dispatched into each call's room (env AGENTD_LIVEKIT_AGENT_NAME)")
 	f.DurationVar(&l.RingTimeout, "livekit-ring-timeout", envDuration("AGENTD_LIVEKIT_RING_TIMEOUT", 30*time.Second), "livekit dialer: how long the callee may ring (env AGENTD_LIVEKIT_RING_TIMEOUT)")
 	f.DurationVar(&l.PollInterval, "livekit-poll-interval", envDuration("AGENTD_LIVEKIT_POLL_INTERVAL", 5*time.Second), "livekit dialer: room check of an answered call when no webhook ends it; negative disables (env AGENTD_LIVEKIT_POLL_INTERVAL)")
-
-	prev := c.PreRunE
-	c.PreRunE = func(c *cobra.Command, args []string) error {
-		dialer, _ := c.Flags().GetString("dialer")
-		if err := checkTelephonyFlags(dialer, cfg); err != nil {
-			return err
-		}
-		if prev != nil {
-			return prev(c, args)
-		}
-		return nil
-	}
-}
-
-// checkTelephonyFlags names the missing flags of the chosen dialer, so the
-// error says which flag (and variable) to set rather than a config field.
-func checkTelephonyFlags(dialer string, cfg *app.TelephonyConfig) error {
-	var missing []string
-	need := func(v, flag, env string) {
-		if strings.TrimSpace(v) == "" {
-			missing = append(missing, fmt.Sprintf("--%s (env %s)", flag, env))
-		}
-	}
-	switch dialer {
-	case "sip":
-		need(cfg.SIP.Trunk, "sip-trunk", "AGENTD_SIP_TRUNK")
-	case "livekit":
-		l := cfg.LiveKit
-		need(l.URL, "livekit-url", "AGENTD_LIVEKIT_URL")
-		need(l.APIKey, "livekit-api-key", "AGENTD_LIVEKIT_API_KEY")
-		need(l.APISecret, "livekit-api-secret", "AGENTD_LIVEKIT_API_SECRET")
-		need(l.OutboundTrunkID, "livekit-trunk-id", "AGENTD_LIVEKIT_TRUNK_ID")
-		need(l.AgentName, "livekit-agent-name", "AGENTD_LIVEKIT_AGENT_NAME")
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("--dialer %s needs %s", dialer, strings.Join(missing, ", "))
-	}
-	return nil
 }

@@ -1,0 +1,180 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentd/agentd/app"
+)
+
+// Flags beat env, env beats defaults.
+func TestTelephonyFlagsFromEnv(t *testing.T) {
+	t.Setenv("AGENTD_SIP_TRUNK", "10.0.0.1:5080")
+	t.Setenv("AGENTD_SIP_TRANSPORT", "tcp")
+	t.Setenv("AGENTD_SIP_RING_TIMEOUT", "45s")
+	t.Setenv("AGENTD_LIVEKIT_URL", "wss://lk.example.test")
+	t.Setenv("AGENTD_LIVEKIT_POLL_INTERVAL", "-1s")
+	c := &cobra.Command{Use: "serve"}
+	var cfg app.TelephonyConfig
+	addTelephonyFlags(c, &cfg)
+	if err := c.ParseFlags([]string{"--sip-transport", "udp", "--sip-username", "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	s, l := cfg.SIP, cfg.LiveKit
+	if s.Trunk != "10.0.0.1:5080" || s.Transport != "udp" || s.Username != "bob" || s.RingTimeout != 45*time.Second ||
+		s.ResponseTimeout != 5*time.Second || s.MaxCallDuration != time.Hour {
+		t.Errorf("sip config %+v", s)
+	}
+	if l.URL != "wss://lk.example.test" || l.PollInterval != -time.Second || l.RingTimeout != 30*time.Second {
+		t.Errorf("livekit config %+v", l)
+	}
+}
+
+// serve refuses to start a dialer without its settings, naming each missing
+// flag and variable.
+func TestTelephonyServeMissingSettings(t *testing.T) {
+	dir := t.TempDir()
+	for dialer, want := range map[string]string{
+		"sip":     "agentd: --dialer sip needs --sip-trunk (env AGENTD_SIP_TRUNK)\n",
+		"livekit": "agentd: --dialer livekit needs --livekit-url (env AGENTD_LIVEKIT_URL), --livekit-api-key (env AGENTD_LIVEKIT_API_KEY), --livekit-api-secret (env AGENTD_LIVEKIT_API_SECRET), --livekit-trunk-id (env AGENTD_LIVEKIT_TRUNK_ID), --livekit-agent-name (env AGENTD_LIVEKIT_AGENT_NAME)\n",
+	} {
+		c := exec.Command(agentdBin, "serve", "--db", filepath.Join(dir, "agentd.db"), "--addr", freePort(t), "--dialer", dialer)
+		c.Env = telEnvWithout("AGENTD_SIP_", "AGENTD_LIVEKIT_")
+		var errb bytes.Buffer
+		c.Stderr = &errb
+		if err := c.Run(); err == nil || errb.String() != want {
+			t.Errorf("--dialer %s: err %v, stderr %q, want %q", dialer, err, errb.String(), want)
+		}
+	}
+}
+
+func telEnvWithout(prefixes ...string) []string {
+	var out []string
+next:
+	for _, kv := range os.Environ() {
+		for _, p := range prefixes {
+			if strings.HasPrefix(kv, p) {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// The walkthrough with the real binary: agentd serve --dialer sip
+// --sip-trunk 127.0.0.1:PORT against a running sipp, then POST
+// /api/v1/calls/outbound shows queued -> connecting -> ringing -> active ->
+// completed on GET /api/v1/calls/{id}.
+func TestTelephonyServeSIPWalkthrough(t *testing.T) {
+	sipp, err := exec.LookPath("sipp")
+	if err != nil {
+		t.Skipf("sipp not installed (apt-get install sip-tester): %v", err)
+	}
+	dir := t.TempDir()
+	port := telUDPPort(t)
+	sf, _ := filepath.Abs("../testdata/sipp/telephony_walkthrough.xml")
+	sp := exec.Command(sipp, "-sf", sf, "-i", "127.0.0.1", "-p", strconv.Itoa(port), "-nostdin")
+	sp.Dir = dir
+	if err := sp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sp.Process.Kill(); sp.Wait() }() // by PID
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err != nil {
+			break // bound by sipp
+		}
+		u.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("sipp did not bind its port")
+		}
+	}
+
+	addr := freePort(t)
+	srv := exec.Command(agentdBin, "serve", "--db", filepath.Join(dir, "agentd.db"), "--addr", addr,
+		"--dialer", "sip", "--sip-trunk", "127.0.0.1:"+strconv.Itoa(port))
+	srv.Env = telEnvWithout("AGENTD_")
+	stdout, _ := srv.StdoutPipe()
+	var logs bytes.Buffer
+	srv.Stderr = &logs
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { srv.Process.Kill(); srv.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	key, ok := strings.CutPrefix(strings.TrimSpace(line), "owner API key: ")
+	if err != nil || !ok {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	waitHTTP(t, "http://"+addr+"/healthz")
+	base := "http://" + addr + "/api/v1"
+	call := func(method, path string, body any, out any) int {
+		t.Helper()
+		var rd *bytes.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		} else {
+			rd = bytes.NewReader(nil)
+		}
+		req, _ := http.NewRequest(method, base+path, rd)
+		req.Header.Set("x-api-key", key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(out)
+		return resp.StatusCode
+	}
+	var agent struct{ Data struct{ ID string } }
+	if code := call("POST", "/agents", map[string]any{"name": "Ada", "type": "voice", "phoneNumbers": []string{"+14155550001"}}, &agent); code != 201 {
+		t.Fatalf("create agent: %d", code)
+	}
+	var created struct{ Data struct{ ID, Status string } }
+	if code := call("POST", "/calls/outbound", map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}, &created); code != 201 {
+		t.Fatalf("outbound: %d", code)
+	}
+	seen := []string{created.Data.Status}
+	deadline := time.Now().Add(15 * time.Second)
+	for seen[len(seen)-1] != "completed" {
+		var got struct{ Data struct{ Status string } }
+		call("GET", "/calls/"+created.Data.ID, nil, &got)
+		if s := got.Data.Status; s != seen[len(seen)-1] {
+			seen = append(seen, s)
+			if s == "failed" || s == "busy" || s == "no_answer" || s == "cancelled" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := strings.Join(seen, " -> "); got != "queued -> connecting -> ringing -> active -> completed" {
+		t.Fatalf("statuses %s; log:\n%s", got, logs.String())
+	}
+}
+
+func telUDPPort(t *testing.T) int {
+	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	return u.LocalAddr().(*net.UDPAddr).Port
+}
