@@ -85,6 +85,9 @@ func TestTelephonySIPStatusWalkthrough(t *testing.T) {
 // and from the attempts' claim times in the database (never closer than
 // 1/cps).
 func TestTelephonySIPPacing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("5 s of real-time pacing; run by the full go test ./... (CI's race step uses -short)")
+	}
 	const calls, cps = 20, 5.0
 	sp := startTelSipp(t, "answer_hangup")
 	e := newTestEnv(t, sipDialer(sp.addr, cps, calls))
