@@ -46,7 +46,7 @@ func pendingWork(t testing.TB, s *server, key, coll string) (sources, calls int)
 // checkAcknowledged waits (bounded) for background work to settle, then
 // checks through the API that every acknowledged write is there once and
 // in a final state.
-func checkAcknowledged(t *testing.T, s *server, key, coll string, led *ledger, limit time.Duration) {
+func checkAcknowledged(t *testing.T, s *server, key, coll string, led *ledger, limit time.Duration, lives int) {
 	t.Helper()
 	var ps, pc int
 	if !waitFor(limit, func() bool { ps, pc = pendingWork(t, s, key, coll); return ps == 0 && pc == 0 }) {
@@ -95,14 +95,19 @@ func checkAcknowledged(t *testing.T, s *server, key, coll string, led *ledger, l
 	}
 	t.Logf("sources after the crashes: %d (%d acknowledged), by status %v", len(seen), len(led.sources), statuses)
 
-	// Listings: each acknowledged externalId exactly once in the read.
-	r := s.must("GET", "/api/v1/listings/sync", key, nil)
-	ls, _ := dataField(r, "listings").([]any)
+	// Listings: each acknowledged externalId exactly once in the reads.
 	lseen := map[string]int{}
-	for _, x := range ls {
-		m, _ := x.(map[string]any)
-		ext, _ := m["externalId"].(string)
-		lseen[ext]++
+	for life := range lives {
+		r := s.must("GET", "/api/v1/listings/sync?category="+lifeCategory(life), key, nil)
+		ls, _ := dataField(r, "listings").([]any)
+		if r.status != 200 || len(ls) >= 10000 {
+			t.Fatalf("read listings of life %d: %d, %d listings %s", life, r.status, len(ls), trunc(r.body))
+		}
+		for _, x := range ls {
+			m, _ := x.(map[string]any)
+			ext, _ := m["externalId"].(string)
+			lseen[ext]++
+		}
 	}
 	for ext, n := range lseen {
 		if n != 1 {
