@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,6 +16,7 @@ func main() {
 	err := cmd.NewRoot().ExecuteContext(ctx)
 	stop()
 	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentd:", err)
 		os.Exit(1)
 	}
 }

@@ -42,33 +42,13 @@ func NewRoot() *cobra.Command {
 	return wrapErrors(root)
 }
 
-// wrapErrors prints each command's error once, as "agentd: ...".
+// wrapErrors makes flag errors point at the command's help; main prints
+// every error once, as "agentd: ...", whichever hook returned it.
 func wrapErrors(root *cobra.Command) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
 	})
-	for _, c := range allCommands(root) {
-		if c.RunE == nil {
-			continue
-		}
-		inner := c.RunE
-		c.RunE = func(c *cobra.Command, args []string) error {
-			err := inner(c, args)
-			if err != nil {
-				fmt.Fprintln(c.ErrOrStderr(), "agentd:", err)
-			}
-			return err
-		}
-	}
 	return root
-}
-
-func allCommands(c *cobra.Command) []*cobra.Command {
-	out := []*cobra.Command{c}
-	for _, sub := range c.Commands() {
-		out = append(out, allCommands(sub)...)
-	}
-	return out
 }
 
 func newVersion(g *globals) *cobra.Command {

@@ -190,7 +190,7 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 				updated_at = ?`+guard, append([]any{ms(*o.RetryAt), o.Status, reason, sipCode, end}, args...)...)
 		} else {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = ?, last_outcome = ?, failure_reason = ?,
-				sip_code = ?, duration = ?, summary = ?, ended_at = ?, claim_token = NULL, worker_id = NULL,
+				sip_code = ?, duration = ?, summary = coalesce(?, summary), ended_at = ?, claim_token = NULL, worker_id = NULL,
 				lease_until = NULL, updated_at = ?`+guard,
 				append([]any{o.Status, o.Status, reason, sipCode, o.Duration, nullStr(o.Summary), end, end}, args...)...)
 		}
