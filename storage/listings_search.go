@@ -75,21 +75,47 @@ func (db *DB) FilterListings(ctx context.Context, f ListingFilter, limit int) ([
 // filter, for restricting a search. They come back as one comma-separated
 // row: tens of thousands of one-column rows cost far more in the driver.
 func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, error) {
+	q := "SELECT group_concat(l.id) FROM listings l WHERE "
 	where, args := f.where()
+	if len(f.Attrs) > 0 {
+		// Drive from the first attribute's index entries (CROSS JOIN fixes
+		// the order; no join at all when nothing else is asked): walking
+		// the organization's listings and probing each one costs more.
+		a := f.Attrs[0]
+		rest := f
+		rest.Attrs = f.Attrs[1:]
+		where, args = rest.where()
+		q = "SELECT group_concat(a0.listing_id) FROM listing_attrs a0 WHERE "
+		if !rest.Empty() {
+			q = "SELECT group_concat(l.id) FROM listing_attrs a0 CROSS JOIN listings l ON l.id = a0.listing_id WHERE "
+		} else {
+			where, args = "1", nil
+		}
+		q += "a0.org_id = ? AND a0.key = ? AND a0.value IN (?" + strings.Repeat(", ?", len(a.Values)-1) + ") AND "
+		pre := []any{f.OrgID, a.Key}
+		for _, v := range a.Values {
+			pre = append(pre, v)
+		}
+		args = append(pre, args...)
+	}
 	var list sql.NullString
-	if err := db.r.QueryRowContext(ctx, "SELECT group_concat(l.id) FROM listings l WHERE "+where, args...).Scan(&list); err != nil {
+	if err := db.r.QueryRowContext(ctx, q+where, args...).Scan(&list); err != nil {
 		return nil, fmt.Errorf("storage: filter listings: %w", err)
 	}
 	if !list.Valid || list.String == "" {
 		return []int64{}, nil
 	}
 	out := make([]int64, 0, strings.Count(list.String, ",")+1)
+	seen := make(map[int64]bool, cap(out))
 	for _, p := range strings.Split(list.String, ",") {
 		n, err := strconv.ParseInt(p, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("storage: filter listings: %w", err)
 		}
-		out = append(out, n)
+		if !seen[n] { // an array attribute can match twice
+			seen[n] = true
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }
