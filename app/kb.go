@@ -47,6 +47,7 @@ type kbState struct {
 	emb    embed.Embedder
 	worker *embed.Worker
 	index  *storage.VectorIndex
+	text   *storage.TextIndex
 }
 
 // wireKB sets up the embedder and the background knowledge worker: sources
@@ -64,12 +65,16 @@ func (a *App) wireKB(ctx context.Context) error {
 	if _, err := w.Prepare(ctx); err != nil {
 		return err
 	}
-	idx := storage.NewVectorIndex(a.db)
-	a.srv.kb = kbState{emb: emb, worker: w, index: idx}
+	idx, text := storage.NewVectorIndex(a.db), storage.NewKBTextIndex(a.db)
+	a.srv.kb = kbState{emb: emb, worker: w, index: idx, text: text}
 	a.goWorker(w.Run)
 	a.goWorker(func(ctx context.Context) error {
+		// Load the in-memory indexes now rather than on the first search.
 		if err := idx.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
 			a.log.Warn("loading knowledge vectors", "err", err)
+		}
+		if err := text.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
+			a.log.Warn("loading knowledge text index", "err", err)
 		}
 		return nil
 	})

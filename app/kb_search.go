@@ -119,7 +119,7 @@ func (s *Server) kbSearch(ctx context.Context, req kbSearchRequest) ([]KBResult,
 	scores := map[int64]float64{}
 	switch req.Mode {
 	case kbModeKeyword:
-		hits, err := s.db.KBKeywordSearch(ctx, req.CollectionID, req.Query, req.Filter, req.Limit)
+		hits, err := s.keywordSearch(ctx, req, req.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +138,7 @@ func (s *Server) kbSearch(ctx context.Context, req kbSearchRequest) ([]KBResult,
 		}
 	default:
 		depth := kbHybridDepth(req.Limit)
-		kw, err := s.db.KBKeywordSearch(ctx, req.CollectionID, req.Query, req.Filter, depth)
+		kw, err := s.keywordSearch(ctx, req, depth)
 		if err != nil {
 			return nil, err
 		}
@@ -178,6 +178,16 @@ func (s *Server) kbSearch(ctx context.Context, req kbSearchRequest) ([]KBResult,
 			HeadingPath: c.HeadingPath, Content: c.Content, Score: scores[id]})
 	}
 	return out, nil
+}
+
+// keywordSearch ranks the collection's chunks by BM25 (in-memory index)
+// and keeps the k best that pass the filter.
+func (s *Server) keywordSearch(ctx context.Context, req kbSearchRequest, k int) ([]storage.ScoredID, error) {
+	allow, err := s.db.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return s.kb.text.Search(ctx, storage.KBSpace(req.CollectionID), req.Query, k, allow)
 }
 
 // semanticSearch embeds the query and finds the k nearest chunks that pass

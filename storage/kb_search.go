@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -43,11 +44,12 @@ type ScoredID struct {
 	Score float64
 }
 
-// KBKeywordSearch ranks a collection's chunks by BM25 (FTS5, porter
-// stemming) for the words of query and returns the best k chunk ids.
+// KBKeywordSearch ranks a collection's chunks by BM25 for the words of
+// query (FTS5 with Porter stemming finds and scores the candidates,
+// bm25Rerank applies the standard idf) and returns the best k chunk ids.
 func (db *DB) KBKeywordSearch(ctx context.Context, collectionID, query string, f KBFilter, k int) ([]ScoredID, error) {
-	m := MatchQuery(query)
-	if m == "" || k <= 0 {
+	terms := matchTerms(query)
+	if len(terms) == 0 || k <= 0 {
 		return nil, nil
 	}
 	cond, args := f.where()
@@ -55,24 +57,32 @@ func (db *DB) KBKeywordSearch(ctx context.Context, collectionID, query string, f
 	if cond != "" {
 		join = " JOIN kb_sources s ON s.id = c.source_id"
 	}
-	q := `SELECT kb_chunks_fts.rowid, bm25(kb_chunks_fts) AS r FROM kb_chunks_fts
+	q := `SELECT kb_chunks_fts.rowid FROM kb_chunks_fts
 		JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid` + join + `
-		WHERE kb_chunks_fts MATCH ? AND c.collection_id = ?` + cond + ` ORDER BY r, kb_chunks_fts.rowid LIMIT ?`
-	rows, err := db.r.QueryContext(ctx, q, append(append([]any{m, collectionID}, args...), k)...)
+		WHERE kb_chunks_fts MATCH ? AND c.collection_id = ?` + cond + ` ORDER BY bm25(kb_chunks_fts), kb_chunks_fts.rowid LIMIT ?`
+	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, q, append(append([]any{matchExpr(terms), collectionID}, args...), bm25Candidates(k))...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: keyword search: %w", err)
 	}
-	defer rows.Close()
-	var out []ScoredID
+	var cands []int64
 	for rows.Next() {
-		var s ScoredID
-		if err := rows.Scan(&s.ID, &s.Score); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
 			return nil, err
 		}
-		s.Score = -s.Score
-		out = append(out, s)
+		cands = append(cands, id)
 	}
-	return out, rows.Err()
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return bm25Rerank(ctx, tx, terms, cands, k)
 }
 
 // KBAllowedChunks returns the ids of a collection's chunks that pass f, as

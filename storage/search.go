@@ -19,17 +19,27 @@ const maxMatchTerms = 64
 // words (a repeated word counts each time, as in BM25). Operators, quotes,
 // '*', NEAR( and column filters in the text are just punctuation. Text
 // without a word gives "".
-func MatchQuery(text string) string {
+func MatchQuery(text string) string { return matchExpr(matchTerms(text)) }
+
+// matchTerms splits user text into lowercased runs of letters and digits
+// (at most maxMatchTerms).
+func matchTerms(text string) []string {
 	terms := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
 	})
 	if len(terms) > maxMatchTerms {
 		terms = terms[:maxMatchTerms]
 	}
+	return terms
+}
+
+// matchExpr ORs the terms, each quoted (so none is an FTS5 operator).
+func matchExpr(terms []string) string {
+	q := make([]string, len(terms))
 	for i, t := range terms {
-		terms[i] = `"` + t + `"`
+		q[i] = `"` + t + `"`
 	}
-	return strings.Join(terms, " OR ")
+	return strings.Join(q, " OR ")
 }
 
 // Fused is one item of a fused ranking.

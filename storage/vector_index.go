@@ -126,7 +126,7 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 	}
 	defer tx.Rollback()
 	var maxSeq, minSeq int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0), coalesce(min(seq), 0) FROM vector_log").Scan(&maxSeq, &minSeq); err != nil {
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT max(seq) FROM vector_log), 0), coalesce((SELECT min(seq) FROM vector_log), 0)").Scan(&maxSeq, &minSeq); err != nil {
 		return fmt.Errorf("storage: vector sync: %w", err)
 	}
 	reload := map[string]bool{}
