@@ -80,7 +80,8 @@ func (s *importServer) listings(query string) map[string]string {
 	return out
 }
 
-// runImportCLI runs agentd with args in-process.
+// runImportCLI runs agentd with args in-process; stderr ends with the
+// error as main would print it.
 func runImportCLI(t testing.TB, args ...string) (string, string, error) {
 	t.Helper()
 	root := NewRoot()
@@ -89,6 +90,9 @@ func runImportCLI(t testing.TB, args ...string) (string, string, error) {
 	root.SetErr(&errb)
 	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
+	if err != nil { // main prints the error once, as "agentd: ..."
+		fmt.Fprintln(&errb, "agentd:", err)
+	}
 	return out.String(), errb.String(), err
 }
 
