@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// The text mirror follows chunk writes of another process (through the
+// vector log), drops deleted chunks and ranks by BM25.
+func TestTextIndexFollowsWrites(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	a, b := openTestDB(t, path), openTestDB(t, path)
+	org, err := a.CreateOrg(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	col, err := a.CreateCollection(ctx, org.ID, "c", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := VectorModel{"test", "m", 2}
+	put := func(db *DB, ext string, texts ...string) {
+		t.Helper()
+		if _, err := db.UpsertSource(ctx, org.ID, col.ID, SourceInput{ExternalID: ext, Title: ext, Content: texts[0]}); err != nil {
+			t.Fatal(err)
+		}
+		j, err := db.ClaimKBSource(ctx, "w", 1e12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cs []KBChunk
+		for i, tx := range texts {
+			cs = append(cs, KBChunk{Index: i, Content: tx, Body: tx, Vec: []float32{1, 0}})
+		}
+		if err := db.CompleteKBSource(ctx, j, "w", m, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(a, "wings", "swept wings at transonic speeds", "wing flutter")
+	x := NewKBTextIndex(a)
+	space := KBSpace(col.ID)
+	hits, err := x.Search(ctx, space, "Wing", 5, nil)
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("hits %v err %v", hits, err)
+	}
+	put(b, "heat", "heat transfer in hypersonic flow")
+	if hits, _ := x.Search(ctx, space, "hypersonic heating", 5, nil); len(hits) != 1 {
+		t.Fatalf("write of another process not seen: %v", hits)
+	}
+	if _, _, err := b.DeleteSources(ctx, col.ID, []string{"wings"}); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := x.Search(ctx, space, "wings", 5, nil); len(hits) != 0 {
+		t.Fatalf("deleted chunks still found: %v", hits)
+	}
+	// Operators and quotes are just punctuation, for both paths.
+	for _, q := range []string{`"unterminated`, `NEAR(a b`, `*`, `heat OR`, `col:heat`, `^heat`, `-`, `🙂`} {
+		if _, err := x.Search(ctx, space, q, 5, nil); err != nil {
+			t.Errorf("text index %q: %v", q, err)
+		}
+		if _, err := a.KBKeywordSearch(ctx, col.ID, q, KBFilter{}, 5); err != nil {
+			t.Errorf("FTS5 %q: %v", q, err)
+		}
+	}
+	if hits, _ := a.KBKeywordSearch(ctx, col.ID, `"heat" NEAR(`, KBFilter{}, 5); len(hits) != 1 {
+		t.Fatalf("FTS5 path: %v", hits)
+	}
+}
+
+func TestTextIndexCompaction(t *testing.T) {
+	sp := newTSpace(&stemmer{})
+	for i := range 100 {
+		sp.add(int64(i), "common word")
+	}
+	sp.add(1000, "rare word")
+	for i := range 50 {
+		sp.remove(int64(i))
+	}
+	sp.maybeCompact()
+	if sp.dead != 0 || len(sp.ids) != 51 || len(sp.post["common"].docs) != 50 {
+		t.Fatalf("after compaction: dead %d ids %d", sp.dead, len(sp.ids))
+	}
+	hits := sp.search([]string{"rare"}, 3, nil)
+	if len(hits) != 1 || hits[0].ID != 1000 {
+		t.Fatalf("hits %v", hits)
+	}
+}
