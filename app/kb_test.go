@@ -367,3 +367,39 @@ func TestKBCollections(t *testing.T) {
 		t.Fatalf("backlog after delete %d %v", n, err)
 	}
 }
+
+func TestKBSearchModesAndFilters(t *testing.T) {
+	e := newTestEnv(t, kbOpts(newTestEmbedder(t, 256)))
+	col := e.createCollection(e.key, "s")
+	var out map[string]any
+	e.doJSON("POST", "/api/v1/kb/sources/batch", e.key, map[string]any{"collectionId": col, "sources": []any{
+		map[string]any{"externalId": "fr", "title": "Refunds", "content": "# Policy\n\n## Refunds\n\nRefunds are paid within 14 days.", "metadata": map[string]any{"lang": "en", "tier": 2, "public": true}},
+		map[string]any{"externalId": "de", "title": "Erstattung", "content": "Refunds for German customers take 30 days.", "metadata": map[string]any{"lang": "de", "tier": 1, "public": false}, "contentRole": "internal"},
+		map[string]any{"externalId": "ship", "title": "Shipping", "content": "Parcels ship in two days.", "metadata": map[string]any{"lang": "en"}},
+	}}, &out)
+	e.waitProcessed(e.key, col)
+	for _, mode := range []string{"keyword", "semantic", "hybrid", ""} {
+		res := e.search(e.key, map[string]any{"collectionId": col, "query": "refunds days", "mode": mode, "limit": 2})
+		if len(res.Results) != 2 || res.Results[0].ExternalID == "ship" || res.Results[0].Score <= 0 {
+			t.Fatalf("mode %q: %+v", mode, res.Results)
+		}
+	}
+	r := e.search(e.key, map[string]any{"collectionId": col, "query": "refunds", "metadata": map[string]any{"lang": "en"}, "mode": "keyword"})
+	if len(r.Results) != 1 || r.Results[0].ExternalID != "fr" || len(r.Results[0].HeadingPath) == 0 || r.Results[0].HeadingPath[0] != "Policy" || r.Results[0].DocumentID == "" {
+		t.Fatalf("metadata string filter: %+v", r.Results)
+	}
+	for _, f := range []map[string]any{{"tier": 1}, {"public": false}} {
+		r = e.search(e.key, map[string]any{"collectionId": col, "query": "refunds", "metadata": f, "mode": "semantic"})
+		if len(r.Results) != 1 || r.Results[0].ExternalID != "de" {
+			t.Fatalf("metadata %v filter: %+v", f, r.Results)
+		}
+	}
+	r = e.search(e.key, map[string]any{"collectionId": col, "query": "refunds", "contentRole": "knowledge"})
+	if len(r.Results) != 2 || r.Results[0].ExternalID != "fr" || r.Results[1].ExternalID == "de" {
+		t.Fatalf("role filter: %+v", r.Results)
+	}
+	// User text with FTS operators, quotes and symbols never errors.
+	for _, q := range []string{`"refunds`, `refunds*`, `NEAR(refunds days`, `refunds AND OR NOT`, `title:refunds`, `^`, `🙂`, `'; DROP TABLE kb_chunks; --`} {
+		e.search(e.key, map[string]any{"collectionId": col, "query": q})
+	}
+}
