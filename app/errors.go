@@ -112,9 +112,12 @@ func statusCode(status int) string {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, err error) {
 	e := toError(err)
 	if e.Status >= 500 {
+		// Only the message is sent: toError gives unknown errors a generic
+		// one, and a handler's own 5xx (503 "embedding service unavailable")
+		// says what the client can do without naming internals.
 		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "err", err)
-		e = &Error{Status: e.Status, Message: "Internal server error"}
+			"method", r.Method, "path", r.URL.Path, "status", e.Status, "err", err)
+		e = &Error{Status: e.Status, Message: e.Message}
 	} else if e.Err != nil {
 		s.log.DebugContext(r.Context(), "request refused", "request_id", requestID(r.Context()), "status", e.Status, "err", e.Err)
 	}

@@ -86,3 +86,11 @@ func FuzzParseAPIKey(f *testing.F) {
 }
 
 func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
+
+// A handler's own 5xx keeps its message; an unknown error's does not leak.
+func TestServiceUnavailableKeepsMessage(t *testing.T) {
+	body := errorBody(FamilyListings, toError(&Error{Status: 503, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
+	if b, _ := json.Marshal(body); !bytes.Contains(b, []byte("embedding service unavailable")) || bytes.Contains(b, []byte("deadline")) {
+		t.Fatalf("%s", b)
+	}
+}
