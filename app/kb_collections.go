@@ -31,7 +31,7 @@ func CreateCollection(ctx context.Context, db *storage.DB, orgID, name, descript
 	}
 	c, err := db.CreateCollection(ctx, orgID, name, description)
 	if errors.Is(err, storage.ErrConflict) {
-		return c, &Error{Status: http.StatusConflict, Message: "a collection named " + kbQuote(name) + " already exists", Err: err}
+		return c, &Error{Status: http.StatusConflict, Message: "a collection named " + kbQuote(name) + " already exists"}
 	}
 	return c, err
 }
