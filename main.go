@@ -3,7 +3,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,10 +12,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cmd.NewRoot().ExecuteContext(ctx)
+	err := cmd.Execute(ctx, cmd.NewRoot())
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "agentd:", err)
 		os.Exit(1)
 	}
 }

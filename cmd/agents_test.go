@@ -21,7 +21,7 @@ func runAgentCLI(t *testing.T, dbPath string, args ...string) (string, string, e
 	root.SetOut(&out)
 	root.SetErr(&errOut)
 	root.SetArgs(append([]string{"--db", dbPath}, args...))
-	err := root.ExecuteContext(context.Background())
+	err := Execute(context.Background(), root)
 	return out.String(), errOut.String(), err
 }
 

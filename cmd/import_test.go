@@ -89,10 +89,7 @@ func runImportCLI(t testing.TB, args ...string) (string, string, error) {
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	if err != nil { // main prints the error once, as "agentd: ..."
-		fmt.Fprintln(&errb, "agentd:", err)
-	}
+	err := Execute(context.Background(), root)
 	return out.String(), errb.String(), err
 }
 

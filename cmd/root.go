@@ -3,6 +3,7 @@
 package cmd
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,8 +43,20 @@ func NewRoot() *cobra.Command {
 	return wrapErrors(root)
 }
 
-// wrapErrors makes flag errors point at the command's help; main prints
-// every error once, as "agentd: ...", whichever hook returned it.
+// Execute runs the command tree and prints an error once, as "agentd: ...",
+// on the command's stderr, whichever hook (PreRunE, RunE, flags) returned it.
+func Execute(ctx context.Context, root *cobra.Command) error {
+	c, err := root.ExecuteContextC(ctx)
+	if err != nil {
+		if c == nil {
+			c = root
+		}
+		fmt.Fprintln(c.ErrOrStderr(), "agentd:", err)
+	}
+	return err
+}
+
+// wrapErrors makes flag errors point at the command's help.
 func wrapErrors(root *cobra.Command) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())
