@@ -33,6 +33,10 @@ type KBConfig struct {
 
 	// Workers is how many sources are chunked and embedded at once (default 2).
 	Workers int
+	// Lease is how long a claim on a source outlives its process: a source
+	// whose worker stopped renewing it (crashed) is taken over after it
+	// (default 15 s; renewed every third of it while processing).
+	Lease time.Duration
 	// PollInterval is how often the worker looks for sources queued by other
 	// processes (default 2 s; writes through this server wake it at once).
 	PollInterval time.Duration
@@ -94,7 +98,7 @@ func newKBWorker(db *storage.DB, emb embed.Embedder, cfg KBConfig, log *slog.Log
 	if poll < 0 { // tests: wake-only
 		poll = 0
 	}
-	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Log: log}
+	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease, Log: log}
 	return embed.NewWorker(db, emb, ch, wc), nil
 }
 

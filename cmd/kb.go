@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"time"
+
 	"fmt"
 	"text/tabwriter"
 
@@ -24,6 +26,7 @@ func addKBFlags(c *cobra.Command, cfg *app.KBConfig) {
 	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", envDuration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 30s (env AGENTD_EMBED_TIMEOUT)")
 	f.IntVar(&cfg.EmbedRetries, "embed-retries", envInt("AGENTD_EMBED_RETRIES", 5), "retries of an embedding request on 429/5xx (env AGENTD_EMBED_RETRIES)")
 	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
+	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
 	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
 }
 

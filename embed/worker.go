@@ -52,7 +52,7 @@ func NewWorker(db *storage.DB, emb Embedder, chunker *Chunker, cfg WorkerConfig)
 		cfg.Workers = 2
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 2 * time.Minute
+		cfg.Lease = 15 * time.Second
 	}
 	if cfg.EmbedBatch <= 0 {
 		cfg.EmbedBatch = 64
@@ -171,7 +171,18 @@ func (w *Worker) ProcessOne(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	chunks, perr := w.process(ctx, job)
+	// A heartbeat renews the claim while the source is processed, so a
+	// short lease suffices and a crashed process's source is taken over
+	// soon; losing the claim stops this processing.
+	pctx, stop := context.WithCancel(ctx)
+	beat := make(chan bool, 1)
+	go func() { beat <- w.heartbeat(pctx, job, stop) }()
+	chunks, perr := w.process(pctx, job)
+	stop()
+	if lostClaim := <-beat; lostClaim {
+		w.cfg.Log.Warn("knowledge source claim lost during processing", "source", job.SourceID)
+		return true, nil
+	}
 	// The final write must land even when shutdown began after the last
 	// embedding call: use a context that outlives ctx, briefly.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -207,16 +218,9 @@ func (w *Worker) process(ctx context.Context, job storage.KBJob) (out []storage.
 		texts[i] = EmbedText(job.Title, c)
 		out[i] = storage.KBChunk{Index: c.Index, Content: c.Text, HeadingPath: c.HeadingPath, Tokens: c.Tokens, Body: texts[i]}
 	}
-	renewed := time.Now()
 	for s := 0; s < len(texts); s += w.cfg.EmbedBatch {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
-		}
-		if time.Since(renewed) > w.cfg.Lease/3 {
-			if err := w.db.RenewKBLease(ctx, job, w.owner, w.cfg.Lease); err != nil {
-				return nil, err
-			}
-			renewed = time.Now()
 		}
 		e := min(len(texts), s+w.cfg.EmbedBatch)
 		// The call in hand finishes even when shutdown starts meanwhile.
@@ -235,6 +239,29 @@ func (w *Worker) process(ctx context.Context, job storage.KBJob) (out []storage.
 		}
 	}
 	return out, nil
+}
+
+// heartbeat renews job's claim every third of the lease until ctx ends.
+// When the claim cannot be renewed (taken over, database gone) it stops the
+// processing and reports true.
+func (w *Worker) heartbeat(ctx context.Context, job storage.KBJob, stop context.CancelFunc) bool {
+	t := time.NewTicker(max(w.cfg.Lease/3, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			if err := w.db.RenewKBLease(ctx, job, w.owner, w.cfg.Lease); err != nil {
+				if ctx.Err() != nil {
+					return false
+				}
+				w.cfg.Log.Warn("renewing knowledge source claim", "source", job.SourceID, "err", err)
+				stop()
+				return true
+			}
+		}
+	}
 }
 
 // checkVector refuses vectors a search could not use.
