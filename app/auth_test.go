@@ -229,3 +229,50 @@ func TestPreflightAndRequestID(t *testing.T) {
 		t.Fatalf("wrong method: %d", code)
 	}
 }
+
+// The key list is served from a cache; every change, from this process or
+// another, shows on the next read.
+func TestKeyListFollowsChanges(t *testing.T) {
+	e := newTestEnv(t)
+	other, err := storage.Open(context.Background(), e.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	count := func() int {
+		var out struct {
+			Data struct {
+				Count int `json:"count"`
+			} `json:"data"`
+		}
+		e.doJSON("GET", "/api/v2/api-keys", e.key, nil, &out)
+		return out.Data.Count
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("start: %d keys", n)
+	}
+	u, _ := other.FirstOwner(context.Background(), e.orgID)
+	_, k, err := CreateKey(context.Background(), other, e.orgID, u.ID, KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("after a key made elsewhere: %d keys", n)
+	}
+	other.RevokeKey(context.Background(), "", k.ID)
+	var out struct {
+		Data struct {
+			Keys []map[string]any `json:"keys"`
+		} `json:"data"`
+	}
+	e.doJSON("GET", "/api/v2/api-keys", e.key, nil, &out)
+	revoked := 0
+	for _, k := range out.Data.Keys {
+		if k["status"] == "revoked" {
+			revoked++
+		}
+	}
+	if revoked != 1 {
+		t.Fatalf("revocation elsewhere not shown: %v", out.Data.Keys)
+	}
+}

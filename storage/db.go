@@ -42,6 +42,10 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+
+	keyListMu    sync.Mutex
+	keyListEpoch int64
+	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
 }
 
 // Open opens (creating if needed) the database at path and applies every

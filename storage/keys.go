@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -96,7 +97,37 @@ func (db *DB) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
 }
 
 // ListKeys lists an organization's keys, newest first, revoked ones included.
+// Lists are kept per organization until the auth epoch moves (any key or
+// user change, in any process), so repeated reads skip SQL.
 func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
+	epoch, err := db.AuthEpoch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	db.keyListMu.Lock()
+	if db.keyListEpoch != epoch || db.keyLists == nil {
+		db.keyListEpoch, db.keyLists = epoch, map[string][]APIKey{}
+	}
+	cached, ok := db.keyLists[orgID]
+	db.keyListMu.Unlock()
+	if ok {
+		return slices.Clone(cached), nil
+	}
+	// Read after the epoch: a change in between makes the list fresher than
+	// the epoch it is filed under, never staler.
+	keys, err := db.listKeys(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	db.keyListMu.Lock()
+	if db.keyListEpoch == epoch && len(db.keyLists) < 10000 {
+		db.keyLists[orgID] = keys
+	}
+	db.keyListMu.Unlock()
+	return slices.Clone(keys), nil
+}
+
+func (db *DB) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 	rows, err := db.readRows(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
 		k.expires_at, k.revoked_at, k.created_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.id`, orgID)

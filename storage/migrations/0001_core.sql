@@ -37,6 +37,7 @@ INSERT INTO auth_epoch (id, n) VALUES (1, 0);
 
 CREATE TRIGGER users_epoch_del AFTER DELETE ON users BEGIN UPDATE auth_epoch SET n = n + 1; END;
 CREATE TRIGGER users_epoch_upd AFTER UPDATE ON users BEGIN UPDATE auth_epoch SET n = n + 1; END;
+CREATE TRIGGER keys_epoch_ins AFTER INSERT ON api_keys BEGIN UPDATE auth_epoch SET n = n + 1; END;
 CREATE TRIGGER keys_epoch_del AFTER DELETE ON api_keys BEGIN UPDATE auth_epoch SET n = n + 1; END;
 CREATE TRIGGER keys_epoch_upd AFTER UPDATE ON api_keys BEGIN UPDATE auth_epoch SET n = n + 1; END;
 CREATE TRIGGER orgs_epoch_del AFTER DELETE ON orgs BEGIN UPDATE auth_epoch SET n = n + 1; END;
