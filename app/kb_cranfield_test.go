@@ -15,7 +15,7 @@ import (
 
 // cranfieldDir is the public test collection (see its README for the
 // nDCG@10 recipe and the plain BM25 baseline of 0.369).
-var cranLimit = 10 // results asked per query (POST /api/v1/kb/search limit)
+var cranLimit = 30 // chunks asked per query: a long document may fill several of the top 10
 
 var cranfieldDir = filepath.Join("..", "..", "shared", "eval", "cranfield")
 
@@ -68,8 +68,8 @@ func ndcgAt10(ranked []string, judged map[string]int) float64 {
 
 // TestKBCranfield loads Cranfield through the HTTP API (batches of 50,
 // waits for processing), runs the 225 queries through POST
-// /api/v1/kb/search with limit 10 per mode, ranks documents by their best
-// chunk and reports nDCG@10. Keyword mode must reach the plain BM25
+// /api/v1/kb/search (30 chunks per query and mode), ranks documents by their
+// best chunk (the first 10 distinct ones) and reports nDCG@10. Keyword mode must reach the plain BM25
 // baseline (0.369).
 //
 //	go test ./app -run KBCranfield -v
@@ -151,9 +151,13 @@ func TestKBCranfield(t *testing.T) {
 			n++
 		}
 		scores[mode] = sum / float64(n)
-		t.Logf("Cranfield nDCG@10 %-8s %.3f (%d queries)", mode, scores[mode], n)
+		t.Logf("Cranfield nDCG@10 %-8s %.4f (%d queries)", mode, scores[mode], n)
 	}
-	if scores[kbModeKeyword] < 0.365 {
-		t.Errorf("keyword nDCG@10 %.3f below plain BM25 (0.369)", scores[kbModeKeyword])
+	// The baseline is published to three decimals: 0.369.
+	if scores[kbModeKeyword] < 0.3685 {
+		t.Errorf("keyword nDCG@10 %.4f below plain BM25 (0.369)", scores[kbModeKeyword])
+	}
+	if scores[kbModeHybrid] <= 0.369 {
+		t.Errorf("hybrid nDCG@10 %.4f does not beat plain BM25 (0.369)", scores[kbModeHybrid])
 	}
 }
