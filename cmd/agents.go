@@ -83,16 +83,9 @@ func (f *agentFlags) input(c *cobra.Command) (app.AgentInput, error) {
 
 // withOrg opens the database and resolves --org for a command body.
 func withOrg(c *cobra.Command, g *globals, org string, fn func(db *storage.DB, orgID string) error) error {
-	db, err := openDB(c.Context(), g)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	o, err := resolveOrg(c.Context(), db, org)
-	if err != nil {
-		return err
-	}
-	return fn(db, o.ID)
+	return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+		return fn(db, o.ID)
+	})
 }
 
 func newAgentCmd(g *globals) *cobra.Command {

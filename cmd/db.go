@@ -31,3 +31,18 @@ func resolveOrg(ctx context.Context, db *storage.DB, org string) (storage.Org, e
 	}
 	return storage.Org{}, fmt.Errorf("%d organizations: say which with --org NAME|ID", len(orgs))
 }
+
+// inOrg opens the database, resolves ORG and runs fn; the database is
+// closed when fn returns. Most CLI commands are this plus their own work.
+func inOrg(ctx context.Context, g *globals, org string, fn func(db *storage.DB, o storage.Org) error) error {
+	db, err := openDB(ctx, g)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	o, err := resolveOrg(ctx, db, org)
+	if err != nil {
+		return err
+	}
+	return fn(db, o)
+}

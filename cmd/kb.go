@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/storage"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
@@ -44,24 +45,17 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Create a knowledge collection and print its id",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			col, err := app.CreateCollection(c.Context(), db, o.ID, args[0], desc)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"id": col.ID, "name": col.Name, "description": col.Description, "createdAt": col.CreatedAt})
-			}
-			fmt.Fprintf(c.OutOrStdout(), "collection %s created: %s\n", col.Name, col.ID)
-			return nil
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				col, err := app.CreateCollection(c.Context(), db, o.ID, args[0], desc)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"id": col.ID, "name": col.Name, "description": col.Description, "createdAt": col.CreatedAt})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "collection %s created: %s\n", col.Name, col.ID)
+				return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&desc, "description", "", "description")
@@ -70,33 +64,26 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "List knowledge collections",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			cols, _, err := db.ListCollections(c.Context(), o.ID, 1_000_000, 0)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				out := []map[string]any{}
-				for _, col := range cols {
-					out = append(out, map[string]any{"id": col.ID, "name": col.Name, "description": col.Description,
-						"sourceCount": col.SourceCount, "createdAt": col.CreatedAt})
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				cols, _, err := db.ListCollections(c.Context(), o.ID, 1_000_000, 0)
+				if err != nil {
+					return err
 				}
-				return printJSON(c.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tSOURCES\tCREATED")
-			for _, col := range cols {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", col.ID, col.Name, col.SourceCount, col.CreatedAt.Format("2006-01-02 15:04"))
-			}
-			return tw.Flush()
+				if g.json {
+					out := []map[string]any{}
+					for _, col := range cols {
+						out = append(out, map[string]any{"id": col.ID, "name": col.Name, "description": col.Description,
+							"sourceCount": col.SourceCount, "createdAt": col.CreatedAt})
+					}
+					return printJSON(c.OutOrStdout(), out)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tSOURCES\tCREATED")
+				for _, col := range cols {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", col.ID, col.Name, col.SourceCount, col.CreatedAt.Format("2006-01-02 15:04"))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	del := &cobra.Command{
@@ -104,24 +91,17 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Delete a knowledge collection with its sources, chunks and vectors",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			col, err := db.FindCollection(c.Context(), o.ID, args[0])
-			if err != nil {
-				return err
-			}
-			if err := db.DeleteCollection(c.Context(), o.ID, col.ID); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.OutOrStdout(), "collection %s (%s) deleted\n", col.Name, col.ID)
-			return nil
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				col, err := db.FindCollection(c.Context(), o.ID, args[0])
+				if err != nil {
+					return err
+				}
+				if err := db.DeleteCollection(c.Context(), o.ID, col.ID); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.OutOrStdout(), "collection %s (%s) deleted\n", col.Name, col.ID)
+				return nil
+			})
 		},
 	}
 	c.AddCommand(create, list, del)

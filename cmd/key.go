@@ -21,42 +21,36 @@ func newKey(g *globals) *cobra.Command {
 		Short: "Create an API key and print it once",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			var u storage.User
-			if user == "" {
-				u, err = db.FirstOwner(c.Context(), o.ID)
-			} else {
-				u, err = db.FindUser(c.Context(), o.ID, user)
-			}
-			if err != nil {
-				return fmt.Errorf("user of the key: %w", err)
-			}
-			opts := app.KeyOptions{Name: name, RateLimit: rate, Never: never}
-			if c.Flags().Changed("expires-in-days") {
-				opts.ExpiresInDays = &days
-			}
-			key, k, err := app.CreateKey(c.Context(), db, o.ID, u.ID, opts)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"id": k.ID, "key": key, "name": k.Name, "org": o.Name,
-					"user": u.Email, "role": u.Role, "rateLimitPerMinute": k.RateLimit, "expiresAt": k.ExpiresAt})
-			}
-			exp := "never"
-			if k.ExpiresAt != nil {
-				exp = k.ExpiresAt.Format(time.RFC3339)
-			}
-			fmt.Fprintf(c.OutOrStdout(), "key %s for %s (%s) in %s, expires %s\napi key: %s\n", k.ID, u.Email, u.Role, o.Name, exp, key)
-			return nil
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				var u storage.User
+				var err error
+				if user == "" {
+					u, err = db.FirstOwner(c.Context(), o.ID)
+				} else {
+					u, err = db.FindUser(c.Context(), o.ID, user)
+				}
+				if err != nil {
+					return fmt.Errorf("user of the key: %w", err)
+				}
+				opts := app.KeyOptions{Name: name, RateLimit: rate, Never: never}
+				if c.Flags().Changed("expires-in-days") {
+					opts.ExpiresInDays = &days
+				}
+				key, k, err := app.CreateKey(c.Context(), db, o.ID, u.ID, opts)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"id": k.ID, "key": key, "name": k.Name, "org": o.Name,
+						"user": u.Email, "role": u.Role, "rateLimitPerMinute": k.RateLimit, "expiresAt": k.ExpiresAt})
+				}
+				exp := "never"
+				if k.ExpiresAt != nil {
+					exp = k.ExpiresAt.Format(time.RFC3339)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "key %s for %s (%s) in %s, expires %s\napi key: %s\n", k.ID, u.Email, u.Role, o.Name, exp, key)
+				return nil
+			})
 		},
 	}
 	f := create.Flags()
@@ -71,33 +65,26 @@ func newKey(g *globals) *cobra.Command {
 		Short: "List API keys (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			ks, err := db.ListKeys(c.Context(), o.ID)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				out := []map[string]any{}
-				for _, k := range ks {
-					out = append(out, map[string]any{"id": k.ID, "name": k.Name, "prefix": k.Prefix, "user": k.UserEmail,
-						"rateLimitPerMinute": k.RateLimit, "expiresAt": k.ExpiresAt, "revokedAt": k.RevokedAt, "createdAt": k.CreatedAt})
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				ks, err := db.ListKeys(c.Context(), o.ID)
+				if err != nil {
+					return err
 				}
-				return printJSON(c.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tUSER\tEXPIRES\tREVOKED")
-			for _, k := range ks {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.UserEmail, when(k.ExpiresAt, "never"), when(k.RevokedAt, "-"))
-			}
-			return tw.Flush()
+				if g.json {
+					out := []map[string]any{}
+					for _, k := range ks {
+						out = append(out, map[string]any{"id": k.ID, "name": k.Name, "prefix": k.Prefix, "user": k.UserEmail,
+							"rateLimitPerMinute": k.RateLimit, "expiresAt": k.ExpiresAt, "revokedAt": k.RevokedAt, "createdAt": k.CreatedAt})
+					}
+					return printJSON(c.OutOrStdout(), out)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tPREFIX\tNAME\tUSER\tEXPIRES\tREVOKED")
+				for _, k := range ks {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Prefix, k.Name, k.UserEmail, when(k.ExpiresAt, "never"), when(k.RevokedAt, "-"))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	list.Flags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/storage"
 )
 
 func newUser(g *globals) *cobra.Command {
@@ -24,24 +25,17 @@ func newUser(g *globals) *cobra.Command {
 			if err := app.ValidEmail(args[0]); err != nil {
 				return err
 			}
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			u, err := db.AddUser(c.Context(), o.ID, args[0], role)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"id": u.ID, "org": o.Name, "email": u.Email, "role": u.Role})
-			}
-			fmt.Fprintf(c.OutOrStdout(), "user %s added to %s as %s\n", u.Email, o.Name, u.Role)
-			return nil
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				u, err := db.AddUser(c.Context(), o.ID, args[0], role)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"id": u.ID, "org": o.Name, "email": u.Email, "role": u.Role})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "user %s added to %s as %s\n", u.Email, o.Name, u.Role)
+				return nil
+			})
 		},
 	}
 	add.Flags().StringVar(&role, "role", "member", "owner, admin, member or viewer")
@@ -50,23 +44,16 @@ func newUser(g *globals) *cobra.Command {
 		Short: "Remove a user; their API keys stop working at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			if err := db.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"removed": args[0], "org": o.Name})
-			}
-			fmt.Fprintf(c.OutOrStdout(), "user %s removed from %s\n", args[0], o.Name)
-			return nil
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				if err := db.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"removed": args[0], "org": o.Name})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "user %s removed from %s\n", args[0], o.Name)
+				return nil
+			})
 		},
 	}
 	list := &cobra.Command{
@@ -74,32 +61,25 @@ func newUser(g *globals) *cobra.Command {
 		Short: "List the users of an organization",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, err := resolveOrg(c.Context(), db, org)
-			if err != nil {
-				return err
-			}
-			us, err := db.ListUsers(c.Context(), o.ID)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				out := []map[string]any{}
-				for _, u := range us {
-					out = append(out, map[string]any{"id": u.ID, "email": u.Email, "role": u.Role, "createdAt": u.CreatedAt})
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				us, err := db.ListUsers(c.Context(), o.ID)
+				if err != nil {
+					return err
 				}
-				return printJSON(c.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "EMAIL\tROLE\tID")
-			for _, u := range us {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Email, u.Role, u.ID)
-			}
-			return tw.Flush()
+				if g.json {
+					out := []map[string]any{}
+					for _, u := range us {
+						out = append(out, map[string]any{"id": u.ID, "email": u.Email, "role": u.Role, "createdAt": u.CreatedAt})
+					}
+					return printJSON(c.OutOrStdout(), out)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "EMAIL\tROLE\tID")
+				for _, u := range us {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", u.Email, u.Role, u.ID)
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	for _, sc := range []*cobra.Command{add, remove, list} {
