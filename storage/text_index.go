@@ -144,32 +144,16 @@ func (x *TextIndex) sync(ctx context.Context, load ...string) error {
 		return err
 	}
 	defer tx.Rollback()
-	var maxSeq, minSeq int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT max(seq) FROM vector_log), 0), coalesce((SELECT min(seq) FROM vector_log), 0)").Scan(&maxSeq, &minSeq); err != nil {
+	d, err := readLogDelta(ctx, tx, x.last, func(s string) bool { _, ok := x.spaces[s]; return ok }, len(x.spaces) > 0, load)
+	if err != nil {
 		return fmt.Errorf("storage: text sync: %w", err)
 	}
-	reload := map[string]bool{}
-	for _, s := range load {
-		if _, ok := x.spaces[s]; !ok {
-			reload[s] = true
+	if d.reloadAll {
+		for s := range x.spaces {
+			d.reload[s] = true
 		}
 	}
-	changed := map[string][]int64{}
-	if maxSeq > x.last && len(x.spaces) > 0 {
-		if minSeq > x.last+1 {
-			for s := range x.spaces {
-				reload[s] = true
-			}
-		} else {
-			vx := &VectorIndex{lastSeq: x.last, spaces: map[string]*vspace{}}
-			for s := range x.spaces {
-				vx.spaces[s] = nil
-			}
-			if err := vx.readLog(ctx, tx, maxSeq, reload, changed); err != nil {
-				return err
-			}
-		}
-	}
+	reload, changed, maxSeq := d.reload, d.changed, d.maxSeq
 	fresh := map[string]*tspace{}
 	for s := range reload {
 		docs, err := x.load(ctx, tx, s, nil)

@@ -125,26 +125,16 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 		return fmt.Errorf("storage: vector sync: %w", err)
 	}
 	defer tx.Rollback()
-	var maxSeq, minSeq int64
-	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT max(seq) FROM vector_log), 0), coalesce((SELECT min(seq) FROM vector_log), 0)").Scan(&maxSeq, &minSeq); err != nil {
-		return fmt.Errorf("storage: vector sync: %w", err)
+	d, err := readLogDelta(ctx, tx, x.lastSeq, func(s string) bool { _, ok := x.spaces[s]; return ok }, len(x.spaces) > 0, load)
+	if err != nil {
+		return err
 	}
-	reload := map[string]bool{}
-	for _, s := range load {
-		if _, ok := x.spaces[s]; !ok {
-			reload[s] = true
+	if d.reloadAll { // the log was pruned past us: start over
+		for s := range x.spaces {
+			d.reload[s] = true
 		}
 	}
-	changed := map[string][]int64{}
-	if maxSeq > x.lastSeq && len(x.spaces) > 0 {
-		if minSeq > x.lastSeq+1 {
-			for s := range x.spaces { // the log was pruned past us: start over
-				reload[s] = true
-			}
-		} else if err := x.readLog(ctx, tx, maxSeq, reload, changed); err != nil {
-			return err
-		}
-	}
+	reload, changed, maxSeq := d.reload, d.changed, d.maxSeq
 	loaded := map[string]*vspace{}
 	for s := range reload {
 		sp, err := loadSpace(ctx, tx, s)
@@ -184,12 +174,39 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 	return nil
 }
 
-// readLog collects, per loaded space, the ids changed after lastSeq; a
-// whole-space change (item_id NULL) marks the space for reload.
-func (x *VectorIndex) readLog(ctx context.Context, tx *sql.Tx, maxSeq int64, reload map[string]bool, changed map[string][]int64) error {
-	rows, err := tx.QueryContext(ctx, "SELECT space, item_id FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY seq", x.lastSeq, maxSeq)
+// logDelta is what vector_log says a mirror (of vectors or text) must do
+// to catch up: spaces to load whole, and ids changed per space it holds.
+type logDelta struct {
+	maxSeq    int64
+	reload    map[string]bool
+	reloadAll bool // the log was pruned past the mirror: reload what it holds
+	changed   map[string][]int64
+}
+
+// readLogDelta reads vector_log after last for a mirror that holds the
+// spaces have reports (holding any at all when holdsAny), and that is asked
+// to load the spaces in load. A whole-space entry (item_id NULL) reloads it.
+func readLogDelta(ctx context.Context, tx *sql.Tx, last int64, have func(string) bool, holdsAny bool, load []string) (logDelta, error) {
+	d := logDelta{reload: map[string]bool{}, changed: map[string][]int64{}}
+	var minSeq int64
+	if err := tx.QueryRowContext(ctx, "SELECT coalesce((SELECT max(seq) FROM vector_log), 0), coalesce((SELECT min(seq) FROM vector_log), 0)").Scan(&d.maxSeq, &minSeq); err != nil {
+		return d, fmt.Errorf("storage: vector log: %w", err)
+	}
+	for _, s := range load {
+		if !have(s) {
+			d.reload[s] = true
+		}
+	}
+	if d.maxSeq <= last || !holdsAny {
+		return d, nil
+	}
+	if minSeq > last+1 {
+		d.reloadAll = true
+		return d, nil
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT space, item_id FROM vector_log WHERE seq > ? AND seq <= ? ORDER BY seq", last, d.maxSeq)
 	if err != nil {
-		return fmt.Errorf("storage: vector log: %w", err)
+		return d, fmt.Errorf("storage: vector log: %w", err)
 	}
 	defer rows.Close()
 	seen := map[string]map[int64]bool{}
@@ -197,13 +214,13 @@ func (x *VectorIndex) readLog(ctx context.Context, tx *sql.Tx, maxSeq int64, rel
 		var s string
 		var id sql.NullInt64
 		if err := rows.Scan(&s, &id); err != nil {
-			return err
+			return d, err
 		}
-		if _, ok := x.spaces[s]; !ok || reload[s] {
+		if !have(s) || d.reload[s] {
 			continue
 		}
 		if !id.Valid {
-			reload[s] = true
+			d.reload[s] = true
 			continue
 		}
 		if seen[s] == nil {
@@ -211,10 +228,10 @@ func (x *VectorIndex) readLog(ctx context.Context, tx *sql.Tx, maxSeq int64, rel
 		}
 		if !seen[s][id.Int64] {
 			seen[s][id.Int64] = true
-			changed[s] = append(changed[s], id.Int64)
+			d.changed[s] = append(d.changed[s], id.Int64)
 		}
 	}
-	return rows.Err()
+	return d, rows.Err()
 }
 
 // loadSpace reads every vector of a space.
