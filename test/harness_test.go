@@ -24,6 +24,10 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite"
+
+	// The suite tests the binary TestMain builds from this code; importing
+	// it makes go test's cache see every change to it.
+	_ "github.com/agentd/agentd/cmd"
 )
 
 var agentdBin string
