@@ -48,8 +48,8 @@ func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {
 // callCommands are the call commands (calls list|get|cancel).
 func callCommands(g *globals) []*cobra.Command {
 	root := &cobra.Command{Use: "calls", Short: "List, read and cancel calls"}
-	var org string
-	root.PersistentFlags().StringVar(&org, "org", "", "organization name or id (default: the only one)")
+	var orgFlag string
+	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
 
 	var o app.CallListOptions
 	var status, from, to string
@@ -58,50 +58,43 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "List calls, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o2, err := callOrgID(c, db, org)
-			if err != nil {
-				return err
-			}
-			if status != "" {
-				o.Statuses = strings.Split(status, ",")
-			}
-			for _, p := range []struct {
-				s   string
-				dst **time.Time
-			}{{from, &o.From}, {to, &o.To}} {
-				if p.s != "" {
-					t, err := time.Parse(time.RFC3339, p.s)
-					if err != nil {
-						return fmt.Errorf("--from/--to: %w", err)
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+				if status != "" {
+					o.Statuses = strings.Split(status, ",")
+				}
+				for _, p := range []struct {
+					s   string
+					dst **time.Time
+				}{{from, &o.From}, {to, &o.To}} {
+					if p.s != "" {
+						t, err := time.Parse(time.RFC3339, p.s)
+						if err != nil {
+							return fmt.Errorf("--from/--to: %w", err)
+						}
+						*p.dst = &t
 					}
-					*p.dst = &t
 				}
-			}
-			page, err := app.ListCallRecords(c.Context(), db, o2, o)
-			if err != nil {
-				return callCLIErr(err)
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), page)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTATUS\tPHONE\tAGENT\tPRIORITY\tATTEMPTS\tDUE/ENDED\tCREATED")
-			for _, r := range page.Calls {
-				when := callDeref(r.NextAttemptAt)
-				if r.EndedAt != nil {
-					when = *r.EndedAt
+				page, err := app.ListCallRecords(c.Context(), db, org.ID, o)
+				if err != nil {
+					return callCLIErr(err)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.PhoneNumber, r.Agent.Name,
-					r.Priority, r.Attempts, when, r.CreatedAt)
-			}
-			tw.Flush()
-			fmt.Fprintf(c.OutOrStdout(), "%d of %d calls\n", len(page.Calls), page.Pagination.Total)
-			return nil
+				if g.json {
+					return printJSON(c.OutOrStdout(), page)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tSTATUS\tPHONE\tAGENT\tPRIORITY\tATTEMPTS\tDUE/ENDED\tCREATED")
+				for _, r := range page.Calls {
+					when := callDeref(r.NextAttemptAt)
+					if r.EndedAt != nil {
+						when = *r.EndedAt
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, r.Status, r.PhoneNumber, r.Agent.Name,
+						r.Priority, r.Attempts, when, r.CreatedAt)
+				}
+				tw.Flush()
+				fmt.Fprintf(c.OutOrStdout(), "%d of %d calls\n", len(page.Calls), page.Pagination.Total)
+				return nil
+			})
 		},
 	}
 	lf := list.Flags()
@@ -121,20 +114,13 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Show one call with its attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o2, err := callOrgID(c, db, org)
-			if err != nil {
-				return err
-			}
-			rec, err := app.GetCallRecord(c.Context(), db, o2, args[0])
-			if err != nil {
-				return callCLIErr(err)
-			}
-			return printJSON(c.OutOrStdout(), rec)
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+				rec, err := app.GetCallRecord(c.Context(), db, org.ID, args[0])
+				if err != nil {
+					return callCLIErr(err)
+				}
+				return printJSON(c.OutOrStdout(), rec)
+			})
 		},
 	}
 	cancel := &cobra.Command{
@@ -142,37 +128,21 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Cancel a call that has not ended (a call being dialled is hung up by the server within a heartbeat)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o2, err := callOrgID(c, db, org)
-			if err != nil {
-				return err
-			}
-			rec, prev, err := app.CancelCallRecord(c.Context(), db, o2, args[0])
-			if err != nil {
-				return callCLIErr(err)
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), rec)
-			}
-			fmt.Fprintf(c.OutOrStdout(), "call %s cancelled (was %s)\n", rec.ID, prev)
-			return nil
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+				rec, prev, err := app.CancelCallRecord(c.Context(), db, org.ID, args[0])
+				if err != nil {
+					return callCLIErr(err)
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), rec)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "call %s cancelled (was %s)\n", rec.ID, prev)
+				return nil
+			})
 		},
 	}
 	root.AddCommand(list, get, cancel)
 	return []*cobra.Command{root}
-}
-
-// callOrgID resolves --org to an organization id.
-func callOrgID(c *cobra.Command, db *storage.DB, org string) (string, error) {
-	o, err := resolveOrg(c.Context(), db, org)
-	if err != nil {
-		return "", err
-	}
-	return o.ID, nil
 }
 
 // cliErr prints an app error's client message (not the wrapped cause).
