@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -27,10 +28,9 @@ func TestKillDuringDialing(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "agentd")
-	build := exec.Command("go", "build", "-o", bin, "github.com/agentd/agentd")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := testbin.Build(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dbPath, dialLog := filepath.Join(dir, "agentd.db"), filepath.Join(dir, "dials.log")
 	ctx := context.Background()

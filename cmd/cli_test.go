@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 // agentdBin is the real binary, built once for the tests that run it as a
@@ -25,11 +27,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	agentdBin = filepath.Join(dir, "agentd")
-	build := exec.Command("go", "build", "-o", agentdBin, "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	if agentdBin, err = testbin.Build(dir); err != nil {
 		panic(err)
 	}
 	code := m.Run()

@@ -28,6 +28,7 @@ import (
 	// The suite tests the binary TestMain builds from this code; importing
 	// it makes go test's cache see every change to it.
 	_ "github.com/agentd/agentd/cmd"
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 var agentdBin string
@@ -37,11 +38,7 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	agentdBin = filepath.Join(dir, "agentd")
-	build := exec.Command("go", "build", "-o", agentdBin, "..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	if agentdBin, err = testbin.Build(dir); err != nil {
 		panic(err)
 	}
 	code := m.Run()
