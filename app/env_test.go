@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -25,26 +25,8 @@ type testEnv struct {
 	db     *storage.DB
 	key    string // owner key of the bootstrap organization "default"
 	orgID  string
-	logs   *syncBuffer
+	logs   *testbin.Buffer // the server log, e.g. to check keys are never logged
 	client *http.Client
-}
-
-// syncBuffer collects the server log for assertions (e.g. keys never logged).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // newTestEnv starts agentd on a fresh database; opts adjust the config.
@@ -57,7 +39,7 @@ func newTestEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 // passes the same path twice).
 func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testbin.Buffer{}
 	var out bytes.Buffer
 	cfg := Config{DBPath: dbPath, Addr: "127.0.0.1:0", Version: "test",
 		Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Out: &out}

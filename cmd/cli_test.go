@@ -22,18 +22,7 @@ import (
 // child process.
 var agentdBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentd-bin")
-	if err != nil {
-		panic(err)
-	}
-	if agentdBin, err = testbin.Build(dir); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m, &agentdBin)) }
 
 // run runs agentd with args in dir and returns stdout; it fails the test
 // on a non-zero exit unless wantErr.

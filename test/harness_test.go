@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,18 +32,7 @@ import (
 
 var agentdBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "agentd-rel")
-	if err != nil {
-		panic(err)
-	}
-	if agentdBin, err = testbin.Build(dir); err != nil {
-		panic(err)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testbin.Main(m, &agentdBin)) }
 
 // server is one running agentd child process.
 type server struct {
@@ -55,25 +43,8 @@ type server struct {
 	url  string
 	key  string // owner key printed on first run (empty on restarts)
 	cmd  *exec.Cmd
-	logs *lockedBuffer
+	logs *testbin.Buffer
 	done chan error
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func freeAddr(t testing.TB) string {
@@ -89,7 +60,7 @@ func freeAddr(t testing.TB) string {
 // until it answers /healthz.
 func start(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, dir: dir, db: filepath.Join(dir, "agentd.db"), addr: freeAddr(t), logs: &lockedBuffer{}, done: make(chan error, 1)}
+	s := &server{t: t, dir: dir, db: filepath.Join(dir, "agentd.db"), addr: freeAddr(t), logs: &testbin.Buffer{}, done: make(chan error, 1)}
 	s.url = "http://" + s.addr
 	args := append([]string{"serve", "--db", s.db, "--addr", s.addr, "--log-format", "json"}, extra...)
 	s.cmd = exec.Command(agentdBin, args...)
