@@ -11,19 +11,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
-
-// agentRoutes registers the v1 agent and v2 worker/job routes.
-func (s *Server) agentRoutes() {
-	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.listAgents)
-	s.handle(route{method: "POST", path: "/api/v1/agents", family: FamilyAgents, summary: "Create an agent"}, s.createAgent)
-	s.handle(route{method: "GET", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Read an agent with instructions, config and tools"}, s.getAgent)
-	s.handle(route{method: "PATCH", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Update some fields of an agent"}, s.updateAgent)
-	s.handle(route{method: "DELETE", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Delete an agent (it becomes inactive and stays listed)"}, s.deleteAgent)
-	s.handle(route{method: "GET", path: "/api/v2/agents", capability: capAgentRead, summary: "List every worker of the organization (workforce view)"}, s.listWorkers)
-	s.jobRoutes()
-}
 
 // Paging of the v1 agent list.
 const (
@@ -120,7 +110,7 @@ func DeleteAgent(ctx context.Context, db *storage.DB, orgID, id string) (storage
 // agentErr gives storage's not-found the agent family's message.
 func agentErr(err error) error {
 	if isNotFound(err) {
-		return &Error{Status: http.StatusNotFound, Message: "agent not found", Err: err}
+		return &Error{Kind: errs.NotFound, Message: "agent not found", Err: err}
 	}
 	return err
 }

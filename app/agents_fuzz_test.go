@@ -77,7 +77,7 @@ func FuzzParseAgentQuery(f *testing.F) {
 func assertClientError(t *testing.T, err error) {
 	t.Helper()
 	var e *Error
-	if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 || e.Message == "" {
+	if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 || e.Message == "" {
 		t.Fatalf("not a client error: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -157,7 +158,7 @@ func parseAPIKey(h http.Header, rawQuery string) (string, error) {
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) (principal, error) {
 	key, err := parseAPIKey(r.Header, r.URL.RawQuery)
 	if err != nil {
-		return principal{}, &Error{Status: http.StatusUnauthorized, Message: err.Error()}
+		return principal{}, &Error{Kind: errs.Unauthenticated, Message: err.Error()}
 	}
 	var p principal
 	var limit int
@@ -187,7 +188,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 			// Documented /v2 quirk: a plain 401 in place of 429.
 			return principal{}, errorf(http.StatusUnauthorized, "Unauthorized: rate limit exceeded, retry in 60 seconds")
 		}
-		return principal{}, &Error{Status: http.StatusTooManyRequests, Code: codeRateLimited,
+		return principal{}, &Error{Kind: errs.RateLimited, Code: codeRateLimited,
 			Message: "Rate limit exceeded: " + strconv.Itoa(limit) + " requests per minute. Retry in 60 seconds."}
 	}
 	if rt.capability != "" && !roleCaps[p.Role][rt.capability] {
@@ -196,7 +197,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	return p, nil
 }
 
-var errBadKey = &Error{Status: http.StatusUnauthorized, Message: "invalid or expired API key"}
+var errBadKey = &Error{Kind: errs.Unauthenticated, Message: "invalid or expired API key"}
 
 // lookupKey resolves a presented key through the cache.
 func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, error) {

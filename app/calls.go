@@ -109,20 +109,3 @@ func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progr
 	}
 	return l.Dialer.Dial(ctx, c, p)
 }
-
-// callRoutes registers the call routes.
-func (s *Server) callRoutes() {
-	s.handle(route{method: "POST", path: "/api/v1/calls/schedule", family: FamilyCalls, auth: authInternal,
-		summary: "Schedule one outbound call"}, s.scheduleCall)
-	s.handle(route{method: "POST", path: "/api/v1/calls/batch", family: FamilyCalls, bodyLimit: 8 << 20,
-		summary: "Schedule 1 to 1,000 calls for one agent"}, s.batchCalls)
-	s.handle(route{method: "POST", path: "/api/v1/calls/outbound", family: FamilyCalls,
-		summary: "Queue an immediate outbound call"}, s.outboundCall)
-	s.handle(route{method: "GET", path: "/api/v1/calls", family: FamilyCalls,
-		summary: "List calls with filters, sorting and pagination"}, s.listCalls)
-	s.handle(route{method: "GET", path: "/api/v1/calls/:id", family: FamilyCalls,
-		summary: "Read one call"}, s.getCall)
-	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
-		summary: "Cancel a call that has not ended"}, s.cancelCall)
-	s.telephonyRoutes()
-}

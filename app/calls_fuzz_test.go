@@ -30,7 +30,7 @@ func FuzzScheduleBody(f *testing.F) {
 			}
 		}
 		var e *Error
-		if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 {
+		if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 {
 			t.Fatalf("error %v is not a 4xx *Error", err)
 		}
 	})

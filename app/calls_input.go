@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
 )
@@ -294,7 +295,7 @@ func (s *Server) callAgent(ctx context.Context, r *http.Request, id string) (sto
 		a, err = s.db.GetAgent(ctx, orgID(r), id)
 	}
 	if isNotFound(err) {
-		return a, &Error{Status: http.StatusNotFound, Message: "agent not found or access denied", Err: err}
+		return a, &Error{Kind: errs.NotFound, Message: "agent not found or access denied", Err: err}
 	}
 	return a, err
 }

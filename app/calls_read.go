@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -259,11 +260,11 @@ func ListCallRecords(ctx context.Context, db *storage.DB, orgID string, o CallLi
 func CancelCallRecord(ctx context.Context, db *storage.DB, orgID, id string) (CallRecord, string, error) {
 	_, prev, err := db.CancelCall(ctx, orgID, id, time.Now().UTC())
 	if errors.Is(err, storage.ErrCallFinished) {
-		return CallRecord{}, prev, &Error{Status: http.StatusConflict,
+		return CallRecord{}, prev, &Error{Kind: errs.Conflict,
 			Message: fmt.Sprintf("call is already %s and cannot be cancelled", prev), Err: err}
 	}
 	if isNotFound(err) {
-		return CallRecord{}, prev, &Error{Status: http.StatusNotFound, Message: "call not found", Err: err}
+		return CallRecord{}, prev, &Error{Kind: errs.NotFound, Message: "call not found", Err: err}
 	}
 	if err != nil {
 		return CallRecord{}, prev, err
@@ -335,7 +336,7 @@ func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, _ httprouter.
 func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	rec, err := GetCallRecord(r.Context(), s.db, orgID(r), p.ByName("id"))
 	if isNotFound(err) {
-		return &Error{Status: http.StatusNotFound, Message: "call not found", Err: err}
+		return &Error{Kind: errs.NotFound, Message: "call not found", Err: err}
 	}
 	if err != nil {
 		return err

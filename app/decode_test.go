@@ -37,8 +37,8 @@ func TestDecodeRefusals(t *testing.T) {
 			t.Errorf("%.40q: accepted", in)
 			continue
 		}
-		if e := toError(err); e.Status != 400 || !strings.Contains(e.Message, want) {
-			t.Errorf("%.40q: %d %q, want 400 containing %q", in, e.Status, e.Message, want)
+		if e := toError(err); status(e) != 400 || !strings.Contains(e.Message, want) {
+			t.Errorf("%.40q: %d %q, want 400 containing %q", in, status(e), e.Message, want)
 		}
 	}
 	for _, ok := range []string{`{"name": "a\\u0000b"}`, `{"name": "\ud83d\ude00 \u00e9\\\\"}`, ` {"count": 3}`} {
@@ -63,8 +63,8 @@ func FuzzDecodeBytes(f *testing.F) {
 		}
 		err := decodeBytes(in, &b)
 		if err != nil {
-			if e := toError(err); e.Status < 400 || e.Status >= 500 {
-				t.Fatalf("status %d for %q", e.Status, in)
+			if e := toError(err); status(e) < 400 || status(e) >= 500 {
+				t.Fatalf("status %d for %q", status(e), in)
 			}
 			return
 		}

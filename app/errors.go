@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -27,41 +28,56 @@ const (
 )
 
 // FieldError names one invalid field of a request body.
-type FieldError struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
+type FieldError = errs.FieldError
+
+// Error is the one error type: features return it with a kind, the HTTP
+// layer maps the kind to a status in kindStatus.
+type Error = errs.Error
+
+// kindStatus is the one mapping from an error's kind to an HTTP status.
+var kindStatus = map[errs.Kind]int{
+	errs.Internal:         http.StatusInternalServerError,
+	errs.Invalid:          http.StatusBadRequest,
+	errs.NotFound:         http.StatusNotFound,
+	errs.Conflict:         http.StatusConflict,
+	errs.Forbidden:        http.StatusForbidden,
+	errs.Unauthenticated:  http.StatusUnauthorized,
+	errs.Unavailable:      http.StatusServiceUnavailable,
+	errs.TooLarge:         http.StatusRequestEntityTooLarge,
+	errs.RateLimited:      http.StatusTooManyRequests,
+	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
+	errs.Canceled:         499,
 }
 
-// Error is the one error type handlers return. Message is sent to the
-// client; Err is logged and never sent.
-type Error struct {
-	Status  int
-	Message string
-	Code    string       // machine code where a family sends one ("RATE_LIMITED", "NOT_FOUND")
-	Details []FieldError // listings validation
-	Err     error
-}
-
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Message + ": " + e.Err.Error()
+// status is the HTTP status of e.
+func status(e *Error) int {
+	if st, ok := kindStatus[e.Kind]; ok {
+		return st
 	}
-	return e.Message
+	return http.StatusInternalServerError
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+// statusKind is the kind an HTTP status stands for (errorf's callers).
+func statusKind(st int) errs.Kind {
+	for k, v := range kindStatus {
+		if v == st {
+			return k
+		}
+	}
+	return errs.Internal
+}
 
 // errorf builds an Error with a client message.
-func errorf(status int, msg string) *Error { return &Error{Status: status, Message: msg} }
+func errorf(st int, msg string) *Error { return &Error{Kind: statusKind(st), Message: msg} }
 
 // badRequest is a 400 with the given message.
-func badRequest(msg string) *Error { return errorf(http.StatusBadRequest, msg) }
+func badRequest(msg string) *Error { return errs.New(errs.Invalid, msg) }
 
 // notFound is a 404 with the given message.
-func notFound(msg string) *Error { return errorf(http.StatusNotFound, msg) }
+func notFound(msg string) *Error { return errs.New(errs.NotFound, msg) }
 
 // toError maps any error to an *Error: our own pass through, storage
-// sentinels map to their status, everything else is a 500 without detail.
+// sentinels map to their kind, everything else is a 500 without detail.
 func toError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
@@ -70,15 +86,15 @@ func toError(err error) *Error {
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return errorf(http.StatusRequestEntityTooLarge, "request body too large")
+		return errs.New(errs.TooLarge, "request body too large")
 	case errors.Is(err, storage.ErrNotFound):
-		return &Error{Status: http.StatusNotFound, Message: "not found", Err: err}
+		return errs.Wrap(errs.NotFound, "not found", err)
 	case errors.Is(err, storage.ErrConflict):
-		return &Error{Status: http.StatusConflict, Message: "conflict", Err: err}
+		return errs.Wrap(errs.Conflict, "conflict", err)
 	case errors.Is(err, context.Canceled):
-		return &Error{Status: 499, Message: "client closed request", Err: err}
+		return errs.Wrap(errs.Canceled, "client closed request", err)
 	}
-	return &Error{Status: http.StatusInternalServerError, Message: "Internal server error", Err: err}
+	return errs.Wrap(errs.Internal, "Internal server error", err)
 }
 
 // statusCode is the string code of the v1 agent family for a status.
@@ -111,42 +127,44 @@ func statusCode(status int) string {
 // request id and replaced by a generic message.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, err error) {
 	e := toError(err)
-	if e.Status >= 500 {
+	st := status(e)
+	if st >= 500 {
 		// Only the message is sent: toError gives unknown errors a generic
 		// one, and a handler's own 5xx (503 "embedding service unavailable")
 		// says what the client can do without naming internals.
 		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "status", e.Status, "err", err)
-		e = &Error{Status: e.Status, Message: e.Message}
+			"method", r.Method, "path", r.URL.Path, "status", st, "err", err)
+		e = &Error{Kind: e.Kind, Message: e.Message}
 	} else if e.Err != nil {
-		s.log.DebugContext(r.Context(), "request refused", "request_id", requestID(r.Context()), "status", e.Status, "err", e.Err)
+		s.log.DebugContext(r.Context(), "request refused", "request_id", requestID(r.Context()), "status", st, "err", e.Err)
 	}
-	writeJSON(w, e.Status, errorBody(fam, e, s.now()))
+	writeJSON(w, st, errorBody(fam, e, s.now()))
 }
 
 func errorBody(fam Family, e *Error, now timeNow) any {
 	ts := formatTime(now)
+	st := status(e)
 	if e.Code == codeRateLimited {
 		return map[string]any{"error": map[string]any{"message": e.Message, "code": codeRateLimited,
-			"status": e.Status, "retryInSeconds": 60, "timestamp": ts}}
+			"status": st, "retryInSeconds": 60, "timestamp": ts}}
 	}
 	switch fam {
 	case FamilyAgents:
 		code := e.Code
 		if code == "" {
-			code = statusCode(e.Status)
+			code = statusCode(st)
 		}
 		return map[string]any{"success": false, "error": map[string]any{"message": e.Message, "code": code}}
 	case FamilyCalls:
-		return map[string]any{"error": map[string]any{"message": e.Message, "code": e.Status}}
+		return map[string]any{"error": map[string]any{"message": e.Message, "code": st}}
 	case FamilyListings:
-		body := map[string]any{"error": map[string]any{"message": e.Message, "status": e.Status, "timestamp": ts}}
+		body := map[string]any{"error": map[string]any{"message": e.Message, "status": st, "timestamp": ts}}
 		if len(e.Details) > 0 {
 			body["details"] = e.Details
 		}
 		return body
 	}
-	return map[string]any{"error": map[string]any{"message": e.Message, "status": e.Status, "timestamp": ts}}
+	return map[string]any{"error": map[string]any{"message": e.Message, "status": st, "timestamp": ts}}
 }
 
 const codeRateLimited = "RATE_LIMITED"

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/app/errs"
 )
 
 var updateCoreGolden = flag.Bool("update-core", false, "rewrite testdata/golden/core")
@@ -15,9 +17,9 @@ var updateCoreGolden = flag.Bool("update-core", false, "rewrite testdata/golden/
 // Every family's error shape is pinned by a golden file.
 func TestErrorShapesGolden(t *testing.T) {
 	now := time.Date(2026, 11, 22, 10, 4, 5, 123e6, time.UTC)
-	validation := &Error{Status: 400, Message: "listings.3.price: must be >= 0",
+	validation := &Error{Kind: errs.Invalid, Message: "listings.3.price: must be >= 0",
 		Details: []FieldError{{Path: "listings.3.price", Message: "must be >= 0"}}}
-	limited := &Error{Status: 429, Code: codeRateLimited, Message: "Rate limit exceeded: 1000 requests per minute. Retry in 60 seconds."}
+	limited := &Error{Kind: errs.RateLimited, Code: codeRateLimited, Message: "Rate limit exceeded: 1000 requests per minute. Retry in 60 seconds."}
 	cases := map[string]any{
 		"v2_403":          errorBody(FamilyV2, errorf(403, "insufficient permissions"), now),
 		"kb_400":          errorBody(FamilyKB, badRequest("collectionId is required"), now),
@@ -48,7 +50,7 @@ func TestErrorShapesGolden(t *testing.T) {
 // A 500 never leaks its cause.
 func TestInternalErrorHidesCause(t *testing.T) {
 	e := toError(os.ErrPermission)
-	if e.Status != 500 || e.Message != "Internal server error" {
+	if status(e) != 500 || e.Message != "Internal server error" {
 		t.Fatalf("%+v", e)
 	}
 }
@@ -89,7 +91,7 @@ func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
 
 // A handler's own 5xx keeps its message; an unknown error's does not leak.
 func TestServiceUnavailableKeepsMessage(t *testing.T) {
-	body := errorBody(FamilyListings, toError(&Error{Status: 503, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
+	body := errorBody(FamilyListings, toError(&Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
 	if b, _ := json.Marshal(body); !bytes.Contains(b, []byte("embedding service unavailable")) || bytes.Contains(b, []byte("deadline")) {
 		t.Fatalf("%s", b)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -71,7 +72,7 @@ func jobErr(err error) error {
 	if strings.HasPrefix(err.Error(), "agent ") {
 		msg = "agent not found"
 	}
-	return &Error{Status: http.StatusNotFound, Message: msg, Err: err}
+	return &Error{Kind: errs.NotFound, Message: msg, Err: err}
 }
 
 // CreateJob assigns a new job to an agent of the organization. Defaults:
@@ -123,13 +124,6 @@ type JobView struct {
 func ViewJob(j storage.Job) JobView {
 	return JobView{ID: j.ID, AgentID: j.AgentID, Name: j.Name, Status: j.Status, TriggerType: j.TriggerType,
 		TrustLevel: j.TrustLevel, CreatedAt: formatTime(j.CreatedAt), UpdatedAt: formatTime(j.UpdatedAt)}
-}
-
-func (s *Server) jobRoutes() {
-	s.handle(route{method: "POST", path: "/api/v2/jobs", capability: capAgentWrite, summary: "Assign a new job to an agent"}, s.createJob)
-	s.handle(route{method: "GET", path: "/api/v2/jobs", capability: capAgentWrite, summary: "List jobs (optionally of one agent)"}, s.listJobs)
-	s.handle(route{method: "PATCH", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Update a job"}, s.updateJob)
-	s.handle(route{method: "DELETE", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Delete a job"}, s.deleteJob)
 }
 
 func (s *Server) createJob(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

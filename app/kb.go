@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/agentd/agentd/embed"
@@ -100,20 +99,4 @@ func newKBWorker(db *storage.DB, emb embed.Embedder, cfg KBConfig, log *slog.Log
 	}
 	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease, Log: log}
 	return embed.NewWorker(db, emb, ch, wc), nil
-}
-
-// kbRoutes registers the knowledge-base routes.
-func (s *Server) kbRoutes() {
-	kb := func(method, path string, limit int64, summary string, h handlerFunc) {
-		s.handle(route{method: method, path: path, family: FamilyKB, bodyLimit: limit, summary: summary}, h)
-	}
-	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
-	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
-	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
-	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
-	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
-	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)
-	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.deleteSources)
-	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.batchSources)
-	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.searchKB)
 }

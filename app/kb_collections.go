@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -31,7 +32,7 @@ func CreateCollection(ctx context.Context, db *storage.DB, orgID, name, descript
 	}
 	c, err := db.CreateCollection(ctx, orgID, name, description)
 	if errors.Is(err, storage.ErrConflict) {
-		return c, &Error{Status: http.StatusConflict, Message: "a collection named " + kbQuote(name) + " already exists"}
+		return c, &Error{Kind: errs.Conflict, Message: "a collection named " + kbQuote(name) + " already exists"}
 	}
 	return c, err
 }
@@ -102,7 +103,7 @@ func (s *Server) collection(r *http.Request, id string) (storage.Collection, err
 	}
 	c, err := s.db.GetCollection(r.Context(), orgID(r), id)
 	if isNotFound(err) {
-		return c, &Error{Status: http.StatusNotFound, Message: "collection not found", Err: err}
+		return c, &Error{Kind: errs.NotFound, Message: "collection not found", Err: err}
 	}
 	return c, err
 }

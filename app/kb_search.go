@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -195,7 +196,7 @@ func (s *Server) keywordSearch(ctx context.Context, req kbSearchRequest, k int) 
 func (s *Server) semanticSearch(ctx context.Context, req kbSearchRequest, k int) ([]storage.VectorHit, error) {
 	vecs, err := s.kb.emb.Embed(ctx, []string{req.Query})
 	if err != nil || len(vecs) != 1 {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable; try mode keyword", Err: err}
+		return nil, &Error{Kind: errs.Unavailable, Message: "embedding service unavailable; try mode keyword", Err: err}
 	}
 	allow, err := s.db.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
 	if err != nil {

@@ -169,7 +169,7 @@ func FuzzParseKBBatch(f *testing.F) {
 		req, err := parseKBBatch(body)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 || e.Message == "" {
+			if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 || e.Message == "" {
 				t.Fatalf("error %v is not a 4xx *Error", err)
 			}
 			return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -132,17 +133,9 @@ func keyJSON(k storage.APIKey, now time.Time) map[string]any {
 	}
 }
 
-func (s *Server) coreRoutes() {
-	s.handle(route{method: "GET", path: "/healthz", auth: authNone, summary: "Liveness and database check"}, s.health)
-	s.handle(route{method: "GET", path: "/api/openapi.json", auth: authNone, summary: "This OpenAPI document"}, s.openAPI)
-	s.handle(route{method: "POST", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "Create an API key (shown once)"}, s.createKey)
-	s.handle(route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "List the organization's API keys"}, s.listKeys)
-	s.handle(route{method: "DELETE", path: "/api/v2/api-keys/:id", capability: capAPIKeyManage, summary: "Revoke an API key"}, s.revokeKey)
-}
-
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if _, err := s.db.AuthEpoch(r.Context()); err != nil {
-		return &Error{Status: http.StatusServiceUnavailable, Message: "database unavailable", Err: err}
+		return &Error{Kind: errs.Unavailable, Message: "database unavailable", Err: err}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "version": s.cfg.Version})
 	return nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -37,16 +38,6 @@ func (a *App) wireListings(ctx context.Context) error {
 		})
 	}
 	return nil
-}
-
-// listingRoutes registers the listings routes.
-func (s *Server) listingRoutes() {
-	s.handle(route{method: "POST", path: "/api/v1/listings/sync", family: FamilyListings, bodyLimit: 32 << 20,
-		summary: "Upsert 1 to 1000 listings by externalId"}, s.syncListings)
-	s.handle(route{method: "GET", path: "/api/v1/listings/sync", family: FamilyListings,
-		summary: "Every active listing (up to 10,000) for diffing"}, s.listListings)
-	s.handle(route{method: "GET", path: "/api/v1/listings/search", family: FamilyListings,
-		summary: "Search listings by text, category, price and attributes"}, s.searchListings)
 }
 
 // syncBody is the POST sync body, kept raw so every problem is reported
@@ -96,7 +87,7 @@ func parseSyncBody(body syncBody) ([]ListingInput, bool, error) {
 		if len(details) > 1 {
 			msg += fmt.Sprintf(" (and %d more)", len(details)-1)
 		}
-		return nil, false, &Error{Status: http.StatusBadRequest, Message: msg, Details: details}
+		return nil, false, &Error{Kind: errs.Invalid, Message: msg, Details: details}
 	}
 	return out, deleteStale, nil
 }

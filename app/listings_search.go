@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -94,7 +95,7 @@ func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
 		details = append(details, FieldError{Path: "attr", Message: "at most 20 attribute filters"})
 	}
 	if len(details) > 0 {
-		return q, &Error{Status: http.StatusBadRequest, Message: "Invalid search: " + details[0].Path + " " + details[0].Message, Details: details}
+		return q, &Error{Kind: errs.Invalid, Message: "Invalid search: " + details[0].Path + " " + details[0].Message, Details: details}
 	}
 	return q, nil
 }
@@ -167,7 +168,7 @@ func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q 
 func vectorListings(ctx context.Context, vec *ListingVectors, q ListingQuery, allow []int64, depth int) ([]int64, error) {
 	vecs, err := vec.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Message: "embedding service unavailable", Err: err}
+		return nil, &Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: err}
 	}
 	hits, err := vec.Index.Search(ctx, listingSpace(q.Filter.OrgID), vecs[0], depth, allow)
 	if err != nil {

@@ -46,8 +46,7 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	cfg     Config
-	router  *httprouter.Router
-	static  map[string]map[string]httprouter.Handle // exact paths, checked before the router
+	mux     *mux
 	table   []route
 	keys    *keyCache
 	limiter *rateLimiter
@@ -65,27 +64,12 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 		log:     log,
 		now:     func() time.Time { return time.Now().UTC() },
 		cfg:     cfg,
-		router:  httprouter.New(),
-		static:  map[string]map[string]httprouter.Handle{},
 		keys:    newKeyCache(db),
 		limiter: newRateLimiter(time.Minute),
 	}
-	s.router.RedirectTrailingSlash = false
-	s.router.RedirectFixedPath = false
-	s.router.HandleOPTIONS = false
-	s.router.NotFound = http.HandlerFunc(s.notFound)
-	s.router.MethodNotAllowed = http.HandlerFunc(s.methodNotAllowed)
+	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.routes()
 	return s
-}
-
-// routes is the one list of every route, by feature.
-func (s *Server) routes() {
-	s.coreRoutes()
-	s.agentRoutes()
-	s.kbRoutes()
-	s.listingRoutes()
-	s.callRoutes()
 }
 
 // handle registers a route with the middleware chain in front of h: body
@@ -114,22 +98,11 @@ func (s *Server) handle(rt route, h handlerFunc) {
 			s.writeError(w, r, rt.family, err)
 		}
 	}
-	if strings.ContainsAny(rt.path, ":*") {
-		s.router.Handle(rt.method, rt.path, wrapped)
-		return
-	}
-	if s.static[rt.path] == nil {
-		s.static[rt.path] = map[string]httprouter.Handle{}
-	}
-	if _, dup := s.static[rt.path][rt.method]; dup {
-		panic("app: route registered twice: " + rt.method + " " + rt.path)
-	}
-	s.static[rt.path][rt.method] = wrapped
+	s.mux.add(rt.method, rt.path, wrapped)
 }
 
 // ServeHTTP runs the outer middleware (request id, recover, logging, CORS
-// preflight) and dispatches: exact paths first, then the router, because
-// httprouter cannot hold /calls/schedule beside /calls/:id/result.
+// preflight) and hands the request to the route table's mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	info := &requestInfo{id: newRequestID(r.Header.Get("X-Request-Id"))}
@@ -155,17 +128,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		preflight(rec)
 		return
 	}
-	if m, ok := s.static[r.URL.Path]; ok {
-		if h, ok := m[r.Method]; ok {
-			h(rec, r, nil)
-			return
-		}
-		if h, _, _ := s.router.Lookup(r.Method, r.URL.Path); h == nil {
-			s.methodNotAllowed(rec, r)
-			return
-		}
-	}
-	s.router.ServeHTTP(rec, r)
+	s.mux.ServeHTTP(rec, r)
 }
 
 // preflight answers a CORS preflight. Actual responses carry no CORS header:

@@ -102,12 +102,3 @@ func (s *Server) liveKit() *dial.LiveKit {
 	lk, _ := s.calls.dialer.(*dial.LiveKit)
 	return lk
 }
-
-// telephonyRoutes registers the LiveKit webhook and the voice agent's
-// result endpoint (called from callRoutes).
-func (s *Server) telephonyRoutes() {
-	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
-		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
-	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
-		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
-}

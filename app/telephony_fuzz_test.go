@@ -51,7 +51,7 @@ func FuzzCallResult(f *testing.F) {
 		}
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || e.Status < 400 || e.Status >= 500 || e.Message == "" {
+			if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 || e.Message == "" {
 				t.Fatalf("body %q: error %v is not a 4xx *Error", body, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -148,9 +149,9 @@ func (s *Server) callResult(w http.ResponseWriter, r *http.Request, p httprouter
 	err = s.db.SaveCallResult(r.Context(), orgID(r), res, s.now())
 	switch {
 	case isNotFound(err):
-		return &Error{Status: http.StatusNotFound, Message: "call not found", Err: err}
+		return &Error{Kind: errs.NotFound, Message: "call not found", Err: err}
 	case errors.Is(err, storage.ErrCallNotDialled):
-		return &Error{Status: http.StatusConflict, Message: "call has not been dialled yet: a result needs an attempt", Err: err}
+		return &Error{Kind: errs.Conflict, Message: "call has not been dialled yet: a result needs an attempt", Err: err}
 	case err != nil:
 		return err
 	}

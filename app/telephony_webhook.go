@@ -8,6 +8,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 )
 
@@ -36,9 +37,9 @@ func (s *Server) liveKitWebhook(w http.ResponseWriter, r *http.Request, _ httpro
 	ev, err := lk.HandleWebhook(r.Context(), r.Header.Get("Authorization"), body)
 	switch {
 	case errors.Is(err, dial.ErrWebhookReplay):
-		return &Error{Status: http.StatusConflict, Message: "webhook event already received", Err: err}
+		return &Error{Kind: errs.Conflict, Message: "webhook event already received", Err: err}
 	case errors.Is(err, dial.ErrWebhookInvalid):
-		return &Error{Status: http.StatusUnauthorized, Message: err.Error()}
+		return &Error{Kind: errs.Unauthenticated, Message: err.Error()}
 	case err != nil:
 		return err
 	}

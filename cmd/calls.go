@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -147,8 +148,8 @@ func callCommands(g *globals) []*cobra.Command {
 
 // cliErr prints an app error's client message (not the wrapped cause).
 func callCLIErr(err error) error {
-	var e *app.Error
-	if errors.As(err, &e) && e.Status < 500 {
+	var e *errs.Error
+	if errors.As(err, &e) && e.Kind != errs.Internal && e.Kind != errs.Unavailable {
 		return errors.New(e.Message)
 	}
 	return err

@@ -1,0 +1,67 @@
+package app
+
+import "net/http"
+
+// routes is the one route table: every endpoint with its method, path, error
+// family, authentication, capability and body limit. The router, the
+// middleware and the OpenAPI document are all built from it.
+func (s *Server) routes() {
+	// Core: health, the OpenAPI document, API keys.
+	s.handle(route{method: "GET", path: "/healthz", auth: authNone, summary: "Liveness and database check"}, s.health)
+	s.handle(route{method: "GET", path: "/api/openapi.json", auth: authNone, summary: "This OpenAPI document"}, s.openAPI)
+	s.handle(route{method: "POST", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "Create an API key (shown once)"}, s.createKey)
+	s.handle(route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "List the organization's API keys"}, s.listKeys)
+	s.handle(route{method: "DELETE", path: "/api/v2/api-keys/:id", capability: capAPIKeyManage, summary: "Revoke an API key"}, s.revokeKey)
+
+	// Agents, the workforce view and jobs.
+	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.listAgents)
+	s.handle(route{method: "POST", path: "/api/v1/agents", family: FamilyAgents, summary: "Create an agent"}, s.createAgent)
+	s.handle(route{method: "GET", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Read an agent with instructions, config and tools"}, s.getAgent)
+	s.handle(route{method: "PATCH", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Update some fields of an agent"}, s.updateAgent)
+	s.handle(route{method: "DELETE", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Delete an agent (it becomes inactive and stays listed)"}, s.deleteAgent)
+	s.handle(route{method: "GET", path: "/api/v2/agents", capability: capAgentRead, summary: "List every worker of the organization (workforce view)"}, s.listWorkers)
+	s.handle(route{method: "POST", path: "/api/v2/jobs", capability: capAgentWrite, summary: "Assign a new job to an agent"}, s.createJob)
+	s.handle(route{method: "GET", path: "/api/v2/jobs", capability: capAgentWrite, summary: "List jobs (optionally of one agent)"}, s.listJobs)
+	s.handle(route{method: "PATCH", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Update a job"}, s.updateJob)
+	s.handle(route{method: "DELETE", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Delete a job"}, s.deleteJob)
+
+	// Knowledge base.
+	kb := func(method, path string, limit int64, summary string, h handlerFunc) {
+		s.handle(route{method: method, path: path, family: FamilyKB, bodyLimit: limit, summary: summary}, h)
+	}
+	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
+	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
+	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
+	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
+	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
+	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)
+	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.deleteSources)
+	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.batchSources)
+	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.searchKB)
+
+	// Listings.
+	s.handle(route{method: "POST", path: "/api/v1/listings/sync", family: FamilyListings, bodyLimit: 32 << 20,
+		summary: "Upsert 1 to 1000 listings by externalId"}, s.syncListings)
+	s.handle(route{method: "GET", path: "/api/v1/listings/sync", family: FamilyListings,
+		summary: "Every active listing (up to 10,000) for diffing"}, s.listListings)
+	s.handle(route{method: "GET", path: "/api/v1/listings/search", family: FamilyListings,
+		summary: "Search listings by text, category, price and attributes"}, s.searchListings)
+
+	// Calls and telephony.
+	s.handle(route{method: "POST", path: "/api/v1/calls/schedule", family: FamilyCalls, auth: authInternal,
+		summary: "Schedule one outbound call"}, s.scheduleCall)
+	s.handle(route{method: "POST", path: "/api/v1/calls/batch", family: FamilyCalls, bodyLimit: 8 << 20,
+		summary: "Schedule 1 to 1,000 calls for one agent"}, s.batchCalls)
+	s.handle(route{method: "POST", path: "/api/v1/calls/outbound", family: FamilyCalls,
+		summary: "Queue an immediate outbound call"}, s.outboundCall)
+	s.handle(route{method: "GET", path: "/api/v1/calls", family: FamilyCalls,
+		summary: "List calls with filters, sorting and pagination"}, s.listCalls)
+	s.handle(route{method: "GET", path: "/api/v1/calls/:id", family: FamilyCalls,
+		summary: "Read one call"}, s.getCall)
+	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
+		summary: "Cancel a call that has not ended"}, s.cancelCall)
+	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
+		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
+	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
+		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
+}
