@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -128,7 +129,7 @@ func TestWorkerStatsFollowCalls(t *testing.T) {
 		t.Fatalf("other org worker %+v", o)
 	}
 	// Every role holds agent:read.
-	viewer := e.keyWithRole(e.orgID, "viewer", KeyOptions{})
+	viewer := e.keyWithRole(e.orgID, "viewer", access.KeyOptions{})
 	if l := listWorkers(t, e, viewer); l.Data.Count != 2 {
 		t.Errorf("viewer sees %d workers", l.Data.Count)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -50,7 +51,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		db.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	key, created, err := Bootstrap(ctx, db)
+	key, created, err := access.Bootstrap(ctx, db)
 	if err != nil {
 		a.Close()
 		return nil, fmt.Errorf("first-run setup: %w", err)

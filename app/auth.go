@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -12,41 +11,21 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
-// Roles and capabilities (DECISIONS.md "Organizations, users, roles, keys").
+// Capabilities named by the route table (access owns the roles).
 const (
-	capAgentRead     = "agent:read"
-	capAgentWrite    = "agent:write"
-	capCallsWrite    = "calls:write"
-	capKBWrite       = "kb:write"
-	capListingsWrite = "listings:write"
-	capAPIKeyManage  = "apikey:manage"
-	capOrgManage     = "org:manage"
+	capAgentRead     = access.CapAgentRead
+	capAgentWrite    = access.CapAgentWrite
+	capCallsWrite    = access.CapCallsWrite
+	capKBWrite       = access.CapKBWrite
+	capListingsWrite = access.CapListingsWrite
+	capAPIKeyManage  = access.CapAPIKeyManage
+	capOrgManage     = access.CapOrgManage
 )
-
-// Roles lists the roles in order of power.
-var Roles = []string{"owner", "admin", "member", "viewer"}
-
-var roleCaps = map[string]map[string]bool{
-	"owner":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage, capOrgManage),
-	"admin":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage),
-	"member": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite),
-	"viewer": set(capAgentRead),
-}
-
-func set(xs ...string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
-}
-
-// ValidRole reports whether r is a known role.
-func ValidRole(r string) bool { _, ok := roleCaps[r]; return ok }
 
 // principal is who a request acts as.
 type principal struct {
@@ -72,49 +51,6 @@ func principalFrom(ctx context.Context) principal {
 
 // orgID is the organization the request is scoped to.
 func orgID(r *http.Request) string { return principalFrom(r.Context()).OrgID }
-
-// Key format: "agd_" + 40 base62 characters.
-const (
-	keyPrefix    = "agd_"
-	keyRandLen   = 40
-	keyLen       = len(keyPrefix) + keyRandLen
-	base62       = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	defaultLimit = 1000
-	keyTTL       = 30 * 24 * time.Hour
-)
-
-// newKeySecret makes a fresh key, its SHA-256 and its display prefix.
-func newKeySecret() (key string, hash []byte, display string) {
-	b := make([]byte, 0, keyLen)
-	b = append(b, keyPrefix...)
-	var buf [64]byte
-	for len(b) < keyLen {
-		rand.Read(buf[:])
-		for _, c := range buf {
-			if c < 248 && len(b) < keyLen { // 248 = 4*62: no modulo bias
-				b = append(b, base62[c%62])
-			}
-		}
-	}
-	key = string(b)
-	h := sha256.Sum256(b)
-	return key, h[:], key[:len(keyPrefix)+6]
-}
-
-// wellFormedKey reports whether s has the shape of one of our keys, so
-// garbage is refused without a database lookup.
-func wellFormedKey(s string) bool {
-	if len(s) != keyLen || !strings.HasPrefix(s, keyPrefix) {
-		return false
-	}
-	for i := len(keyPrefix); i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z') {
-			return false
-		}
-	}
-	return true
-}
 
 // errNoKey and errURLKey are the two ways parseAPIKey refuses a request.
 var (
@@ -165,7 +101,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	if rt.auth == authInternal && s.cfg.InternalKey != "" && r.Header.Get("X-Api-Key") != "" &&
 		subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.InternalKey)) == 1 {
 		p = principal{KeyID: "internal", Internal: true, Prefix: "internal"}
-		limit = defaultLimit
+		limit = access.DefaultRateLimit
 	} else {
 		k, err := s.lookupKey(r.Context(), key)
 		if err != nil {
@@ -191,7 +127,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		return principal{}, &Error{Kind: errs.RateLimited, Code: codeRateLimited,
 			Message: "Rate limit exceeded: " + strconv.Itoa(limit) + " requests per minute. Retry in 60 seconds."}
 	}
-	if rt.capability != "" && !roleCaps[p.Role][rt.capability] {
+	if rt.capability != "" && !access.Can(p.Role, rt.capability) {
 		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	return p, nil
@@ -201,7 +137,7 @@ var errBadKey = &Error{Kind: errs.Unauthenticated, Message: "invalid or expired 
 
 // lookupKey resolves a presented key through the cache.
 func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, error) {
-	if !wellFormedKey(key) {
+	if !access.WellFormedKey(key) {
 		return storage.KeyAuth{}, errBadKey
 	}
 	k, err := s.keys.get(ctx, sha256.Sum256([]byte(key)))

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
 func TestBootstrapKeyWorks(t *testing.T) {
 	e := newTestEnv(t)
-	if !wellFormedKey(e.key) {
+	if !access.WellFormedKey(e.key) {
 		t.Fatalf("bootstrap key %q is not agd_ + 40 base62", e.key)
 	}
 	var out struct {
@@ -40,7 +41,7 @@ func TestBootstrapKeyWorks(t *testing.T) {
 
 func TestAuthRefusals(t *testing.T) {
 	e := newTestEnv(t)
-	viewer := e.keyWithRole(e.orgID, "viewer", KeyOptions{})
+	viewer := e.keyWithRole(e.orgID, "viewer", access.KeyOptions{})
 	past := -1
 	_ = past
 	cases := []struct {
@@ -108,7 +109,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, k, err := CreateKey(ctx, other, e.orgID, u.ID, KeyOptions{})
+	key, k, err := access.CreateKey(ctx, other, e.orgID, u.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	}
 
 	// Revocation from the other process, immediately after a request.
-	key2, k2, err := CreateKey(ctx, other, e.orgID, mustOwner(t, other, e.orgID), KeyOptions{})
+	key2, k2, err := access.CreateKey(ctx, other, e.orgID, mustOwner(t, other, e.orgID), access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	}
 
 	// A role change applies at once too: owner demoted to viewer loses apikey:manage.
-	key3 := e.keyWithRole(e.orgID, "admin", KeyOptions{})
+	key3 := e.keyWithRole(e.orgID, "admin", access.KeyOptions{})
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", key3, nil); code != 200 {
 		t.Fatal("admin refused")
 	}
@@ -164,7 +165,7 @@ func TestKeyLifecycleOverAPI(t *testing.T) {
 		t.Fatalf("create: %d %v", code, created)
 	}
 	key, _ := created.Data["key"].(string)
-	if !wellFormedKey(key) || created.Data["rateLimitPerMinute"].(float64) != 60 {
+	if !access.WellFormedKey(key) || created.Data["rateLimitPerMinute"].(float64) != 60 {
 		t.Fatalf("created %+v", created.Data)
 	}
 	exp, _ := time.Parse(time.RFC3339, created.Data["expiresAt"].(string))
@@ -199,7 +200,7 @@ func TestKeyLifecycleOverAPI(t *testing.T) {
 	u, _ := e.db.FirstOwner(context.Background(), e.orgID)
 	hash := []byte{}
 	_ = hash
-	nk, secret, _ := KeyOptions{}.newKey(e.orgID, u.ID)
+	nk, secret, _ := access.KeyOptions{}.NewKey(e.orgID, u.ID)
 	past := time.Now().Add(-time.Second)
 	nk.ExpiresAt = &past
 	if _, err := e.db.CreateKey(context.Background(), nk); err != nil {
@@ -252,7 +253,7 @@ func TestKeyListFollowsChanges(t *testing.T) {
 		t.Fatalf("start: %d keys", n)
 	}
 	u, _ := other.FirstOwner(context.Background(), e.orgID)
-	_, k, err := CreateKey(context.Background(), other, e.orgID, u.ID, KeyOptions{})
+	_, k, err := access.CreateKey(context.Background(), other, e.orgID, u.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
@@ -39,7 +40,7 @@ func TestKillDuringDialing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	org, key, _, err := CreateOrg(ctx, db, "kill", "owner@kill.test")
+	org, key, _, err := access.CreateOrg(ctx, db, "kill", "owner@kill.test")
 	if err != nil {
 		t.Fatal(err)
 	}

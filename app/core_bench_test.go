@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/app/access"
 )
 
 // discardWriter is a ResponseWriter that keeps headers and drops the body.
@@ -20,10 +22,10 @@ func (d *discardWriter) WriteHeader(int)             {}
 // request with a cached key (README: target under 5 µs).
 func BenchmarkAuthRateLimit(b *testing.B) {
 	s, _, db := newBareServer(b)
-	_, key, _ := newOrgKey(b, db, "bench", KeyOptions{})
+	_, key, _ := newOrgKey(b, db, "bench", access.KeyOptions{})
 	// A key whose window never fills during the run.
 	u, _ := db.ListUsers(context.Background(), mustOrgID(b, s, "bench"))
-	key, _, _ = CreateKey(context.Background(), db, u[0].OrgID, u[0].ID, KeyOptions{RateLimit: maxRateLimit})
+	key, _, _ = access.CreateKey(context.Background(), db, u[0].OrgID, u[0].ID, access.KeyOptions{RateLimit: access.MaxRateLimit})
 	rt := route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage}
 	req := httptest.NewRequest("GET", "/api/v2/api-keys", nil)
 	req.Header.Set("x-api-key", key)
@@ -50,7 +52,7 @@ func mustOrgID(b testing.TB, s *Server, name string) string {
 // (README: target above 20,000/s on 2 cores).
 func BenchmarkAPIKeysRPS(b *testing.B) {
 	e := newTestEnv(b, func(c *Config) { c.Log = discardLogger() })
-	key := e.keyWithRole(e.orgID, "owner", KeyOptions{RateLimit: maxRateLimit})
+	key := e.keyWithRole(e.orgID, "owner", access.KeyOptions{RateLimit: access.MaxRateLimit})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	client := &http.Client{Transport: tr}
 	b.SetParallelism(8)

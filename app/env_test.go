@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
@@ -74,7 +75,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 // newOrg creates another organization and returns its id and owner key.
 func (e *testEnv) newOrg(name string) (string, string) {
 	e.t.Helper()
-	o, key, _, err := CreateOrg(context.Background(), e.db, name, "owner@"+name+".test")
+	o, key, _, err := access.CreateOrg(context.Background(), e.db, name, "owner@"+name+".test")
 	if err != nil {
 		e.t.Fatalf("create org: %v", err)
 	}
@@ -82,13 +83,13 @@ func (e *testEnv) newOrg(name string) (string, string) {
 }
 
 // keyWithRole adds a user with the role to the org and returns a key of theirs.
-func (e *testEnv) keyWithRole(orgID, role string, o KeyOptions) string {
+func (e *testEnv) keyWithRole(orgID, role string, o access.KeyOptions) string {
 	e.t.Helper()
 	u, err := e.db.AddUser(context.Background(), orgID, role+"-"+newRequestID("")+"@example.test", role)
 	if err != nil {
 		e.t.Fatalf("add user: %v", err)
 	}
-	key, _, err := CreateKey(context.Background(), e.db, orgID, u.ID, o)
+	key, _, err := access.CreateKey(context.Background(), e.db, orgID, u.ID, o)
 	if err != nil {
 		e.t.Fatalf("create key: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
 )
 
@@ -81,7 +82,7 @@ func FuzzParseAPIKey(f *testing.F) {
 		if xk := trimSpace(xkey); xk != "" && k != xk {
 			t.Fatalf("x-api-key must win: got %q", k)
 		}
-		if wellFormedKey(k) && len(k) != keyLen {
+		if access.WellFormedKey(k) && len(k) != access.KeyLen {
 			t.Fatal("wellFormedKey accepted a wrong length")
 		}
 	})

@@ -3,6 +3,8 @@ package app
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/app/access"
 )
 
 type jobBody struct {
@@ -103,7 +105,7 @@ func TestJobsErrorsAndIsolation(t *testing.T) {
 		{"PATCH", "/api/v2/jobs/" + j.Data.ID, e.key, map[string]any{"name": ""}, 400, "name: required"},
 		{"PATCH", "/api/v2/jobs/" + j.Data.ID, otherKey, map[string]any{"name": "mine"}, 404, "job not found"},
 		{"DELETE", "/api/v2/jobs/" + j.Data.ID, otherKey, nil, 404, "job not found"},
-		{"GET", "/api/v2/jobs", e.keyWithRole(e.orgID, "viewer", KeyOptions{}), nil, 403, "insufficient permissions"},
+		{"GET", "/api/v2/jobs", e.keyWithRole(e.orgID, "viewer", access.KeyOptions{}), nil, 403, "insufficient permissions"},
 		{"POST", "/api/v2/jobs", "", map[string]any{"agentId": a.ID, "name": "x"}, 401, ""},
 	} {
 		var body v2err
@@ -120,7 +122,7 @@ func TestJobsErrorsAndIsolation(t *testing.T) {
 	if list.Data.Count != 0 {
 		t.Errorf("other org lists %d jobs", list.Data.Count)
 	}
-	member := e.keyWithRole(e.orgID, "member", KeyOptions{})
+	member := e.keyWithRole(e.orgID, "member", access.KeyOptions{})
 	if code := e.doJSON("PATCH", "/api/v2/jobs/"+j.Data.ID, member, map[string]any{"status": "paused"}, nil); code != 200 {
 		t.Errorf("member patch: %d", code)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+
+	"github.com/agentd/agentd/app/access"
 )
 
 var benchColors = []string{"red", "blue", "green", "black", "white", "grey", "brown", "beige", "yellow", "orange"}
@@ -66,7 +68,7 @@ func BenchmarkListingsSearch50000(b *testing.B) {
 	if _, err := ImportListings(ctx, e.db, e.app.srv.listings.vectors, e.orgID, plan, false, nil); err != nil {
 		b.Fatal(err)
 	}
-	key := e.keyWithRole(e.orgID, "member", KeyOptions{RateLimit: 100000}) // past the default 1000/min
+	key := e.keyWithRole(e.orgID, "member", access.KeyOptions{RateLimit: 100000}) // past the default 1000/min
 	for name, q := range map[string]string{
 		"filtered":      "category=cat3&attr.color=green&minPrice=100&maxPrice=1500",
 		"filtered_text": "q=leather+sofa&category=cat3&attr.color=green&minPrice=100&maxPrice=1500",

@@ -3,6 +3,8 @@ package app
 import (
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/app/access"
 )
 
 // rateLimiter is an exact sliding-window log per key: a request is admitted
@@ -32,7 +34,7 @@ func newRateLimiter(window time.Duration) *rateLimiter {
 // left after it and when the oldest admission leaves the window.
 func (l *rateLimiter) allow(key string, limit int, now time.Time) (ok bool, remaining int, reset time.Time) {
 	if limit <= 0 {
-		limit = defaultLimit
+		limit = access.DefaultRateLimit
 	}
 	l.mu.Lock()
 	kw := l.keys[key]

@@ -15,6 +15,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -38,14 +39,14 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
 	return s, ts, db
 }
 
-func newOrgKey(t testing.TB, db *storage.DB, name string, o KeyOptions) (orgID, ownerKey, limitedKey string) {
+func newOrgKey(t testing.TB, db *storage.DB, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
 	t.Helper()
-	org, key, _, err := CreateOrg(context.Background(), db, name, "owner@"+name+".test")
+	org, key, _, err := access.CreateOrg(context.Background(), db, name, "owner@"+name+".test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := db.FirstOwner(context.Background(), org.ID)
-	lk, _, err := CreateKey(context.Background(), db, org.ID, u.ID, o)
+	lk, _, err := access.CreateKey(context.Background(), db, org.ID, u.ID, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestRateLimitExactUnderConcurrency(t *testing.T) {
 	}{{"/api/v1/test/ping", 429}, {"/api/v2/api-keys", 401}} {
 		t.Run(tc.path, func(t *testing.T) {
 			_, ts, db := newBareServer(t)
-			_, _, key := newOrgKey(t, db, "rl", KeyOptions{RateLimit: 1000})
+			_, _, key := newOrgKey(t, db, "rl", access.KeyOptions{RateLimit: 1000})
 			var ok, refused, other atomic.Int64
 			var mu sync.Mutex
 			var sample []byte

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -34,7 +35,7 @@ func newAgentCLIDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, _, err := app.Bootstrap(context.Background(), db); err != nil {
+	if _, _, err := access.Bootstrap(context.Background(), db); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -32,11 +32,11 @@ func newKey(g *globals) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("user of the key: %w", err)
 				}
-				opts := app.KeyOptions{Name: name, RateLimit: rate, Never: never}
+				opts := access.KeyOptions{Name: name, RateLimit: rate, Never: never}
 				if c.Flags().Changed("expires-in-days") {
 					opts.ExpiresInDays = &days
 				}
-				key, k, err := app.CreateKey(c.Context(), db, o.ID, u.ID, opts)
+				key, k, err := access.CreateKey(c.Context(), db, o.ID, u.ID, opts)
 				if err != nil {
 					return err
 				}

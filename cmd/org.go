@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/spf13/cobra"
-
-	"github.com/agentd/agentd/app"
 )
 
 func newOrg(g *globals) *cobra.Command {
@@ -22,7 +21,7 @@ func newOrg(g *globals) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			o, key, k, err := app.CreateOrg(c.Context(), db, args[0], owner)
+			o, key, k, err := access.CreateOrg(c.Context(), db, args[0], owner)
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -19,10 +19,10 @@ func newUser(g *globals) *cobra.Command {
 		Short: "Add a user with a role",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if !app.ValidRole(role) {
-				return fmt.Errorf("--role %q: use one of %s", role, strings.Join(app.Roles, ", "))
+			if !access.ValidRole(role) {
+				return fmt.Errorf("--role %q: use one of %s", role, strings.Join(access.Roles, ", "))
 			}
-			if err := app.ValidEmail(args[0]); err != nil {
+			if err := access.ValidEmail(args[0]); err != nil {
 				return err
 			}
 			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {

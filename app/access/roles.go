@@ -1,0 +1,39 @@
+// Package access owns who may do what: organizations, users, roles and
+// their capabilities, and API keys (their format, options and lifetime).
+// The HTTP layer authenticates with it; the CLI creates keys with it.
+package access
+
+// Capabilities a role may hold (DECISIONS.md "Organizations, users, roles, keys").
+const (
+	CapAgentRead     = "agent:read"
+	CapAgentWrite    = "agent:write"
+	CapCallsWrite    = "calls:write"
+	CapKBWrite       = "kb:write"
+	CapListingsWrite = "listings:write"
+	CapAPIKeyManage  = "apikey:manage"
+	CapOrgManage     = "org:manage"
+)
+
+// Roles lists the roles in order of power.
+var Roles = []string{"owner", "admin", "member", "viewer"}
+
+var roleCaps = map[string]map[string]bool{
+	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage),
+	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage),
+	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite),
+	"viewer": set(CapAgentRead),
+}
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// ValidRole reports whether r is a known role.
+func ValidRole(r string) bool { _, ok := roleCaps[r]; return ok }
+
+// Can reports whether role holds capability.
+func Can(role, capability string) bool { return roleCaps[role][capability] }
