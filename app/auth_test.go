@@ -277,3 +277,13 @@ func TestKeyListFollowsChanges(t *testing.T) {
 		t.Fatalf("revocation elsewhere not shown: %v", out.Data.Keys)
 	}
 }
+
+// Health answers 503 in the v2 error shape when the database is gone.
+func TestHealthDatabaseDown(t *testing.T) {
+	e := newTestEnv(t)
+	e.db.Close()
+	code, _, b := e.do("GET", "/healthz", "", nil)
+	if code != 503 || !strings.Contains(string(b), "database unavailable") {
+		t.Fatalf("healthz with a closed database: %d %s", code, b)
+	}
+}

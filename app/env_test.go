@@ -55,7 +55,8 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs, client: &http.Client{}}
+	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs,
+		client: &http.Client{Transport: schemaChecker{srv: a.srv, next: http.DefaultTransport}}}
 	if k, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "owner API key: "); ok {
 		e.key = k
 	}
