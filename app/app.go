@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -58,6 +59,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	if created {
 		fmt.Fprintf(cfg.Out, "owner API key: %s\n", key)
+		link, err := a.setupLink(ctx)
+		if err != nil {
+			a.Close()
+			return nil, fmt.Errorf("first-run setup link: %w", err)
+		}
+		fmt.Fprintf(cfg.Out, "setup link: %s\n", link)
 	}
 	a.srv = newServer(cfg, db, cfg.Log)
 	for _, wire := range []func(context.Context) error{a.wireKB, a.wireListings, a.wireCalls} {
@@ -129,4 +136,26 @@ func (a *App) Close() error {
 	}
 	errs = append(errs, a.db.Close())
 	return errors.Join(errs...)
+}
+
+// setupLink makes the one-time link (valid an hour) with which the first
+// owner sets a dashboard password.
+func (a *App) setupLink(ctx context.Context) (string, error) {
+	o, err := a.db.FindOrg(ctx, "default")
+	if err != nil {
+		return "", err
+	}
+	u, err := a.db.FirstOwner(ctx, o.ID)
+	if err != nil {
+		return "", err
+	}
+	token, err := access.NewSetupToken(ctx, a.db, u.ID, time.Now().UTC())
+	if err != nil {
+		return "", err
+	}
+	base := strings.TrimRight(a.cfg.PublicURL, "/")
+	if base == "" {
+		base = "http://" + a.ln.Addr().String()
+	}
+	return base + "/setup?token=" + token, nil
 }

@@ -25,6 +25,7 @@ const (
 	capListingsWrite = access.CapListingsWrite
 	capAPIKeyManage  = access.CapAPIKeyManage
 	capOrgManage     = access.CapOrgManage
+	capMemberManage  = access.CapMemberManage
 )
 
 // principal is who a request acts as.
@@ -35,6 +36,8 @@ type principal struct {
 	Role     string
 	Prefix   string
 	Internal bool
+	Session  string // the session token when the dashboard cookie authenticated
+	CSRF     string // the session's CSRF token
 }
 
 type principalKey struct{}
@@ -93,12 +96,22 @@ func parseAPIKey(h http.Header, rawQuery string) (string, error) {
 // and sets the rate-limit headers.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) (principal, error) {
 	key, err := parseAPIKey(r.Header, r.URL.RawQuery)
+	var p principal
+	var limit int
+	if errors.Is(err, errNoKey) && sessionRoute(rt) {
+		if c, cerr := r.Cookie(sessionCookie); cerr == nil && c.Value != "" {
+			if p, err = s.sessionPrincipal(r, c.Value); err != nil {
+				return principal{}, err
+			}
+			limit = access.DefaultRateLimit
+		}
+	}
 	if err != nil {
 		return principal{}, &Error{Kind: errs.Unauthenticated, Message: err.Error()}
 	}
-	var p principal
-	var limit int
-	if rt.auth == authInternal && s.cfg.InternalKey != "" && r.Header.Get("X-Api-Key") != "" &&
+	if p.Session != "" {
+		// authenticated by the session cookie above
+	} else if rt.auth == authInternal && s.cfg.InternalKey != "" && r.Header.Get("X-Api-Key") != "" &&
 		subtle.ConstantTimeCompare([]byte(key), []byte(s.cfg.InternalKey)) == 1 {
 		p = principal{KeyID: "internal", Internal: true, Prefix: "internal"}
 		limit = access.DefaultRateLimit

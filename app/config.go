@@ -16,6 +16,7 @@ type Config struct {
 	Out             io.Writer     // where the first-run owner key is printed
 	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
+	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
 
 	KB    KBConfig
 	Calls CallsConfig

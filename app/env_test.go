@@ -20,14 +20,15 @@ import (
 // server on a loopback port) for end-to-end tests. Shared by every feature's
 // tests: create orgs and keys through it, talk HTTP to env.url.
 type testEnv struct {
-	t      testing.TB
-	app    *App
-	url    string
-	db     *storage.DB
-	key    string // owner key of the bootstrap organization "default"
-	orgID  string
-	logs   *testbin.Buffer // the server log, e.g. to check keys are never logged
-	client *http.Client
+	t         testing.TB
+	app       *App
+	url       string
+	db        *storage.DB
+	key       string // owner key of the bootstrap organization "default"
+	orgID     string
+	logs      *testbin.Buffer // the server log, e.g. to check keys are never logged
+	client    *http.Client
+	setupLink string // printed at the first start
 }
 
 // newTestEnv starts agentd on a fresh database; opts adjust the config.
@@ -57,8 +58,13 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	go func() { done <- a.Run(ctx) }()
 	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs,
 		client: &http.Client{Transport: schemaChecker{srv: a.srv, next: http.DefaultTransport}}}
-	if k, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "owner API key: "); ok {
-		e.key = k
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, ok := strings.CutPrefix(line, "owner API key: "); ok {
+			e.key, _, _ = strings.Cut(k, " ")
+		}
+		if l, ok := strings.CutPrefix(line, "setup link: "); ok {
+			e.setupLink = l
+		}
 	}
 	if o, err := a.DB().FindOrg(ctx, "default"); err == nil {
 		e.orgID = o.ID

@@ -13,6 +13,16 @@ func (s *Server) routes() {
 	s.handle(route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "List the organization's API keys"}, s.listKeys)
 	s.handle(route{method: "DELETE", path: "/api/v2/api-keys/:id", capability: capAPIKeyManage, summary: "Revoke an API key"}, s.revokeKey)
 
+	// Dashboard sign-in, sessions and members.
+	s.handle(route{method: "POST", path: "/api/v2/auth/login", auth: authNone, bodyLimit: 8 << 10, summary: "Sign in with email and password; sets the session cookie"}, s.login)
+	s.handle(route{method: "POST", path: "/api/v2/auth/setup", auth: authNone, bodyLimit: 8 << 10, summary: "Set the first password with a one-time setup token and sign in"}, s.setup)
+	s.handle(route{method: "POST", path: "/api/v2/auth/logout", bodyLimit: 8 << 10, summary: "Sign out this session, or every session of the user"}, s.logout)
+	s.handle(route{method: "GET", path: "/api/v2/auth/me", summary: "The signed-in user and organization"}, s.me)
+	s.handle(route{method: "GET", path: "/api/v2/members", capability: capAgentRead, summary: "List the organization's members"}, s.listMembers)
+	s.handle(route{method: "POST", path: "/api/v2/members", capability: capMemberManage, summary: "Add a member with a role"}, s.addMember)
+	s.handle(route{method: "PATCH", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Change a member's role"}, s.updateMember)
+	s.handle(route{method: "DELETE", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Remove a member with their keys and sessions"}, s.removeMember)
+
 	// Agents, the workforce view and jobs.
 	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.listAgents)
 	s.handle(route{method: "POST", path: "/api/v1/agents", family: FamilyAgents, summary: "Create an agent"}, s.createAgent)

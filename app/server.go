@@ -42,14 +42,17 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 
 // Server is the HTTP API: routes, middleware and the handlers' dependencies.
 type Server struct {
-	db      *storage.DB
-	log     *slog.Logger
-	now     func() time.Time
-	cfg     Config
-	mux     *mux
-	table   []route
-	keys    *keyCache
-	limiter *rateLimiter
+	db  *storage.DB
+	log *slog.Logger
+	now func() time.Time
+	cfg Config
+	mux *mux
+	// crossOrigin refuses cross-site state-changing requests that carry
+	// the session cookie (and cross-site sign-ins).
+	crossOrigin *http.CrossOriginProtection
+	table       []route
+	keys        *keyCache
+	limiter     *rateLimiter
 
 	// Feature state, set up by each feature's wire function.
 	kb       kbState
@@ -60,12 +63,13 @@ type Server struct {
 // newServer builds the server and its route table.
 func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 	s := &Server{
-		db:      db,
-		log:     log,
-		now:     func() time.Time { return time.Now().UTC() },
-		cfg:     cfg,
-		keys:    newKeyCache(db),
-		limiter: newRateLimiter(time.Minute),
+		db:          db,
+		log:         log,
+		now:         func() time.Time { return time.Now().UTC() },
+		cfg:         cfg,
+		keys:        newKeyCache(db),
+		limiter:     newRateLimiter(time.Minute),
+		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.routes()

@@ -197,3 +197,26 @@ func TestOrgUserKeyCommands(t *testing.T) {
 		t.Fatalf("keys after removing their user: %d", len(keys))
 	}
 }
+
+// user password reads the password from standard input and sets it; a short
+// one is refused and nothing changes.
+func TestUserPasswordFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	run(t, dir, false, "org", "create", "acme", "--owner", "o@acme.test")
+	for _, tc := range []struct {
+		in      string
+		wantErr bool
+	}{{"short\n", true}, {"", true}, {"a long enough password\n", false}} {
+		c := exec.Command(agentdBin, "user", "password", "o@acme.test")
+		c.Dir = dir
+		c.Env = append(os.Environ(), "AGENTD_DB="+filepath.Join(dir, "agentd.db"))
+		c.Stdin = strings.NewReader(tc.in)
+		out, err := c.CombinedOutput()
+		if (err != nil) != tc.wantErr {
+			t.Fatalf("stdin %q: err %v: %s", tc.in, err, out)
+		}
+		if strings.Contains(string(out), "long enough") {
+			t.Fatal("the password was echoed")
+		}
+	}
+}

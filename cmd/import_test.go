@@ -44,7 +44,9 @@ func startImportServer(t testing.TB) *importServer {
 		<-done
 		a.Close()
 	})
-	key, _ := strings.CutPrefix(strings.TrimSpace(out.String()), "owner API key: ")
+	first, _, _ := strings.Cut(out.String(), "\n")
+	key, _ := strings.CutPrefix(first, "owner API key: ")
+	key, _, _ = strings.Cut(key, " ")
 	return &importServer{t: t, url: "http://" + a.Addr(), key: key, dbPath: dbPath}
 }
 

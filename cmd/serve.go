@@ -39,6 +39,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&logFormat, "log-format", envString("AGENTD_LOG_FORMAT", "text"), "log format: text or json (env AGENTD_LOG_FORMAT)")
 	f.StringVar(&logLevel, "log-level", envString("AGENTD_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
+	f.StringVar(&cfg.PublicURL, "public-url", envString("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
 	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)

@@ -1,11 +1,16 @@
 package cmd
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
@@ -82,9 +87,57 @@ func newUser(g *globals) *cobra.Command {
 			})
 		},
 	}
-	for _, sc := range []*cobra.Command{add, remove, list} {
+	password := &cobra.Command{
+		Use:   "password EMAIL",
+		Short: "Set a user's dashboard password, read from standard input; signs them out everywhere",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			pw, err := readPassword(c)
+			if err != nil {
+				return err
+			}
+			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+				u, err := db.FindUser(c.Context(), o.ID, args[0])
+				if err != nil {
+					return fmt.Errorf("user %s: %w", args[0], err)
+				}
+				if err := access.SetPassword(c.Context(), db, u.ID, pw); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"email": u.Email, "org": o.Name, "passwordSet": true})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "password set for %s in %s\n", u.Email, o.Name)
+				return nil
+			})
+		},
+	}
+	for _, sc := range []*cobra.Command{add, remove, list, password} {
 		sc.Flags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
 	}
-	c.AddCommand(add, remove, list)
+	c.AddCommand(add, remove, list, password)
 	return c
+}
+
+// readPassword reads one line from standard input: typed without echo on a
+// terminal, piped otherwise (echo "$PW" | agentd user password EMAIL). The
+// password never appears in arguments, so it stays out of shell history and
+// the process list.
+func readPassword(c *cobra.Command) (string, error) {
+	in := c.InOrStdin()
+	if f, ok := in.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		fmt.Fprint(c.ErrOrStderr(), "new password: ")
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(c.ErrOrStderr())
+		return string(b), err
+	}
+	line, err := bufio.NewReader(io.LimitReader(in, 4096)).ReadString('\n')
+	if err != nil && err != io.EOF {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("no password on standard input")
+	}
+	return line, nil
 }

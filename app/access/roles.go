@@ -3,6 +3,12 @@
 // The HTTP layer authenticates with it; the CLI creates keys with it.
 package access
 
+import (
+	"errors"
+
+	"github.com/agentd/agentd/storage"
+)
+
 // Capabilities a role may hold (DECISIONS.md "Organizations, users, roles, keys").
 const (
 	CapAgentRead     = "agent:read"
@@ -12,14 +18,15 @@ const (
 	CapListingsWrite = "listings:write"
 	CapAPIKeyManage  = "apikey:manage"
 	CapOrgManage     = "org:manage"
+	CapMemberManage  = "member:manage"
 )
 
 // Roles lists the roles in order of power.
 var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
-	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage),
-	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage),
+	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage, CapMemberManage),
+	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapMemberManage),
 	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite),
 	"viewer": set(CapAgentRead),
 }
@@ -37,3 +44,7 @@ func ValidRole(r string) bool { _, ok := roleCaps[r]; return ok }
 
 // Can reports whether role holds capability.
 func Can(role, capability string) bool { return roleCaps[role][capability] }
+
+func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
+
+func isConflict(err error) bool { return errors.Is(err, storage.ErrConflict) }

@@ -1,0 +1,186 @@
+package access
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage"
+)
+
+// Session lifetimes (issue 12): a session ends after 12 hours without a
+// request or 7 days after sign-in, whichever comes first.
+const (
+	IdleTimeout     = 12 * time.Hour
+	AbsoluteTimeout = 7 * 24 * time.Hour
+	SetupTokenTTL   = time.Hour
+	// touchEvery bounds session writes: activity is recorded at most once a
+	// minute per session, which is all the idle timeout needs.
+	touchEvery = time.Minute
+)
+
+// Sign-in throttling: failures counted over a window, per account and per
+// client address, in the database so every process sees them.
+const (
+	ThrottleWindow      = 15 * time.Minute
+	MaxFailuresPerEmail = 10
+	MaxFailuresPerAddr  = 50
+)
+
+// ErrBadLogin is the one answer to a wrong email or a wrong password: it
+// never says which was wrong.
+var ErrBadLogin = errs.New(errs.Unauthenticated, "invalid email or password")
+
+// ErrThrottled refuses sign-in after too many failures.
+var ErrThrottled = errs.New(errs.RateLimited, "too many failed sign-ins; try again in 15 minutes")
+
+var errNoSession = errs.New(errs.Unauthenticated, "session expired or signed out: sign in again")
+
+// Started is a new session: Token goes into the cookie and is never stored;
+// CSRF must accompany every state-changing request of the session.
+type Started struct {
+	Token   string
+	Session storage.Session
+}
+
+// newToken is 256 random bits, URL-safe, and its SHA-256 (what is stored).
+func newToken() (string, []byte) {
+	b := make([]byte, 32)
+	rand.Read(b)
+	t := base64.RawURLEncoding.EncodeToString(b)
+	return t, hashToken(t)
+}
+
+func hashToken(t string) []byte {
+	h := sha256.Sum256([]byte(t))
+	return h[:]
+}
+
+// Login checks an email and password, throttled per account and client
+// address, and starts a session. With several organizations sharing the
+// email, org (a name or id) picks one; otherwise the oldest membership whose
+// password matches is used.
+func Login(ctx context.Context, db *storage.DB, email, password, org, clientAddr string, now time.Time) (Started, error) {
+	email = strings.TrimSpace(email)
+	scopes := []string{"email:" + strings.ToLower(email), "addr:" + clientAddr}
+	counts, err := db.CountLoginFailures(ctx, now.Add(-ThrottleWindow), scopes...)
+	if err != nil {
+		return Started{}, err
+	}
+	if counts[scopes[0]] >= MaxFailuresPerEmail || counts[scopes[1]] >= MaxFailuresPerAddr {
+		return Started{}, ErrThrottled
+	}
+	users, err := db.UsersByEmail(ctx, email)
+	if err != nil {
+		return Started{}, err
+	}
+	var match *storage.UserLogin
+	checked := false
+	for i := range users {
+		u := &users[i]
+		if u.PasswordHash == "" || org != "" && org != u.OrgID && org != u.OrgName {
+			continue
+		}
+		checked = true
+		if VerifyPassword(u.PasswordHash, password) {
+			match = u
+			break
+		}
+	}
+	if !checked {
+		VerifyPassword(dummyHash(), password) // same time as a wrong password
+	}
+	if match == nil {
+		if err := db.RecordLoginFailure(ctx, now, now.Add(-ThrottleWindow), scopes...); err != nil {
+			return Started{}, err
+		}
+		return Started{}, ErrBadLogin
+	}
+	if counts[scopes[0]] > 0 {
+		if err := db.ClearLoginFailures(ctx, scopes[0]); err != nil {
+			return Started{}, err
+		}
+	}
+	return startSession(ctx, db, match.ID, now)
+}
+
+func startSession(ctx context.Context, db *storage.DB, userID string, now time.Time) (Started, error) {
+	token, hash := newToken()
+	csrf, _ := newToken()
+	if err := db.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
+		return Started{}, err
+	}
+	s, err := db.LookupSession(ctx, hash)
+	return Started{Token: token, Session: s}, err
+}
+
+// Authenticate resolves a session cookie's token at now: unknown, signed
+// out, idle for 12 h or older than 7 days is Unauthenticated.
+func Authenticate(ctx context.Context, db *storage.DB, token string, now time.Time) (storage.Session, error) {
+	if len(token) != 43 {
+		return storage.Session{}, errNoSession
+	}
+	hash := hashToken(token)
+	s, err := db.LookupSession(ctx, hash)
+	if errors.Is(err, storage.ErrNotFound) {
+		return storage.Session{}, errNoSession
+	}
+	if err != nil {
+		return storage.Session{}, err
+	}
+	if !now.Before(s.ExpiresAt) || now.Sub(s.LastSeenAt) >= IdleTimeout {
+		_ = db.DeleteSession(ctx, hash)
+		return storage.Session{}, errNoSession
+	}
+	if now.Sub(s.LastSeenAt) >= touchEvery {
+		if err := db.TouchSession(ctx, hash, now); err != nil {
+			return storage.Session{}, err
+		}
+	}
+	return s, nil
+}
+
+// Logout ends the session of a token.
+func Logout(ctx context.Context, db *storage.DB, token string) error {
+	return db.DeleteSession(ctx, hashToken(token))
+}
+
+// LogoutEverywhere ends every session of a user.
+func LogoutEverywhere(ctx context.Context, db *storage.DB, userID string) (int64, error) {
+	return db.DeleteUserSessions(ctx, userID)
+}
+
+// NewSetupToken makes a one-time token with which a user sets a password
+// (the first-run setup link), valid for an hour.
+func NewSetupToken(ctx context.Context, db *storage.DB, userID string, now time.Time) (string, error) {
+	token, hash := newToken()
+	return token, db.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
+}
+
+// CompleteSetup consumes a setup token, sets the password and signs in.
+func CompleteSetup(ctx context.Context, db *storage.DB, token, password string, now time.Time) (Started, error) {
+	if err := ValidPassword(password); err != nil {
+		return Started{}, err
+	}
+	userID, err := db.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
+	if errors.Is(err, storage.ErrNotFound) {
+		return Started{}, errs.New(errs.Unauthenticated, "the setup link is invalid, used or expired: make a password with `agentd user password EMAIL`")
+	}
+	if err != nil {
+		return Started{}, err
+	}
+	return startSession(ctx, db, userID, now)
+}
+
+// SetPassword sets a user's password (the CLI) and signs them out everywhere.
+func SetPassword(ctx context.Context, db *storage.DB, userID, password string) error {
+	if err := ValidPassword(password); err != nil {
+		return err
+	}
+	return db.SetPassword(ctx, userID, HashPassword(password))
+}
