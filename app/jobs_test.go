@@ -3,10 +3,12 @@ package app
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/app/agents"
 )
 
 type jobBody struct {
-	Data JobView `json:"data"`
+	Data agents.JobView `json:"data"`
 }
 
 // Jobs are created, listed, moved, changed and deleted, and show on their
@@ -35,8 +37,8 @@ func TestJobsLifecycle(t *testing.T) {
 
 	var list struct {
 		Data struct {
-			Jobs  []JobView `json:"jobs"`
-			Count int       `json:"count"`
+			Jobs  []agents.JobView `json:"jobs"`
+			Count int              `json:"count"`
 		} `json:"data"`
 	}
 	e.doJSON("GET", "/api/v2/jobs", e.key, nil, &list)
