@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -19,19 +20,19 @@ func BenchmarkListWorkers(b *testing.B) {
 	e := newTestEnv(b)
 	ctx := context.Background()
 	const nAgents, nCalls = 200, 100_000
-	agents := make([]string, nAgents)
-	for i := range agents {
+	agentIDs := make([]string, nAgents)
+	for i := range agentIDs {
 		typ, phones := "voice", []string{fmt.Sprintf("+1555%07d", i)}
 		if i%4 == 0 {
 			typ, phones = "chat", nil
 		}
-		a, err := CreateAgent(ctx, e.db, e.orgID, AgentInput{Name: agentPtr(fmt.Sprint("agent ", i)), Type: &typ, PhoneNumbers: &phones,
+		a, err := agents.Create(ctx, e.db, e.orgID, agents.Input{Name: agentPtr(fmt.Sprint("agent ", i)), Type: &typ, PhoneNumbers: &phones,
 			Instructions: agentPtr(string(make([]byte, 4000)))})
 		if err != nil {
 			b.Fatal(err)
 		}
-		agents[i] = a.ID
-		if _, err := CreateJob(ctx, e.db, e.orgID, JobInput{AgentID: &a.ID, Name: agentPtr("job")}); err != nil {
+		agentIDs[i] = a.ID
+		if _, err := agents.CreateJob(ctx, e.db, e.orgID, agents.JobInput{AgentID: &a.ID, Name: agentPtr("job")}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -42,7 +43,7 @@ func BenchmarkListWorkers(b *testing.B) {
 	for off := 0; off < nCalls; off += 10_000 {
 		batch := make([]storage.SeedCall, 0, 10_000)
 		for i := off; i < off+10_000; i++ {
-			batch = append(batch, storage.SeedCall{OrgID: e.orgID, AgentID: agents[i%nAgents], Status: statuses[(i/nAgents)%len(statuses)],
+			batch = append(batch, storage.SeedCall{OrgID: e.orgID, AgentID: agentIDs[i%nAgents], Status: statuses[(i/nAgents)%len(statuses)],
 				CreatedAt: start.Add(time.Duration(i) * time.Second)})
 		}
 		if _, err := e.db.SeedCalls(ctx, batch); err != nil {

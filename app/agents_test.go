@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/app/agents"
 )
 
 // agentList is the v1 list body.
@@ -29,11 +31,11 @@ type v1Error struct {
 }
 
 // mustCreateAgent creates an agent through the API and returns its view.
-func mustCreateAgent(t *testing.T, e *testEnv, key string, body map[string]any) AgentView {
+func mustCreateAgent(t *testing.T, e *testEnv, key string, body map[string]any) agents.View {
 	t.Helper()
 	var out struct {
-		Success bool      `json:"success"`
-		Data    AgentView `json:"data"`
+		Success bool        `json:"success"`
+		Data    agents.View `json:"data"`
 	}
 	code, _, b := e.do("POST", "/api/v1/agents", key, body)
 	if code != 201 {
@@ -101,7 +103,7 @@ func TestAgentCreateAndRead(t *testing.T) {
 		}
 	}
 
-	var got struct{ Data AgentView }
+	var got struct{ Data agents.View }
 	e.doJSON("GET", "/api/v1/agents/"+voice.ID, e.key, nil, &got)
 	if got.Data.Instructions != "Be kind." || string(got.Data.Tools) != `[{"id":"t1","name":"lookup","description":"Find a booking"}]` ||
 		string(got.Data.Config) != `{"interruptionThreshold":0.5,"speed":1.25,"voice":"alloy"}` {
@@ -246,7 +248,7 @@ func TestAgentTenantIsolation(t *testing.T) {
 	if ws.Data.Count != 1 || ws.Data.Agents[0].ID != theirs.ID {
 		t.Errorf("other org workers %+v", ws.Data)
 	}
-	var a struct{ Data AgentView }
+	var a struct{ Data agents.View }
 	e.doJSON("GET", "/api/v1/agents/"+mine.ID, e.key, nil, &a)
 	if a.Data.Name != "mine" || a.Data.Status != "active" {
 		t.Errorf("the other org changed my agent: %+v", a.Data)
@@ -259,7 +261,7 @@ func TestAgentSoftDelete(t *testing.T) {
 	a := mustCreateAgent(t, e, e.key, map[string]any{"name": "gone", "type": "voice", "phoneNumbers": []string{"+15551230000"}})
 	var del struct {
 		Success bool
-		Data    AgentView
+		Data    agents.View
 	}
 	if code := e.doJSON("DELETE", "/api/v1/agents/"+a.ID, e.key, nil, &del); code != 200 || !del.Success || del.Data.Status != "inactive" {
 		t.Fatalf("delete: %d %+v", code, del)
@@ -283,7 +285,7 @@ func TestAgentSoftDelete(t *testing.T) {
 		t.Errorf("worker %+v", ws.Data.Agents[0])
 	}
 	// It can be brought back by PATCH.
-	var up struct{ Data AgentView }
+	var up struct{ Data agents.View }
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key, map[string]any{"status": "active"}, &up); code != 200 || up.Data.Status != "active" {
 		t.Errorf("reactivate: %d %+v", code, up.Data)
 	}
@@ -294,7 +296,7 @@ func TestAgentPatch(t *testing.T) {
 	e := newTestEnv(t)
 	a := mustCreateAgent(t, e, e.key, map[string]any{"name": "n", "type": "voice", "model": "m1", "instructions": "i1",
 		"config": map[string]any{"voice": "alloy"}, "phoneNumbers": []string{"+15551230000"}})
-	var up struct{ Data AgentView }
+	var up struct{ Data agents.View }
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key, map[string]any{"model": "m2", "name": nil}, &up); code != 200 {
 		t.Fatalf("patch: %d", code)
 	}
@@ -313,7 +315,7 @@ func TestAgentPatch(t *testing.T) {
 		t.Errorf("type change with numbers: %d %+v", code, eb)
 	}
 	// ... and accepted with both replaced; nothing of the refused tries was kept.
-	up = struct{ Data AgentView }{}
+	up = struct{ Data agents.View }{}
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key,
 		map[string]any{"type": "chat", "config": map[string]any{"theme": "light"}, "phoneNumbers": []string{}}, &up); code != 200 {
 		t.Fatalf("type change: %d", code)

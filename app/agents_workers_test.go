@@ -2,19 +2,20 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
+
+	"github.com/agentd/agentd/app/agents"
 )
 
 // workerList is the v2 worker list body.
 type workerList struct {
 	Data struct {
-		Agents []workerView `json:"agents"`
-		Count  int          `json:"count"`
+		Agents []agents.Worker `json:"agents"`
+		Count  int             `json:"count"`
 	} `json:"data"`
 	Meta struct {
 		Timestamp string `json:"timestamp"`
@@ -30,7 +31,7 @@ func listWorkers(t *testing.T, e *testEnv, key string) workerList {
 	return l
 }
 
-func workerByID(t *testing.T, l workerList, id string) workerView {
+func workerByID(t *testing.T, l workerList, id string) agents.Worker {
 	t.Helper()
 	for _, w := range l.Data.Agents {
 		if w.ID == id {
@@ -38,7 +39,7 @@ func workerByID(t *testing.T, l workerList, id string) workerView {
 		}
 	}
 	t.Fatalf("worker %s not listed", id)
-	return workerView{}
+	return agents.Worker{}
 }
 
 // Worker stats follow the organization's calls as they reach final states.
@@ -135,28 +136,5 @@ func TestWorkerStatsFollowCalls(t *testing.T) {
 	}
 	if code, _, _ := e.do("GET", "/api/v2/agents", "", nil); code != 401 {
 		t.Errorf("no key: %d", code)
-	}
-}
-
-func TestReliabilityScore(t *testing.T) {
-	for _, c := range []struct {
-		done, total int64
-		want        string
-	}{{0, 0, "0.0000"}, {0, 5, "0.0000"}, {5, 5, "1.0000"}, {12, 13, "0.9231"}, {1, 3, "0.3333"}, {2, 3, "0.6667"},
-		{1, 8, "0.1250"}, {1, 20000, "0.0001"}, {1, 20001, "0.0000"}, {99994, 100000, "0.9999"}, {99995, 100000, "1.0000"}, {199991, 200000, "1.0000"}} {
-		if got := reliabilityScore(c.done, c.total); got != c.want {
-			t.Errorf("%d/%d = %s, want %s", c.done, c.total, got, c.want)
-		}
-	}
-	// Against float formatting on a grid, away from exact halves.
-	for total := int64(1); total < 300; total++ {
-		for done := int64(0); done <= total; done++ {
-			if want := fmt.Sprintf("%.4f", float64(done)/float64(total)); reliabilityScore(done, total) != want {
-				f := float64(done) / float64(total) * 1e4
-				if f-float64(int64(f)) != 0.5 {
-					t.Fatalf("%d/%d = %s, want %s", done, total, reliabilityScore(done, total), want)
-				}
-			}
-		}
 	}
 }

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/agents"
 )
 
 type jobBody struct {
-	Data JobView `json:"data"`
+	Data agents.JobView `json:"data"`
 }
 
 // Jobs are created, listed, moved, changed and deleted, and show on their
@@ -37,8 +38,8 @@ func TestJobsLifecycle(t *testing.T) {
 
 	var list struct {
 		Data struct {
-			Jobs  []JobView `json:"jobs"`
-			Count int       `json:"count"`
+			Jobs  []agents.JobView `json:"jobs"`
+			Count int              `json:"count"`
 		} `json:"data"`
 	}
 	e.doJSON("GET", "/api/v2/jobs", e.key, nil, &list)

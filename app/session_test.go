@@ -167,6 +167,22 @@ func TestSessionRulesOnV1AndV2(t *testing.T) {
 			viewerID = m.ID
 		}
 	}
+	if code, _ := admin.do("POST", "/api/v2/members", map[string]string{"email": "not an email"}); code != 400 {
+		t.Fatalf("add a bad email: %d", code)
+	}
+	if code, body := admin.do("POST", "/api/v2/members", map[string]string{"email": "new@example.test"}); code != 201 ||
+		!strings.Contains(string(body), `"role":"member"`) {
+		t.Fatalf("add member: %d %s", code, body)
+	}
+	if code, _ := admin.do("DELETE", "/api/v2/members/no-such-id", nil); code != 404 {
+		t.Fatalf("remove a missing member: %d", code)
+	}
+	if code, _, _ := e.do("GET", "/api/v2/members", "", nil); code != 401 {
+		t.Fatalf("members without credentials: %d", code)
+	}
+	if code, _, _ := e.do("POST", "/api/v2/auth/logout", e.key, nil); code != 400 {
+		t.Fatalf("sign out with an API key: %d", code)
+	}
 	if code, body := admin.do("PATCH", "/api/v2/members/"+viewerID, map[string]string{"role": "admin"}); code != 200 {
 		t.Fatalf("promote: %d %s", code, body)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -41,9 +41,15 @@ func (f *agentFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.displayRole, "display-role", "", "role shown on the worker view")
 }
 
-// input builds the app input from the flags the user set.
-func (f *agentFlags) input(c *cobra.Command) (app.AgentInput, error) {
-	var in app.AgentInput
+// agentListJSON is the --json output of agent list.
+type agentListJSON struct {
+	Agents  []agents.View `json:"agents"`
+	HasMore bool          `json:"hasMore"`
+}
+
+// input builds the agent input from the flags the user set.
+func (f *agentFlags) input(c *cobra.Command) (agents.Input, error) {
+	var in agents.Input
 	str := func(flag string, v *string) *string {
 		if c.Flags().Changed(flag) {
 			return v
@@ -94,7 +100,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
 	show := func(c *cobra.Command, a storage.Agent, verb string) error {
 		if g.json {
-			return printJSON(c.OutOrStdout(), app.ViewAgent(a))
+			return printJSON(c.OutOrStdout(), agents.NewView(a))
 		}
 		printAgent(c, a, verb)
 		return nil
@@ -111,7 +117,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				a, err := app.CreateAgent(c.Context(), db, orgID, in)
+				a, err := agents.Create(c.Context(), db, orgID, in)
 				if err != nil {
 					return err
 				}
@@ -121,32 +127,28 @@ func newAgentCmd(g *globals) *cobra.Command {
 	}
 	cf.register(create)
 
-	var q app.AgentQuery
+	var q agents.Query
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List agents, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				agents, more, err := app.ListAgents(c.Context(), db, orgID, q)
+				as, more, err := agents.List(c.Context(), db, orgID, q)
 				if err != nil {
 					return err
 				}
 				if g.json {
-					views := make([]app.AgentView, 0, len(agents))
-					for _, a := range agents {
-						views = append(views, app.ViewAgent(a))
-					}
-					return printJSON(c.OutOrStdout(), map[string]any{"agents": views, "hasMore": more})
+					return printJSON(c.OutOrStdout(), agentListJSON{Agents: agents.NewViews(as), HasMore: more})
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tNAME\tPHONES\tCREATED")
-				for _, a := range agents {
+				for _, a := range as {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Type, a.Status, a.Name,
 						strings.Join(a.PhoneNumbers, " "), a.CreatedAt.Format("2006-01-02 15:04"))
 				}
 				if more {
-					fmt.Fprintf(tw, "(more: --offset %d)\n", q.Offset+len(agents))
+					fmt.Fprintf(tw, "(more: --offset %d)\n", q.Offset+len(as))
 				}
 				return tw.Flush()
 			})
@@ -163,12 +165,12 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				a, err := app.GetAgent(c.Context(), db, orgID, args[0])
+				a, err := agents.Get(c.Context(), db, orgID, args[0])
 				if err != nil {
 					return err
 				}
 				if g.json {
-					return printJSON(c.OutOrStdout(), app.ViewAgent(a))
+					return printJSON(c.OutOrStdout(), agents.NewView(a))
 				}
 				printAgent(c, a, "")
 				fmt.Fprintf(c.OutOrStdout(), "model: %s\nconfig: %s\ntools: %s\ninstructions:\n%s\n", a.Model, a.Config, a.Tools, a.Instructions)
@@ -188,7 +190,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 				return err
 			}
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				a, err := app.UpdateAgent(c.Context(), db, orgID, args[0], in)
+				a, err := agents.Update(c.Context(), db, orgID, args[0], in)
 				if err != nil {
 					return err
 				}
@@ -204,7 +206,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				a, err := app.DeleteAgent(c.Context(), db, orgID, args[0])
+				a, err := agents.Delete(c.Context(), db, orgID, args[0])
 				if err != nil {
 					return err
 				}

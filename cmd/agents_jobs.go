@@ -6,9 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
 )
+
+// jobDeletedJSON is the --json output of job delete.
+type jobDeletedJSON struct {
+	Deleted bool   `json:"deleted"`
+	ID      string `json:"id"`
+}
 
 // jobFlags are the writable job fields as flags.
 type jobFlags struct{ agent, name, status, trigger, trust string }
@@ -22,14 +28,14 @@ func (f *jobFlags) register(c *cobra.Command) {
 	fl.StringVar(&f.trust, "trust", "", "supervised (default), semi_autonomous or autonomous")
 }
 
-func (f *jobFlags) input(c *cobra.Command) app.JobInput {
+func (f *jobFlags) input(c *cobra.Command) agents.JobInput {
 	str := func(flag string, v *string) *string {
 		if c.Flags().Changed(flag) {
 			return v
 		}
 		return nil
 	}
-	return app.JobInput{AgentID: str("agent", &f.agent), Name: str("name", &f.name), Status: str("status", &f.status),
+	return agents.JobInput{AgentID: str("agent", &f.agent), Name: str("name", &f.name), Status: str("status", &f.status),
 		TriggerType: str("trigger", &f.trigger), TrustLevel: str("trust", &f.trust)}
 }
 
@@ -39,7 +45,7 @@ func newJobCmd(g *globals) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
 	show := func(c *cobra.Command, j storage.Job, verb string) error {
 		if g.json {
-			return printJSON(c.OutOrStdout(), app.ViewJob(j))
+			return printJSON(c.OutOrStdout(), agents.NewJobView(j))
 		}
 		fmt.Fprintf(c.OutOrStdout(), "job %s (%s) of agent %s: %s, %s, %s %s\n", j.ID, j.Name, j.AgentID, j.Status, j.TriggerType, j.TrustLevel, verb)
 		return nil
@@ -51,7 +57,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				j, err := app.CreateJob(c.Context(), db, orgID, cf.input(c))
+				j, err := agents.CreateJob(c.Context(), db, orgID, cf.input(c))
 				if err != nil {
 					return err
 				}
@@ -67,16 +73,12 @@ func newJobCmd(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				js, err := app.ListJobs(c.Context(), db, orgID, agent)
+				js, err := agents.ListJobs(c.Context(), db, orgID, agent)
 				if err != nil {
 					return err
 				}
 				if g.json {
-					out := make([]app.JobView, 0, len(js))
-					for _, j := range js {
-						out = append(out, app.ViewJob(j))
-					}
-					return printJSON(c.OutOrStdout(), out)
+					return printJSON(c.OutOrStdout(), agents.NewJobViews(js))
 				}
 				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ID\tAGENT\tSTATUS\tTRIGGER\tTRUST\tNAME")
@@ -95,7 +97,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				j, err := app.UpdateJob(c.Context(), db, orgID, args[0], uf.input(c))
+				j, err := agents.UpdateJob(c.Context(), db, orgID, args[0], uf.input(c))
 				if err != nil {
 					return err
 				}
@@ -110,11 +112,11 @@ func newJobCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
-				if err := app.DeleteJob(c.Context(), db, orgID, args[0]); err != nil {
+				if err := agents.DeleteJob(c.Context(), db, orgID, args[0]); err != nil {
 					return err
 				}
 				if g.json {
-					return printJSON(c.OutOrStdout(), map[string]any{"id": args[0], "deleted": true})
+					return printJSON(c.OutOrStdout(), jobDeletedJSON{Deleted: true, ID: args[0]})
 				}
 				fmt.Fprintf(c.OutOrStdout(), "job %s deleted\n", args[0])
 				return nil

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/app"
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -49,7 +49,7 @@ func TestAgentCLI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	var a app.AgentView
+	var a agents.View
 	if err := json.Unmarshal([]byte(out), &a); err != nil || a.ID == "" || a.Status != "active" ||
 		strings.Join(*a.PhoneNumbers, ",") != "+14155550100,+442071838750" {
 		t.Fatalf("create output %s: %v", out, err)
@@ -77,7 +77,7 @@ func TestAgentCLI(t *testing.T) {
 	}
 	out, _, err = runAgentCLI(t, dbPath, "--json", "agent", "list", "--type", "voice")
 	var l struct {
-		Agents  []app.AgentView
+		Agents  []agents.View
 		HasMore bool
 	}
 	if err != nil || json.Unmarshal([]byte(out), &l) != nil || len(l.Agents) != 1 || l.Agents[0].ID != a.ID {
@@ -90,7 +90,7 @@ func TestAgentCLI(t *testing.T) {
 
 	// update changes only the flags given; --phone '' clears the numbers.
 	out, _, err = runAgentCLI(t, dbPath, "--json", "agent", "update", a.ID, "--model", "m2", "--phone", "")
-	var u app.AgentView
+	var u agents.View
 	if err != nil || json.Unmarshal([]byte(out), &u) != nil || u.Model != "m2" || len(*u.PhoneNumbers) != 0 ||
 		agentCompactJSON(u.Config) != `{"speed":1.5,"voice":"alloy"}` || u.Name != "Desk" {
 		t.Fatalf("update: %v %s", err, out)
@@ -106,7 +106,7 @@ func TestAgentCLI(t *testing.T) {
 
 	// Jobs.
 	out, _, err = runAgentCLI(t, dbPath, "--json", "job", "create", "--agent", a.ID, "--name", "Calls", "--trust", "autonomous")
-	var j app.JobView
+	var j agents.JobView
 	if err != nil || json.Unmarshal([]byte(out), &j) != nil || j.TrustLevel != "autonomous" || j.TriggerType != "manual" {
 		t.Fatalf("job create: %v %s", err, out)
 	}

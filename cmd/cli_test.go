@@ -97,6 +97,9 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no key printed")
 	}
+	if l := <-lines; !strings.HasPrefix(l, "setup link: http://"+addr+"/setup?token=") {
+		t.Fatalf("second stdout line %q, want the setup link", l)
+	}
 	waitHTTP(t, "http://"+addr+"/healthz")
 	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v2/api-keys", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
@@ -125,7 +128,7 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 		t.Fatal("slow shutdown")
 	}
 	if more, ok := <-lines; ok {
-		t.Fatalf("stdout printed more than the key: %q", more)
+		t.Fatalf("stdout printed more than the key and the setup link: %q", more)
 	}
 	if strings.Contains(logs.String(), key) {
 		t.Fatal("the key appears in the log")

@@ -1,18 +1,21 @@
-package app
+package agents
 
 import (
 	"bytes"
 	"encoding/json"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
-// FuzzAgentInput feeds arbitrary bodies to the agent decoder and validator:
-// every failure is a 4xx *Error, and an accepted agent is a fixed point of
-// validation with E.164 numbers and object config.
+// FuzzAgentInput feeds arbitrary bodies to the agent validator: every failure is
+// an Invalid *errs.Error naming its field, and an accepted agent is a fixed
+// point of validation with E.164 numbers and object config. (The HTTP
+// decoder in front of it has its own fuzz target in app.)
 func FuzzAgentInput(f *testing.F) {
 	f.Add([]byte(`{"name":"a","type":"voice","config":{"voice":"alloy","speed":1.5,"interruptionThreshold":0.2},"phoneNumbers":["+1 (415) 555-0100"]}`))
 	f.Add([]byte(`{"name":"b","type":"chat","config":{"theme":"dark","primaryColor":"#A0b1C2","position":"top-left","allowedDomains":["*.x.io"]},"tools":[{"id":"t","name":"n","description":"d"}]}`))
@@ -21,19 +24,18 @@ func FuzzAgentInput(f *testing.F) {
 	f.Add([]byte(`{"name":"d","type":"voice","config":null,"tools":null,"phoneNumbers":null}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		var in AgentInput
-		if err := decodeBytes(body, &in); err != nil {
-			assertClientError(t, err)
+		var in Input
+		if err := json.Unmarshal(body, &in); err != nil {
 			return
 		}
 		a := storage.Agent{Status: "active"}
 		in.apply(&a)
-		if err := validateAgent(&a); err != nil {
-			assertClientError(t, err)
+		if err := validate(&a); err != nil {
+			assertInvalidField(t, err)
 			return
 		}
 		again := a
-		if err := validateAgent(&again); err != nil {
+		if err := validate(&again); err != nil {
 			t.Fatalf("accepted agent fails validation again: %v", err)
 		}
 		if !bytes.Equal(again.Config, a.Config) || !bytes.Equal(again.Tools, a.Tools) {
@@ -51,8 +53,8 @@ func FuzzAgentInput(f *testing.F) {
 	})
 }
 
-// FuzzParseAgentQuery: any query string is either refused with a 400 or
-// gives a page within bounds.
+// FuzzParseAgentQuery: any query string is either refused as Invalid or gives a
+// page within bounds.
 func FuzzParseAgentQuery(f *testing.F) {
 	for _, s := range []string{"", "limit=10&offset=20", "type=voice&status=active", "limit=0", "limit=101", "offset=-1",
 		"limit=9999999999999999999999", "type=robot", "limit=%zz"} {
@@ -63,21 +65,23 @@ func FuzzParseAgentQuery(f *testing.F) {
 		if err != nil {
 			return
 		}
-		q, err := ParseAgentQuery(v)
+		q, err := ParseQuery(v)
 		if err != nil {
-			assertClientError(t, err)
+			assertInvalidField(t, err)
 			return
 		}
-		if q.Limit < 1 || q.Limit > maxAgentLimit || q.Offset < 0 {
+		if q.Limit < 1 || q.Limit > maxLimit || q.Offset < 0 {
 			t.Fatalf("out of bounds: %+v", q)
 		}
 	})
 }
 
-func assertClientError(t *testing.T, err error) {
+// assertInvalidField checks err is an Invalid *errs.Error whose message
+// starts with its field path, as the golden bodies show it.
+func assertInvalidField(t *testing.T, err error) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 || e.Message == "" {
-		t.Fatalf("not a client error: %v", err)
+	var e *errs.Error
+	if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Field == "" || !strings.HasPrefix(e.Message, e.Field+": ") {
+		t.Fatalf("not an invalid field error: %#v", err)
 	}
 }

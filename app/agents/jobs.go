@@ -1,14 +1,11 @@
-package app
+package agents
 
 import (
 	"context"
-	"fmt"
-	"net/http"
+	"errors"
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
@@ -31,6 +28,7 @@ type JobInput struct {
 	TrustLevel  *string `json:"trustLevel"`
 }
 
+// apply copies the present fields of in onto j.
 func (in JobInput) apply(j *storage.Job) {
 	for _, f := range []struct {
 		dst *string
@@ -42,37 +40,37 @@ func (in JobInput) apply(j *storage.Job) {
 	}
 }
 
-// validateJob checks a whole job and trims its name.
+// validateJob checks a whole job and trims its name and agent id.
 func validateJob(j *storage.Job) error {
 	j.Name = strings.TrimSpace(j.Name)
 	j.AgentID = strings.TrimSpace(j.AgentID)
 	switch {
 	case j.AgentID == "":
-		return badRequest("agentId: required")
+		return invalidf("agentId", "required")
 	case j.Name == "":
-		return badRequest(fmt.Sprintf("name: required (1 to %d characters)", maxJobName))
+		return invalidf("name", "required (1 to %d characters)", maxJobName)
 	case utf8.RuneCountInString(j.Name) > maxJobName:
-		return badRequest(fmt.Sprintf("name: at most %d characters", maxJobName))
+		return invalidf("name", "at most %d characters", maxJobName)
 	case !slices.Contains(jobStatuses, j.Status):
-		return badRequest(fmt.Sprintf("status: must be active or paused, got %q", j.Status))
+		return invalidf("status", "must be active or paused, got %q", j.Status)
 	case !slices.Contains(jobTriggerTypes, j.TriggerType):
-		return badRequest(fmt.Sprintf("triggerType: must be one of %s, got %q", strings.Join(jobTriggerTypes, ", "), j.TriggerType))
+		return invalidf("triggerType", "must be one of %s, got %q", strings.Join(jobTriggerTypes, ", "), j.TriggerType)
 	case !slices.Contains(jobTrustLevels, j.TrustLevel):
-		return badRequest(fmt.Sprintf("trustLevel: must be one of %s, got %q", strings.Join(jobTrustLevels, ", "), j.TrustLevel))
+		return invalidf("trustLevel", "must be one of %s, got %q", strings.Join(jobTrustLevels, ", "), j.TrustLevel)
 	}
 	return nil
 }
 
 // jobErr names what was not found: the job, or the agent it points at.
 func jobErr(err error) error {
-	if !isNotFound(err) {
+	if !errors.Is(err, storage.ErrNotFound) {
 		return err
 	}
 	msg := "job not found"
 	if strings.HasPrefix(err.Error(), "agent ") {
 		msg = "agent not found"
 	}
-	return &Error{Kind: errs.NotFound, Message: msg, Err: err}
+	return errs.Wrap(errs.NotFound, msg, err)
 }
 
 // CreateJob assigns a new job to an agent of the organization. Defaults:
@@ -84,6 +82,14 @@ func CreateJob(ctx context.Context, db *storage.DB, orgID string, in JobInput) (
 		return storage.Job{}, err
 	}
 	j, err := db.CreateJob(ctx, j)
+	return j, jobErr(err)
+}
+
+// GetJob reads a job of the organization; any other is "job not found".
+// The API checks it before decoding an update, so an unknown job is 404
+// even with a bad body.
+func GetJob(ctx context.Context, db *storage.DB, orgID, id string) (storage.Job, error) {
+	j, err := db.GetJob(ctx, orgID, id)
 	return j, jobErr(err)
 }
 
@@ -120,59 +126,17 @@ type JobView struct {
 	UpdatedAt   string `json:"updatedAt"`
 }
 
-// ViewJob builds the view of a job.
-func ViewJob(j storage.Job) JobView {
+// NewJobView builds the view of a job.
+func NewJobView(j storage.Job) JobView {
 	return JobView{ID: j.ID, AgentID: j.AgentID, Name: j.Name, Status: j.Status, TriggerType: j.TriggerType,
 		TrustLevel: j.TrustLevel, CreatedAt: formatTime(j.CreatedAt), UpdatedAt: formatTime(j.UpdatedAt)}
 }
 
-func (s *Server) createJob(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in JobInput
-	if err := decodeJSON(r, &in); err != nil {
-		return err
-	}
-	j, err := CreateJob(r.Context(), s.db, orgID(r), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, map[string]any{"data": ViewJob(j), "meta": s.meta()})
-	return nil
-}
-
-func (s *Server) listJobs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	js, err := ListJobs(r.Context(), s.db, orgID(r), r.URL.Query().Get("agentId"))
-	if err != nil {
-		return err
-	}
+// NewJobViews builds the views of a list of jobs (never nil).
+func NewJobViews(js []storage.Job) []JobView {
 	out := make([]JobView, 0, len(js))
 	for _, j := range js {
-		out = append(out, ViewJob(j))
+		out = append(out, NewJobView(j))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"jobs": out, "count": len(out)}, "meta": s.meta()})
-	return nil
-}
-
-func (s *Server) updateJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	if _, err := s.db.GetJob(r.Context(), orgID(r), p.ByName("id")); err != nil {
-		return jobErr(err)
-	}
-	var in JobInput
-	if err := decodeJSON(r, &in); err != nil {
-		return err
-	}
-	j, err := UpdateJob(r.Context(), s.db, orgID(r), p.ByName("id"), in)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": ViewJob(j), "meta": s.meta()})
-	return nil
-}
-
-func (s *Server) deleteJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	id := p.ByName("id")
-	if err := DeleteJob(r.Context(), s.db, orgID(r), id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"id": id, "deleted": true}, "meta": s.meta()})
-	return nil
+	return out
 }

@@ -1,16 +1,14 @@
-package app
+package agents
 
 import (
+	"context"
 	"fmt"
-	"net/http"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/storage"
 )
 
-// workerView is an agent as the v2 workforce view shows it.
-type workerView struct {
+// Worker is an agent as the v2 workforce view shows it.
+type Worker struct {
 	ID                string        `json:"id"`
 	Name              string        `json:"name"`
 	Type              string        `json:"type"`
@@ -23,13 +21,13 @@ type workerView struct {
 	SuccessfulActions int64         `json:"successfulActions"`
 	ReliabilityScore  string        `json:"reliabilityScore"`
 	PhoneNumbers      []string      `json:"phoneNumbers"`
-	AssignedJobs      []assignedJob `json:"assignedJobs"`
+	AssignedJobs      []AssignedJob `json:"assignedJobs"`
 	CreatedAt         string        `json:"createdAt"`
 	UpdatedAt         string        `json:"updatedAt"`
 }
 
-// assignedJob is a job as a worker lists it.
-type assignedJob struct {
+// AssignedJob is a job as a worker lists it.
+type AssignedJob struct {
 	ID          string `json:"id"`
 	Name        string `json:"name"`
 	Status      string `json:"status"`
@@ -37,20 +35,34 @@ type assignedJob struct {
 	TrustLevel  string `json:"trustLevel"`
 }
 
-// viewWorker derives the workforce fields (DECISIONS.md "Agents and
+// ListWorkers is every agent of the organization, newest first, as workers
+// with their stats and assigned jobs.
+func ListWorkers(ctx context.Context, db *storage.DB, orgID string) ([]Worker, error) {
+	ws, err := db.ListWorkers(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Worker, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, newWorker(w))
+	}
+	return out, nil
+}
+
+// newWorker derives the workforce fields (DECISIONS.md "Agents and
 // workers") from the agent's call counters.
-func viewWorker(w storage.Worker) workerView {
-	v := workerView{ID: w.ID, Name: w.Name, Type: w.Type, Status: w.Status, Model: w.Model,
+func newWorker(w storage.Worker) Worker {
+	v := Worker{ID: w.ID, Name: w.Name, Type: w.Type, Status: w.Status, Model: w.Model,
 		Specialty: w.Specialty, DisplayRole: w.DisplayRole, WorkforceStatus: workforceStatus(w),
 		TotalActions: w.FinishedCalls, SuccessfulActions: w.CompletedCalls,
 		ReliabilityScore: reliabilityScore(w.CompletedCalls, w.FinishedCalls),
-		PhoneNumbers:     w.PhoneNumbers, AssignedJobs: make([]assignedJob, 0, len(w.Jobs)),
+		PhoneNumbers:     w.PhoneNumbers, AssignedJobs: make([]AssignedJob, 0, len(w.Jobs)),
 		CreatedAt: formatTime(w.CreatedAt), UpdatedAt: formatTime(w.UpdatedAt)}
 	if v.PhoneNumbers == nil {
 		v.PhoneNumbers = []string{}
 	}
 	for _, j := range w.Jobs {
-		v.AssignedJobs = append(v.AssignedJobs, assignedJob{ID: j.ID, Name: j.Name, Status: j.Status,
+		v.AssignedJobs = append(v.AssignedJobs, AssignedJob{ID: j.ID, Name: j.Name, Status: j.Status,
 			TriggerType: j.TriggerType, TrustLevel: j.TrustLevel})
 	}
 	return v
@@ -78,17 +90,4 @@ func reliabilityScore(completed, finished int64) string {
 	completed = min(completed, finished)
 	r := (completed*20000 + finished) / (2 * finished)
 	return fmt.Sprintf("%d.%04d", r/10000, r%10000)
-}
-
-func (s *Server) listWorkers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ws, err := s.db.ListWorkers(r.Context(), orgID(r))
-	if err != nil {
-		return err
-	}
-	out := make([]workerView, 0, len(ws))
-	for _, x := range ws {
-		out = append(out, viewWorker(x))
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"agents": out, "count": len(out)}, "meta": s.meta()})
-	return nil
 }

@@ -1,0 +1,124 @@
+// Package agents owns the rules of agents, the workforce view and jobs:
+// their inputs, validation (errors with a kind and the field's path), views
+// and use cases over storage. The HTTP handlers in app and the CLI in cmd
+// both call it, so an agent is checked the same way whichever door it
+// comes through.
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage"
+)
+
+// Paging of the v1 agent list.
+const (
+	defaultLimit = 50
+	maxLimit     = 100
+)
+
+// Query selects a page of the v1 agent list.
+type Query struct {
+	Type   string // voice, chat or "" for both
+	Status string // an agent status or "" for any
+	Limit  int    // 1-100
+	Offset int    // >= 0
+}
+
+// ParseQuery reads type, status, limit and offset from a query string.
+// Invalid values are refused (Invalid), never clamped, so a client bug shows
+// at once; an empty value counts as absent.
+func ParseQuery(v url.Values) (Query, error) {
+	q := Query{Type: v.Get("type"), Status: v.Get("status"), Limit: defaultLimit}
+	if q.Type != "" && !slices.Contains(agentTypes, q.Type) {
+		return q, invalidf("type", "must be voice or chat, got %q", q.Type)
+	}
+	if q.Status != "" && !slices.Contains(agentStatuses, q.Status) {
+		return q, invalidf("status", "must be one of active, inactive, training, deployed, got %q", q.Status)
+	}
+	if s := v.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxLimit {
+			return q, invalidf("limit", "must be an integer from 1 to %d, got %q", maxLimit, s)
+		}
+		q.Limit = n
+	}
+	if s := v.Get("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return q, invalidf("offset", "must be an integer >= 0, got %q", s)
+		}
+		q.Offset = n
+	}
+	return q, nil
+}
+
+// List returns one page of the organization's agents, newest first, and
+// whether another page follows. A zero Limit is the default page size.
+func List(ctx context.Context, db *storage.DB, orgID string, q Query) ([]storage.Agent, bool, error) {
+	if q.Limit == 0 {
+		q.Limit = defaultLimit
+	}
+	if q.Limit < 1 || q.Limit > maxLimit || q.Offset < 0 {
+		return nil, false, errs.Invalidf("limit must be 1 to %d and offset >= 0", maxLimit)
+	}
+	return db.ListAgents(ctx, orgID, storage.AgentFilter{Type: q.Type, Status: q.Status, Limit: q.Limit, Offset: q.Offset})
+}
+
+// Get reads an agent of the organization; any other is "agent not found".
+func Get(ctx context.Context, db *storage.DB, orgID, id string) (storage.Agent, error) {
+	a, err := db.GetAgent(ctx, orgID, id)
+	return a, agentErr(err)
+}
+
+// Create validates a new agent (type and name required, status default
+// active) and stores it.
+func Create(ctx context.Context, db *storage.DB, orgID string, in Input) (storage.Agent, error) {
+	a := storage.Agent{OrgID: orgID, Status: "active"}
+	in.apply(&a)
+	if err := validate(&a); err != nil {
+		return storage.Agent{}, err
+	}
+	return db.CreateAgent(ctx, a)
+}
+
+// Update applies the present fields of in to the agent and validates the
+// result as a whole (a type change must suit the config and phone numbers
+// it keeps), in one transaction.
+func Update(ctx context.Context, db *storage.DB, orgID, id string, in Input) (storage.Agent, error) {
+	a, err := db.UpdateAgent(ctx, orgID, id, func(a *storage.Agent) error {
+		in.apply(a)
+		return validate(a)
+	})
+	return a, agentErr(err)
+}
+
+// Delete sets the agent inactive: it stays listed and its calls and jobs
+// are kept (DECISIONS.md). Deleting an inactive agent is a no-op.
+func Delete(ctx context.Context, db *storage.DB, orgID, id string) (storage.Agent, error) {
+	a, err := db.UpdateAgent(ctx, orgID, id, func(a *storage.Agent) error {
+		a.Status = "inactive"
+		return nil
+	})
+	return a, agentErr(err)
+}
+
+// agentErr gives storage's not-found the agent family's message.
+func agentErr(err error) error {
+	if errors.Is(err, storage.ErrNotFound) {
+		return errs.Wrap(errs.NotFound, "agent not found", err)
+	}
+	return err
+}
+
+// invalidf is bad input in the field at path; the message reads
+// "path: <formatted>", as clients have always seen it.
+func invalidf(path, format string, args ...any) *errs.Error {
+	return errs.InvalidField(path, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,146 @@
+package agents
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage"
+)
+
+// openDB opens a fresh database with one organization.
+func openDB(t *testing.T) (*storage.DB, string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	o, err := db.CreateOrg(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, o.ID
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// kindField is the kind, field and message of err (Internal without an *errs.Error).
+func kindField(err error) (errs.Kind, string, string) {
+	var e *errs.Error
+	if !errors.As(err, &e) {
+		return errs.Internal, "", ""
+	}
+	return e.Kind, e.Field, e.Message
+}
+
+// Each refused agent names the field at fault with its path; the message
+// is the one clients see (testdata/golden/agents pins the HTTP bodies).
+func TestValidateFieldPaths(t *testing.T) {
+	for _, c := range []struct {
+		body, field, msg string
+	}{
+		{`{"type":"voice"}`, "name", "name: required (1 to 200 characters)"},
+		{`{"name":"a"}`, "type", "type: required (voice or chat)"},
+		{`{"name":"a","type":"robot"}`, "type", `type: must be voice or chat, got "robot"`},
+		{`{"name":"a","type":"voice","status":"x"}`, "status", `status: must be one of active, inactive, training, deployed, got "x"`},
+		{`{"name":"a","type":"voice","model":"` + strings.Repeat("m", 201) + `"}`, "model", "model: at most 200 characters"},
+		{`{"name":"a","type":"voice","config":[1]}`, "config", "config: must be an object"},
+		{`{"name":"a","type":"voice","config":{"speed":9}}`, "config.speed", "config.speed: must be a number from 0.25 to 4"},
+		{`{"name":"a","type":"chat","config":{"voice":"alloy"}}`, "config.voice",
+			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, allowedDomains)"},
+		{`{"name":"a","type":"chat","config":{"allowedDomains":["ok.com","http://x"]}}`, "config.allowedDomains.1",
+			`config.allowedDomains.1: "http://x" is not a domain name (example.com or *.example.com)`},
+		{`{"name":"a","type":"chat","tools":[{"id":"t","name":"n"},{"id":"t","name":"m"}]}`, "tools.1.id", `tools.1.id: "t" is used by another tool`},
+		{`{"name":"a","type":"chat","tools":[{"id":"t","name":"n","url":"x"}]}`, "tools.0.url", "tools.0.url: unknown key (a tool has id, name, description)"},
+		{`{"name":"a","type":"chat","phoneNumbers":["+15551230000"]}`, "phoneNumbers", "phoneNumbers: only voice agents have phone numbers"},
+		{`{"name":"a","type":"voice","phoneNumbers":["+15551230000","+1 555 123 0000"]}`, "phoneNumbers.1", "phoneNumbers.1: +15551230000 is listed twice"},
+	} {
+		var in Input
+		if err := json.Unmarshal([]byte(c.body), &in); err != nil {
+			t.Fatal(err)
+		}
+		a := storage.Agent{Status: "active"}
+		in.apply(&a)
+		kind, field, msg := kindField(validate(&a))
+		if kind != errs.Invalid || field != c.field || msg != c.msg {
+			t.Errorf("%s: %v %q %q, want %q %q", c.body, kind, field, msg, c.field, c.msg)
+		}
+	}
+}
+
+func TestParseQuery(t *testing.T) {
+	q, err := ParseQuery(url.Values{"type": {"chat"}, "limit": {"7"}, "offset": {"3"}})
+	if err != nil || q != (Query{Type: "chat", Limit: 7, Offset: 3}) {
+		t.Fatalf("%+v %v", q, err)
+	}
+	if q, err := ParseQuery(url.Values{}); err != nil || q.Limit != defaultLimit {
+		t.Fatalf("defaults %+v %v", q, err)
+	}
+	for name, v := range map[string]url.Values{"limit": {"limit": {"101"}}, "offset": {"offset": {"-1"}}, "status": {"status": {"gone"}}} {
+		_, err := ParseQuery(v)
+		if kind, field, _ := kindField(err); kind != errs.Invalid || field != name {
+			t.Errorf("%v: %v %q", v, kind, field)
+		}
+	}
+}
+
+// The use cases over a real database: create, read, update, soft delete,
+// and the not-found messages of agents and jobs.
+func TestAgentAndJobUseCases(t *testing.T) {
+	ctx := context.Background()
+	db, org := openDB(t)
+	a, err := Create(ctx, db, org, Input{Name: ptr(" Desk "), Type: ptr("voice"), PhoneNumbers: &[]string{"+1 (415) 555-0100"}})
+	if err != nil || a.Name != "Desk" || a.Status != "active" || a.PhoneNumbers[0] != "+14155550100" {
+		t.Fatalf("create %+v %v", a, err)
+	}
+	if _, err := Update(ctx, db, org, a.ID, Input{Type: ptr("chat")}); err == nil {
+		t.Fatal("voice -> chat kept the phone numbers")
+	}
+	if got, _ := Get(ctx, db, org, a.ID); got.Type != "voice" {
+		t.Fatalf("a refused update changed the agent: %+v", got)
+	}
+	if d, err := Delete(ctx, db, org, a.ID); err != nil || d.Status != "inactive" {
+		t.Fatalf("delete %+v %v", d, err)
+	}
+	if list, more, err := List(ctx, db, org, Query{}); err != nil || more || len(list) != 1 {
+		t.Fatalf("list %v %v %v", list, more, err)
+	}
+	for _, err := range []error{
+		func() error { _, err := Get(ctx, db, org, "nope"); return err }(),
+		func() error { _, err := Update(ctx, db, org, "nope", Input{}); return err }(),
+		func() error {
+			_, err := CreateJob(ctx, db, org, JobInput{AgentID: ptr("nope"), Name: ptr("x")})
+			return err
+		}(),
+	} {
+		if kind, _, msg := kindField(err); kind != errs.NotFound || msg != "agent not found" {
+			t.Errorf("%v: %v %q", err, kind, msg)
+		}
+	}
+	j, err := CreateJob(ctx, db, org, JobInput{AgentID: &a.ID, Name: ptr(" Call back ")})
+	if err != nil || j.Name != "Call back" || j.TrustLevel != "supervised" || j.TriggerType != "manual" {
+		t.Fatalf("create job %+v %v", j, err)
+	}
+	if _, err := UpdateJob(ctx, db, org, j.ID, JobInput{TrustLevel: ptr("full")}); err == nil {
+		t.Fatal("bad trust level accepted")
+	} else if kind, field, _ := kindField(err); kind != errs.Invalid || field != "trustLevel" {
+		t.Errorf("bad trust level: %v %q", kind, field)
+	}
+	ws, err := ListWorkers(ctx, db, org)
+	if err != nil || len(ws) != 1 || len(ws[0].AssignedJobs) != 1 || ws[0].WorkforceStatus != "inactive" {
+		t.Fatalf("workers %+v %v", ws, err)
+	}
+	if err := DeleteJob(ctx, db, org, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if kind, _, msg := kindField(DeleteJob(ctx, db, org, j.ID)); kind != errs.NotFound || msg != "job not found" {
+		t.Errorf("second delete: %v %q", kind, msg)
+	}
+}

@@ -1,0 +1,249 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// Agent limits (README "Agents"): API.md leaves them open.
+const (
+	maxName            = 200
+	maxModel           = 200
+	maxInstructions    = 100_000
+	maxLabel           = 200 // specialty, displayRole
+	maxTools           = 128
+	maxToolText        = 200 // tool id and name
+	maxToolDescription = 2_000
+	maxPhones          = 20
+	maxAllowedDomains  = 100
+)
+
+var (
+	agentTypes    = []string{"voice", "chat"}
+	agentStatuses = []string{"active", "inactive", "training", "deployed"}
+	chatPositions = []string{"bottom-right", "bottom-left", "top-right", "top-left"}
+	hexColorRE    = regexp.MustCompile(`^#[0-9A-Fa-f]{6}$`)
+	domainLabelRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+)
+
+// Input is an agent create or partial update, as the API body or the CLI
+// flags give it. A nil (or JSON null) field is absent: on update it keeps
+// the stored value. config, tools and phoneNumbers replace the stored value
+// as a whole.
+type Input struct {
+	Name         *string         `json:"name"`
+	Type         *string         `json:"type"`
+	Status       *string         `json:"status"`
+	Model        *string         `json:"model"`
+	Instructions *string         `json:"instructions"`
+	Config       json.RawMessage `json:"config"`
+	Tools        json.RawMessage `json:"tools"`
+	PhoneNumbers *[]string       `json:"phoneNumbers"`
+	Specialty    *string         `json:"specialty"`
+	DisplayRole  *string         `json:"displayRole"`
+}
+
+// apply copies the present fields of in onto a.
+func (in Input) apply(a *storage.Agent) {
+	set := func(dst *string, src *string) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&a.Name, in.Name)
+	set(&a.Type, in.Type)
+	set(&a.Status, in.Status)
+	set(&a.Model, in.Model)
+	set(&a.Instructions, in.Instructions)
+	set(&a.Specialty, in.Specialty)
+	set(&a.DisplayRole, in.DisplayRole)
+	if present(in.Config) {
+		a.Config = in.Config
+	}
+	if present(in.Tools) {
+		a.Tools = in.Tools
+	}
+	if in.PhoneNumbers != nil {
+		a.PhoneNumbers = *in.PhoneNumbers
+	}
+}
+
+// present reports whether a raw JSON field was given (and not null).
+func present(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, []byte("null"))
+}
+
+// validate checks a whole agent (a new one, or a stored one with an update
+// applied) and normalizes it in place: trimmed name, canonical config and
+// tools JSON, cleaned phone numbers. The first problem is an Invalid error
+// naming the field.
+func validate(a *storage.Agent) error {
+	a.Name = strings.TrimSpace(a.Name)
+	switch {
+	case a.Name == "":
+		return invalidf("name", "required (1 to 200 characters)")
+	case utf8.RuneCountInString(a.Name) > maxName:
+		return invalidf("name", "at most %d characters", maxName)
+	case a.Type == "":
+		return invalidf("type", "required (voice or chat)")
+	case !slices.Contains(agentTypes, a.Type):
+		return invalidf("type", "must be voice or chat, got %q", a.Type)
+	case !slices.Contains(agentStatuses, a.Status):
+		return invalidf("status", "must be one of active, inactive, training, deployed, got %q", a.Status)
+	}
+	for _, f := range []struct {
+		name string
+		v    string
+		max  int
+	}{{"model", a.Model, maxModel}, {"instructions", a.Instructions, maxInstructions},
+		{"specialty", a.Specialty, maxLabel}, {"displayRole", a.DisplayRole, maxLabel}} {
+		if utf8.RuneCountInString(f.v) > f.max {
+			return invalidf(f.name, "at most %d characters", f.max)
+		}
+	}
+	cfg, err := validateConfig(a.Type, a.Config)
+	if err != nil {
+		return err
+	}
+	a.Config = cfg
+	tools, err := validateTools(a.Tools)
+	if err != nil {
+		return err
+	}
+	a.Tools = tools
+	phones, err := validatePhones(a.Type, a.PhoneNumbers)
+	if err != nil {
+		return err
+	}
+	a.PhoneNumbers = phones
+	return nil
+}
+
+// validateConfig checks the config object of an agent type and returns it
+// re-encoded with only known keys. Unknown keys are refused rather than
+// dropped, so a voice setting sent to a chat agent is never lost silently.
+func validateConfig(typ string, raw json.RawMessage) (json.RawMessage, error) {
+	if !present(raw) {
+		return json.RawMessage("{}"), nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, invalidf("config", "must be an object")
+	}
+	out := map[string]any{}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := configValue(typ, k, m[k])
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return json.Marshal(out)
+}
+
+// configValue validates one config key of the agent type.
+func configValue(typ, key string, raw json.RawMessage) (any, error) {
+	field := "config." + key
+	switch typ + "." + key {
+	case "voice.voice":
+		return configString(field, raw, 1, 100)
+	case "voice.speed":
+		return configNumber(field, raw, 0.25, 4)
+	case "voice.interruptionThreshold":
+		return configNumber(field, raw, 0, 1)
+	case "chat.theme":
+		return configString(field, raw, 1, 50)
+	case "chat.primaryColor":
+		s, err := configString(field, raw, 7, 7)
+		if err != nil || !hexColorRE.MatchString(s) {
+			return nil, invalidf(field, "must be a color #RRGGBB")
+		}
+		return s, nil
+	case "chat.position":
+		s, err := configString(field, raw, 1, 20)
+		if err != nil || !slices.Contains(chatPositions, s) {
+			return nil, invalidf(field, "must be one of bottom-right, bottom-left, top-right, top-left")
+		}
+		return s, nil
+	case "chat.greeting":
+		return configString(field, raw, 0, 1000)
+	case "chat.placeholder":
+		return configString(field, raw, 0, 200)
+	case "chat.allowedDomains":
+		return configDomains(field, raw)
+	}
+	allowed := "voice, speed, interruptionThreshold"
+	if typ == "chat" {
+		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains"
+	}
+	return nil, invalidf(field, "not a setting of a %s agent (allowed: %s)", typ, allowed)
+}
+
+func configString(field string, raw json.RawMessage, minLen, maxLen int) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", invalidf(field, "must be a string")
+	}
+	if n := utf8.RuneCountInString(s); n < minLen || n > maxLen {
+		if minLen == 0 {
+			return "", invalidf(field, "at most %d characters", maxLen)
+		}
+		return "", invalidf(field, "%d to %d characters", minLen, maxLen)
+	}
+	return s, nil
+}
+
+func configNumber(field string, raw json.RawMessage, lo, hi float64) (float64, error) {
+	var f float64
+	if err := json.Unmarshal(raw, &f); err != nil || f < lo || f > hi {
+		return 0, invalidf(field, "must be a number from %g to %g", lo, hi)
+	}
+	return f, nil
+}
+
+// configDomains checks allowedDomains: host names (lower-cased), each
+// optionally "*." for its subdomains, no scheme, path or port.
+func configDomains(field string, raw json.RawMessage) ([]string, error) {
+	var ds []string
+	if err := json.Unmarshal(raw, &ds); err != nil {
+		return nil, invalidf(field, "must be an array of strings")
+	}
+	if len(ds) > maxAllowedDomains {
+		return nil, invalidf(field, "at most %d domains", maxAllowedDomains)
+	}
+	out := make([]string, 0, len(ds))
+	for i, d := range ds {
+		d = strings.ToLower(strings.TrimSpace(d))
+		if !validDomain(d) {
+			return nil, invalidf(field+"."+itoa(i), "%q is not a domain name (example.com or *.example.com)", ds[i])
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func validDomain(d string) bool {
+	d = strings.TrimPrefix(d, "*.")
+	if d == "" || len(d) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(d, ".") {
+		if !domainLabelRE.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,64 @@
+package agents
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// timeLayout is RFC 3339 in UTC with millisecond precision, as every
+// timestamp the API sends (the same layout as app's responses).
+const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// formatTime formats t in UTC with milliseconds: 2026-11-22T10:04:05.123Z.
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// View is an agent as the v1 API (and the CLI's --json) shows it.
+// PhoneNumbers is nil, so omitted, on chat agents.
+type View struct {
+	ID           string          `json:"id"`
+	Name         string          `json:"name"`
+	Type         string          `json:"type"`
+	Status       string          `json:"status"`
+	Model        string          `json:"model"`
+	Instructions string          `json:"instructions"`
+	Config       json.RawMessage `json:"config"`
+	Tools        json.RawMessage `json:"tools"`
+	PhoneNumbers *[]string       `json:"phoneNumbers,omitempty"`
+	Specialty    string          `json:"specialty"`
+	DisplayRole  string          `json:"displayRole"`
+	CreatedAt    string          `json:"createdAt"`
+	UpdatedAt    string          `json:"updatedAt"`
+}
+
+// NewView builds the v1 view of an agent.
+func NewView(a storage.Agent) View {
+	v := View{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, Model: a.Model,
+		Instructions: a.Instructions, Config: a.Config, Tools: a.Tools, Specialty: a.Specialty,
+		DisplayRole: a.DisplayRole, CreatedAt: formatTime(a.CreatedAt), UpdatedAt: formatTime(a.UpdatedAt)}
+	if len(v.Config) == 0 {
+		v.Config = json.RawMessage("{}")
+	}
+	if len(v.Tools) == 0 {
+		v.Tools = json.RawMessage("[]")
+	}
+	if a.Type == "voice" {
+		phones := a.PhoneNumbers
+		if phones == nil {
+			phones = []string{}
+		}
+		v.PhoneNumbers = &phones
+	}
+	return v
+}
+
+// NewViews builds the views of a page of agents (never nil, so an empty
+// page is [] in JSON).
+func NewViews(as []storage.Agent) []View {
+	out := make([]View, 0, len(as))
+	for _, a := range as {
+		out = append(out, NewView(a))
+	}
+	return out
+}
