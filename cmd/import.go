@@ -156,10 +156,21 @@ func newBar(w io.Writer, n int, quiet bool) *progressbar.ProgressBar {
 	if f, ok := w.(*os.File); ok && !quiet {
 		visible = term.IsTerminal(int(f.Fd()))
 	}
-	return progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetVisibility(visible),
+	return startBar(w, n, visible)
+}
+
+// startBar is a progress bar of n listings whose clock starts now. Left
+// to itself the library starts it at the first Set, after the first chunk
+// is written, and divides that chunk by almost no time: the first tick
+// showed 220,458,554 listings/s. Started here, every rate is listings over
+// the wall time they took.
+func startBar(w io.Writer, n int, visible bool) *progressbar.ProgressBar {
+	bar := progressbar.NewOptions(n, progressbar.OptionSetWriter(w), progressbar.OptionSetVisibility(visible),
 		progressbar.OptionSetDescription("importing"), progressbar.OptionShowCount(), progressbar.OptionShowIts(),
 		progressbar.OptionSetItsString("listings"), progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionClearOnFinish())
+	bar.StartWithoutRender()
+	return bar
 }
 
 const maxPrintedProblems = 20
