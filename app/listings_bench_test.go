@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/listings"
 )
 
 var benchColors = []string{"red", "blue", "green", "black", "white", "grey", "brown", "beige", "yellow", "orange"}
@@ -54,18 +55,18 @@ func BenchmarkListingsSync1000(b *testing.B) {
 func BenchmarkListingsSearch50000(b *testing.B) {
 	e := newTestEnv(b)
 	ctx := context.Background()
-	var plan ImportPlan
-	g := ImportGroup{}
+	var plan listings.ImportPlan
+	g := listings.ImportGroup{}
 	for i := 0; i < 50000; i++ {
 		raw, _ := json.Marshal(benchListing("x", i))
-		in, errs := ParseListing(raw)
+		in, errs := listings.Parse(raw)
 		if len(errs) > 0 {
 			b.Fatal(errs)
 		}
 		g.Items = append(g.Items, in)
 	}
-	plan.Groups = []ImportGroup{g}
-	if _, err := ImportListings(ctx, e.db, e.app.srv.listings.vectors, e.orgID, plan, false, nil); err != nil {
+	plan.Groups = []listings.ImportGroup{g}
+	if _, err := e.app.srv.listings.svc.Import(ctx, e.orgID, plan, false, nil); err != nil {
 		b.Fatal(err)
 	}
 	key := e.keyWithRole(e.orgID, "member", access.KeyOptions{RateLimit: 100000}) // past the default 1000/min

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/app/listings"
 )
 
 var updateGolden = flag.Bool("update-listings", false, "rewrite testdata/golden/listings")
@@ -20,7 +22,7 @@ type syncResp struct {
 	Data struct {
 		Imported, Updated, Unchanged, Failed, Deleted int
 		Results                                       struct {
-			Imported, Updated, Unchanged, Failed []SyncItem
+			Imported, Updated, Unchanged, Failed []listings.SyncItem
 		}
 	}
 	Meta struct{ Timestamp, Message string }

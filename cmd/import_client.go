@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/listings"
 )
 
 // syncClient posts listing syncs to a running agentd, retrying rate limits
@@ -38,10 +39,10 @@ type syncResponse struct {
 	Data struct {
 		Deleted int `json:"deleted"`
 		Results struct {
-			Imported  []app.SyncItem `json:"imported"`
-			Updated   []app.SyncItem `json:"updated"`
-			Unchanged []app.SyncItem `json:"unchanged"`
-			Failed    []app.SyncItem `json:"failed"`
+			Imported  []listings.SyncItem `json:"imported"`
+			Updated   []listings.SyncItem `json:"updated"`
+			Unchanged []listings.SyncItem `json:"unchanged"`
+			Failed    []listings.SyncItem `json:"failed"`
 		} `json:"results"`
 	} `json:"data"`
 }
@@ -50,7 +51,7 @@ type syncResponse struct {
 type apiError struct {
 	Status  int
 	Message string
-	Details []app.FieldError
+	Details []errs.FieldError
 }
 
 func (e *apiError) Error() string {
@@ -58,10 +59,10 @@ func (e *apiError) Error() string {
 }
 
 // sync sends one chunk and returns the server's report.
-func (c *syncClient) sync(ctx context.Context, items []app.ListingInput, deleteStale bool) (app.SyncReport, error) {
+func (c *syncClient) sync(ctx context.Context, items []listings.Input, deleteStale bool) (listings.SyncReport, error) {
 	body, err := json.Marshal(map[string]any{"listings": items, "deleteStale": deleteStale})
 	if err != nil {
-		return app.SyncReport{}, err
+		return listings.SyncReport{}, err
 	}
 	wait := c.wait
 	for attempt := 1; ; attempt++ {
@@ -69,21 +70,21 @@ func (c *syncClient) sync(ctx context.Context, items []app.ListingInput, deleteS
 		retry := err != nil || status == http.StatusTooManyRequests || status >= 500
 		if !retry {
 			if status != http.StatusOK {
-				return app.SyncReport{}, decodeAPIError(status, resp)
+				return listings.SyncReport{}, decodeAPIError(status, resp)
 			}
 			var out syncResponse
 			if err := json.Unmarshal(resp, &out); err != nil {
-				return app.SyncReport{}, fmt.Errorf("unreadable answer from the server: %w", err)
+				return listings.SyncReport{}, fmt.Errorf("unreadable answer from the server: %w", err)
 			}
 			r := out.Data.Results
-			return app.SyncReport{Imported: r.Imported, Updated: r.Updated, Unchanged: r.Unchanged,
+			return listings.SyncReport{Imported: r.Imported, Updated: r.Updated, Unchanged: r.Unchanged,
 				Failed: r.Failed, Deleted: out.Data.Deleted}, nil
 		}
 		if attempt >= c.attempts {
 			if err != nil {
-				return app.SyncReport{}, fmt.Errorf("giving up after %d attempts: %w", attempt, err)
+				return listings.SyncReport{}, fmt.Errorf("giving up after %d attempts: %w", attempt, err)
 			}
-			return app.SyncReport{}, fmt.Errorf("giving up after %d attempts: %w", attempt, decodeAPIError(status, resp))
+			return listings.SyncReport{}, fmt.Errorf("giving up after %d attempts: %w", attempt, decodeAPIError(status, resp))
 		}
 		d := wait
 		if s, perr := strconv.Atoi(hdr.Get("Retry-After")); perr == nil && s > 0 && status == http.StatusTooManyRequests {
@@ -92,7 +93,7 @@ func (c *syncClient) sync(ctx context.Context, items []app.ListingInput, deleteS
 		d = min(d, c.maxWait)
 		select {
 		case <-ctx.Done():
-			return app.SyncReport{}, ctx.Err()
+			return listings.SyncReport{}, ctx.Err()
 		case <-time.After(d):
 		}
 		wait = min(2*wait, c.maxWait)
@@ -123,7 +124,7 @@ func decodeAPIError(status int, body []byte) *apiError {
 		Error struct {
 			Message string `json:"message"`
 		} `json:"error"`
-		Details []app.FieldError `json:"details"`
+		Details []errs.FieldError `json:"details"`
 	}
 	out := &apiError{Status: status, Message: http.StatusText(status)}
 	if json.Unmarshal(body, &e) == nil && e.Error.Message != "" {

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/agentd/agentd/app"
 )
@@ -289,4 +291,23 @@ func BenchmarkImport50000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The progress bar's first tick shows listings over the time they took,
+// not over the instant since the bar first heard of them.
+func TestImportProgressRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		bar := startBar(&out, 5000, true)
+		time.Sleep(2 * time.Second) // reading the file, then the first chunk of 1000
+		bar.Set(1000)
+		if !strings.Contains(out.String(), "(1000/5000, 500 listings/s)") {
+			t.Fatalf("first tick %q, want 500 listings/s", out.String())
+		}
+		time.Sleep(2 * time.Second)
+		bar.Set(3000)
+		if !strings.Contains(out.String(), "(3000/5000, 750 listings/s)") {
+			t.Fatalf("second tick %q, want 750 listings/s", out.String())
+		}
+	})
 }

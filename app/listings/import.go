@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/app/errs"
 )
 
 // ImportProblem is one invalid line or row of an import file.
@@ -29,7 +29,7 @@ func (p ImportProblem) String() string {
 // never mixes categories, so deleteStale stays per category.
 type ImportGroup struct {
 	Category string
-	Items    []ListingInput
+	Items    []Input
 	Lines    []int // the file line of each item
 }
 
@@ -48,7 +48,7 @@ func PlanImport(recs []ImportRecord, category *string) (ImportPlan, error) {
 	if category != nil {
 		c := strings.TrimSpace(*category)
 		if utf8.RuneCountInString(c) > maxCategory {
-			return p, fmt.Errorf("--category must be at most %d characters", maxCategory)
+			return p, errs.Invalidf("--category must be at most %d characters", maxCategory)
 		}
 		category = &c
 	}
@@ -58,11 +58,11 @@ func PlanImport(recs []ImportRecord, category *string) (ImportPlan, error) {
 			p.Problems = append(p.Problems, ImportProblem{Line: r.Line, Message: r.Err})
 			continue
 		}
-		in, errs := ParseListing(r.Raw)
-		for _, e := range errs {
+		in, problems := Parse(r.Raw)
+		for _, e := range problems {
 			p.Problems = append(p.Problems, ImportProblem{Line: r.Line, Path: e.Path, Message: e.Message})
 		}
-		if len(errs) > 0 {
+		if len(problems) > 0 {
 			continue
 		}
 		if category != nil {
@@ -81,18 +81,18 @@ func PlanImport(recs []ImportRecord, category *string) (ImportPlan, error) {
 	return p, nil
 }
 
-// Chunks splits a group into syncs of at most MaxSyncListings.
-func (g ImportGroup) Chunks() [][]ListingInput {
-	var out [][]ListingInput
-	for i := 0; i < len(g.Items); i += MaxSyncListings {
-		out = append(out, g.Items[i:min(i+MaxSyncListings, len(g.Items))])
+// Chunks splits a group into syncs of at most MaxSync.
+func (g ImportGroup) Chunks() [][]Input {
+	var out [][]Input
+	for i := 0; i < len(g.Items); i += MaxSync {
+		out = append(out, g.Items[i:min(i+MaxSync, len(g.Items))])
 	}
 	return out
 }
 
 // MarshalJSON writes the listing as the sync API takes it, the price as
 // an exact JSON number.
-func (in ListingInput) MarshalJSON() ([]byte, error) {
+func (in Input) MarshalJSON() ([]byte, error) {
 	m := map[string]any{"externalId": in.ExternalID, "title": in.Title, "currency": in.Currency,
 		"attributes": in.Attributes}
 	if in.Description != "" {
@@ -119,28 +119,19 @@ func (g ImportGroup) ExternalIDs() []string {
 	return out
 }
 
-// Add merges another report into r.
-func (r *SyncReport) Add(o SyncReport) {
-	r.Imported = append(r.Imported, o.Imported...)
-	r.Updated = append(r.Updated, o.Updated...)
-	r.Unchanged = append(r.Unchanged, o.Unchanged...)
-	r.Failed = append(r.Failed, o.Failed...)
-	r.Deleted += o.Deleted
-}
-
-// ImportListings writes a plan straight into the database, one transaction
-// per chunk of at most 1000. With deleteStale, each category's stale
+// Import writes a plan straight into the database, one transaction per
+// chunk of at most MaxSync. With deleteStale, each category's stale
 // listings (absent from the whole group, however many chunks it spans) are
 // deleted with its first chunk. progress is called with the number of
 // listings done after each chunk.
-func ImportListings(ctx context.Context, db *storage.DB, vec *ListingVectors, orgID string, plan ImportPlan,
+func (s *Service) Import(ctx context.Context, orgID string, plan ImportPlan,
 	deleteStale bool, progress func(done int)) (SyncReport, error) {
 	var total SyncReport
 	done := 0
 	for _, g := range plan.Groups {
 		keep := g.ExternalIDs()
 		for i, chunk := range g.Chunks() {
-			rep, err := SyncListings(ctx, db, vec, ListingSync{
+			rep, err := s.Sync(ctx, SyncRequest{
 				OrgID: orgID, Items: chunk, DeleteStale: deleteStale && i == 0, StaleCategory: g.Category, Keep: keep,
 			})
 			if err != nil {

@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/app/errs"
 )
 
 // Field limits of a listing (API.md gives the source limits; listings reuse
@@ -25,9 +27,9 @@ const (
 	maxAttrArrayItems = 100
 )
 
-// ListingInput is one validated listing, normalised: trimmed ids, upper-case
+// Input is one validated listing, normalised: trimmed ids, upper-case
 // currency (default EUR), exact price in hundredths, canonical attributes.
-type ListingInput struct {
+type Input struct {
 	ExternalID  string
 	Title       string
 	Description string
@@ -39,20 +41,20 @@ type ListingInput struct {
 	SourceURL   string
 }
 
-// ParseListing validates one listing object (the JSON text of one item of
+// Parse validates one listing object (the JSON text of one item of
 // a sync, a JSON/NDJSON import line or a CSV row turned into JSON). It
 // returns every problem found, each with a path relative to the item
 // ("price", "attributes.color"); unknown fields are ignored.
-func ParseListing(raw []byte) (ListingInput, []FieldError) {
-	var in ListingInput
-	var errs []FieldError
-	add := func(path, msg string) { errs = append(errs, FieldError{Path: path, Message: msg}) }
+func Parse(raw []byte) (Input, []errs.FieldError) {
+	var in Input
+	var problems []errs.FieldError
+	add := func(path, msg string) { problems = append(problems, errs.FieldError{Path: path, Message: msg}) }
 	var obj map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&obj); err != nil || obj == nil {
 		add("", "must be a JSON object")
-		return in, errs
+		return in, problems
 	}
 	str := func(name string, required bool, max int) string {
 		v, ok := obj[name]
@@ -101,7 +103,7 @@ func ParseListing(raw []byte) (ListingInput, []FieldError) {
 			in.Currency = s
 		}
 	}
-	if u := str("sourceUrl", false, maxSourceURL); u != "" && !hasError(errs, "sourceUrl") {
+	if u := str("sourceUrl", false, maxSourceURL); u != "" && !hasError(problems, "sourceUrl") {
 		if msg := checkSourceURL(u); msg != "" {
 			add("sourceUrl", msg)
 		} else {
@@ -111,16 +113,16 @@ func ParseListing(raw []byte) (ListingInput, []FieldError) {
 	in.Attributes = json.RawMessage("{}")
 	if v, ok := obj["attributes"]; ok && string(v) != "null" {
 		attrs, aerrs := parseAttributes(v)
-		errs = append(errs, aerrs...)
+		problems = append(problems, aerrs...)
 		if len(aerrs) == 0 {
 			in.Attributes = attrs
 		}
 	}
-	return in, errs
+	return in, problems
 }
 
-func hasError(errs []FieldError, path string) bool {
-	for _, e := range errs {
+func hasError(problems []errs.FieldError, path string) bool {
+	for _, e := range problems {
 		if e.Path == path {
 			return true
 		}
@@ -158,14 +160,14 @@ func checkSourceURL(s string) string {
 // parseAttributes checks the attributes object (values: strings, numbers,
 // booleans or arrays of those) and returns it as canonical JSON: keys
 // sorted, strings trimmed of nothing, numbers kept as written.
-func parseAttributes(v json.RawMessage) (json.RawMessage, []FieldError) {
+func parseAttributes(v json.RawMessage) (json.RawMessage, []errs.FieldError) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(v, &m); err != nil || m == nil {
-		return nil, []FieldError{{Path: "attributes", Message: "must be an object"}}
+		return nil, []errs.FieldError{{Path: "attributes", Message: "must be an object"}}
 	}
-	var errs []FieldError
+	var problems []errs.FieldError
 	if len(m) > maxAttributes {
-		errs = append(errs, FieldError{Path: "attributes", Message: fmt.Sprintf("must have at most %d keys", maxAttributes)})
+		problems = append(problems, errs.FieldError{Path: "attributes", Message: fmt.Sprintf("must have at most %d keys", maxAttributes)})
 	}
 	out := make(map[string]any, len(m))
 	keys := make([]string, 0, len(m))
@@ -176,22 +178,22 @@ func parseAttributes(v json.RawMessage) (json.RawMessage, []FieldError) {
 	for _, k := range keys {
 		path := "attributes." + k
 		if strings.TrimSpace(k) == "" || utf8.RuneCountInString(k) > maxAttrKey {
-			errs = append(errs, FieldError{Path: path, Message: fmt.Sprintf("key must be 1 to %d characters", maxAttrKey)})
+			problems = append(problems, errs.FieldError{Path: path, Message: fmt.Sprintf("key must be 1 to %d characters", maxAttrKey)})
 			continue
 		}
 		val, msg := attrValue(m[k], true)
 		if msg != "" {
-			errs = append(errs, FieldError{Path: path, Message: msg})
+			problems = append(problems, errs.FieldError{Path: path, Message: msg})
 			continue
 		}
 		out[k] = val
 	}
-	if len(errs) > 0 {
-		return nil, errs
+	if len(problems) > 0 {
+		return nil, problems
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return nil, []FieldError{{Path: "attributes", Message: "could not be encoded"}}
+		return nil, []errs.FieldError{{Path: "attributes", Message: "could not be encoded"}}
 	}
 	return b, nil
 }
@@ -250,4 +252,58 @@ func attrValue(v json.RawMessage, allowArray bool) (any, string) {
 		}
 	}
 	return nil, want
+}
+
+// SyncBody is a sync request's body, kept raw so every problem is reported
+// with its path.
+type SyncBody struct {
+	Listings    json.RawMessage `json:"listings"`
+	DeleteStale json.RawMessage `json:"deleteStale"`
+}
+
+// ParseSync validates a whole sync body: 1 to MaxSync listings, each valid,
+// and deleteStale a boolean. Every problem is in the error's Details, with
+// the item's index in its path ("listings.3.price"), so nothing is written
+// unless the whole request is valid.
+func ParseSync(body SyncBody) ([]Input, bool, error) {
+	var details []errs.FieldError
+	deleteStale := false
+	if len(body.DeleteStale) > 0 && string(body.DeleteStale) != "null" {
+		if err := json.Unmarshal(body.DeleteStale, &deleteStale); err != nil {
+			details = append(details, errs.FieldError{Path: "deleteStale", Message: "must be a boolean"})
+		}
+	}
+	var items []json.RawMessage
+	switch {
+	case len(body.Listings) == 0 || string(body.Listings) == "null":
+		details = append(details, errs.FieldError{Path: "listings", Message: "is required"})
+	case json.Unmarshal(body.Listings, &items) != nil:
+		details = append(details, errs.FieldError{Path: "listings", Message: "must be an array"})
+	case len(items) == 0:
+		details = append(details, errs.FieldError{Path: "listings", Message: "must contain at least 1 listing"})
+	case len(items) > MaxSync:
+		details = append(details, errs.FieldError{Path: "listings",
+			Message: fmt.Sprintf("must contain at most %d listings (got %d)", MaxSync, len(items))})
+		items = nil
+	}
+	out := make([]Input, 0, len(items))
+	for i, raw := range items {
+		in, problems := Parse(raw)
+		for _, e := range problems {
+			p := "listings." + strconv.Itoa(i)
+			if e.Path != "" {
+				p += "." + e.Path
+			}
+			details = append(details, errs.FieldError{Path: p, Message: e.Message})
+		}
+		out = append(out, in)
+	}
+	if len(details) > 0 {
+		msg := "Validation failed: " + details[0].Path + " " + details[0].Message
+		if len(details) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(details)-1)
+		}
+		return nil, false, &errs.Error{Kind: errs.Invalid, Message: msg, Details: details}
+	}
+	return out, deleteStale, nil
 }

@@ -1,15 +1,12 @@
-package app
+package listings
 
 import (
 	"context"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
@@ -20,28 +17,27 @@ const (
 	defaultSearchLimit = 10
 	maxSearchLimit     = 100
 	maxSearchQuery     = 1000
-	rrfK               = 60 // reciprocal rank fusion constant
 	// minVectorScore drops vector hits that share no meaning with the query
 	// (cosine near zero), so a text query does not return every listing.
 	minVectorScore = 0.1
 )
 
-// ListingQuery is a parsed GET /api/v1/listings/search.
-type ListingQuery struct {
+// Query is a parsed listing search (GET /api/v1/listings/search).
+type Query struct {
 	Text   string
 	Filter storage.ListingFilter
 	Limit  int
 }
 
-// parseListingQuery reads q, category, minPrice, maxPrice, attr.<key> (a
-// repeated key matches any of its values) and limit; problems are 400s
-// with details.
-func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
-	q := ListingQuery{Limit: defaultSearchLimit, Filter: storage.ListingFilter{OrgID: orgID}}
-	var details []FieldError
+// ParseQuery reads q, category, minPrice, maxPrice, attr.<key> (a repeated
+// key matches any of its values) and limit; problems are an Invalid error
+// with every field in its Details.
+func ParseQuery(orgID string, v url.Values) (Query, error) {
+	q := Query{Limit: defaultSearchLimit, Filter: storage.ListingFilter{OrgID: orgID}}
+	var details []errs.FieldError
 	q.Text = strings.TrimSpace(v.Get("q"))
 	if utf8.RuneCountInString(q.Text) > maxSearchQuery {
-		details = append(details, FieldError{Path: "q", Message: "must be at most 1000 characters"})
+		details = append(details, errs.FieldError{Path: "q", Message: "must be at most 1000 characters"})
 	}
 	if c := strings.TrimSpace(v.Get("category")); c != "" {
 		q.Filter.Category = &c
@@ -53,7 +49,7 @@ func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
 		}
 		c, err := parseCents(s)
 		if err != nil {
-			details = append(details, FieldError{Path: name, Message: err.Error()})
+			details = append(details, errs.FieldError{Path: name, Message: err.Error()})
 			return nil
 		}
 		return &c
@@ -62,7 +58,7 @@ func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
 	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxSearchLimit {
-			details = append(details, FieldError{Path: "limit", Message: "must be an integer from 1 to 100"})
+			details = append(details, errs.FieldError{Path: "limit", Message: "must be an integer from 1 to 100"})
 		} else {
 			q.Limit = n
 		}
@@ -78,7 +74,7 @@ func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
 	for _, k := range keys {
 		key := normAttrKey(strings.TrimPrefix(k, "attr."))
 		if key == "" {
-			details = append(details, FieldError{Path: k, Message: "attribute name is empty"})
+			details = append(details, errs.FieldError{Path: k, Message: "attribute name is empty"})
 			continue
 		}
 		i, ok := byKey[key]
@@ -92,32 +88,42 @@ func parseListingQuery(orgID string, v url.Values) (ListingQuery, error) {
 		}
 	}
 	if len(q.Filter.Attrs) > 20 {
-		details = append(details, FieldError{Path: "attr", Message: "at most 20 attribute filters"})
+		details = append(details, errs.FieldError{Path: "attr", Message: "at most 20 attribute filters"})
 	}
 	if len(details) > 0 {
-		return q, &Error{Kind: errs.Invalid, Message: "Invalid search: " + details[0].Path + " " + details[0].Message, Details: details}
+		return q, &errs.Error{Kind: errs.Invalid, Message: "Invalid search: " + details[0].Path + " " + details[0].Message, Details: details}
 	}
 	return q, nil
 }
 
-// ListingHit is one search result; Score is nil when there was no text query.
-type ListingHit struct {
+// Hit is one search result; Score is nil when there was no text query.
+type Hit struct {
 	Listing storage.Listing
 	Score   *float64
 }
 
-// SearchListings runs a listing search: without text, the filtered listings
+// SearchParams parses a search's query parameters (ParseQuery) and runs it.
+func (s *Service) SearchParams(ctx context.Context, orgID string, v url.Values) ([]Hit, error) {
+	q, err := ParseQuery(orgID, v)
+	if err != nil {
+		return nil, err
+	}
+	return s.Search(ctx, q)
+}
+
+// Search runs a listing search: without text, the filtered listings
 // newest first; with text, keyword (BM25) and vector rankings within the
-// filter fused by reciprocal rank.
-func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q ListingQuery) ([]ListingHit, error) {
+// filter, merged by fuse.
+func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
+	db, vec := s.DB, s.Vectors
 	if q.Text == "" {
 		ls, err := db.FilterListings(ctx, q.Filter, q.Limit)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]ListingHit, len(ls))
+		out := make([]Hit, len(ls))
 		for i, l := range ls {
-			out[i] = ListingHit{Listing: l}
+			out[i] = Hit{Listing: l}
 		}
 		return out, nil
 	}
@@ -131,7 +137,7 @@ func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q 
 			return nil, err
 		}
 		if len(allow) == 0 {
-			return []ListingHit{}, nil
+			return []Hit{}, nil
 		}
 		allowSet = make(map[int64]bool, len(allow))
 		for _, s := range allow {
@@ -144,33 +150,33 @@ func SearchListings(ctx context.Context, db *storage.DB, vec *ListingVectors, q 
 	}
 	lists := [][]int64{kw}
 	if vec.enabled() && vec.Index != nil {
-		vs, err := vectorListings(ctx, vec, q, allow, depth)
+		vs, err := vectorRanking(ctx, vec, q, allow, depth)
 		if err != nil {
 			return nil, err
 		}
 		lists = append(lists, vs)
 	}
-	seqs, scores := fuseRRF(lists, q.Limit)
+	seqs, scores := fuse(lists, q.Limit)
 	ls, err := db.ListingsBySeq(ctx, q.Filter.OrgID, seqs)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]ListingHit, len(ls))
+	out := make([]Hit, len(ls))
 	for i, l := range ls {
 		sc := scores[l.Seq]
-		out[i] = ListingHit{Listing: l, Score: &sc}
+		out[i] = Hit{Listing: l, Score: &sc}
 	}
 	return out, nil
 }
 
-// vectorListings ranks by similarity to the query, within allow when it
+// vectorRanking ranks by similarity to the query, within allow when it
 // is not nil.
-func vectorListings(ctx context.Context, vec *ListingVectors, q ListingQuery, allow []int64, depth int) ([]int64, error) {
+func vectorRanking(ctx context.Context, vec *Vectors, q Query, allow []int64, depth int) ([]int64, error) {
 	vecs, err := vec.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
-		return nil, &Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: err}
+		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable", err)
 	}
-	hits, err := vec.Index.Search(ctx, listingSpace(q.Filter.OrgID), vecs[0], depth, allow)
+	hits, err := vec.Index.Search(ctx, Space(q.Filter.OrgID), vecs[0], depth, allow)
 	if err != nil {
 		return nil, err
 	}
@@ -183,8 +189,18 @@ func vectorListings(ctx context.Context, vec *ListingVectors, q ListingQuery, al
 	return out, nil
 }
 
-// fuseRRF merges rankings by reciprocal rank fusion and keeps the best n.
-func fuseRRF(lists [][]int64, n int) ([]int64, map[int64]float64) {
+// ---- Rank fusion -------------------------------------------------------
+//
+// fuse is the only place listing search merges its rankings; it is to be
+// replaced by the one fusion of storage/search, so keep it self-contained.
+
+// rrfK is the reciprocal rank fusion constant.
+const rrfK = 60
+
+// fuse merges rankings (listing seqs, best first) by reciprocal rank
+// fusion and keeps the best n, ties broken by the newer listing; scores
+// holds every fused listing's score.
+func fuse(lists [][]int64, n int) ([]int64, map[int64]float64) {
 	scores := map[int64]float64{}
 	for _, l := range lists {
 		for rank, s := range l {
@@ -205,30 +221,4 @@ func fuseRRF(lists [][]int64, n int) ([]int64, map[int64]float64) {
 		out = out[:n]
 	}
 	return out, scores
-}
-
-func (s *Server) searchListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	q, err := parseListingQuery(orgID(r), r.URL.Query())
-	if err != nil {
-		return err
-	}
-	hits, err := SearchListings(r.Context(), s.db, s.listings.vectors, q)
-	if err != nil {
-		return err
-	}
-	out := make([]map[string]any, len(hits))
-	for i, h := range hits {
-		l := h.Listing
-		var score any
-		if h.Score != nil {
-			score = *h.Score
-		}
-		out[i] = map[string]any{
-			"id": l.ID, "externalId": l.ExternalID, "title": l.Title, "description": l.Description,
-			"category": listingNullable(l.Category), "price": priceOf(l), "currency": l.Currency,
-			"attributes": l.Attributes, "sourceUrl": listingNullable(l.SourceURL), "score": score,
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{"results": out}, "meta": s.meta()})
-	return nil
 }

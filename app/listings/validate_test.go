@@ -1,64 +1,13 @@
-package app
+package listings
 
 import (
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/app/errs"
 )
-
-func TestParseCents(t *testing.T) {
-	ok := map[string]int64{
-		"0": 0, "-0": 0, "0.0": 0, "12.5": 1250, "12.50": 1250, "12.500": 1250, "1999999.99": 199999999,
-		"1e3": 100000, "1.5E2": 15000, "125e-2": 125, "0.01": 1, "999999999999.99": maxPriceCents,
-		"007": 700, "0e400": 0, "10": 1000,
-	}
-	for in, want := range ok {
-		got, err := parseCents(in)
-		if err != nil || got != want {
-			t.Errorf("parseCents(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	bad := map[string]error{
-		"-1": errPriceNegative, "-0.01": errPriceNegative, "0.001": errPriceDecimals, "12.345": errPriceDecimals,
-		"1e-3": errPriceDecimals, "1000000000000": errPriceTooLarge, "1e20": errPriceTooLarge,
-		"abc": errPriceSyntax, "": errPriceSyntax, "1.": errPriceSyntax, ".5": errPriceSyntax, "1e": errPriceSyntax,
-		"1e9999": errPriceExpTooBig, "1,5": errPriceSyntax, "99999999999999999999999": errPriceTooLarge,
-	}
-	for in, want := range bad {
-		if _, err := parseCents(in); !errors.Is(err, want) {
-			t.Errorf("parseCents(%q) error = %v, want %v", in, err, want)
-		}
-	}
-}
-
-func TestFormatCents(t *testing.T) {
-	for c, want := range map[int64]string{0: "0.00", 1: "0.01", 1250: "12.50", 199999999: "1999999.99", maxPriceCents: "999999999999.99"} {
-		if got := formatCents(c); got != want {
-			t.Errorf("formatCents(%d) = %q, want %q", c, got, want)
-		}
-	}
-}
-
-func FuzzParseCents(f *testing.F) {
-	for _, s := range []string{"12.50", "1e3", "-0", "0.001", "1e-400", "999999999999.99", "1.5E+2"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		c, err := parseCents(s)
-		if err != nil {
-			return
-		}
-		if c < 0 || c > maxPriceCents {
-			t.Fatalf("parseCents(%q) = %d out of range", s, c)
-		}
-		// Whatever parsed must survive the round trip through its own text.
-		back, err := parseCents(formatCents(c))
-		if err != nil || back != c {
-			t.Fatalf("round trip of %q: %d -> %q -> %d, %v", s, c, formatCents(c), back, err)
-		}
-	})
-}
 
 func FuzzParseListing(f *testing.F) {
 	for _, s := range []string{
@@ -69,7 +18,7 @@ func FuzzParseListing(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		in, errs := ParseListing(raw)
+		in, errs := Parse(raw)
 		if len(errs) > 0 {
 			for _, e := range errs {
 				if e.Message == "" {
@@ -112,17 +61,59 @@ func TestParseListingErrors(t *testing.T) {
 		{`"x"`, ""},
 	}
 	for _, c := range cases {
-		_, errs := ParseListing([]byte(c.body))
+		_, errs := Parse([]byte(c.body))
 		if len(errs) != 1 || errs[0].Path != c.path {
 			t.Errorf("%s: errors %+v, want one at %q", c.body, errs, c.path)
 		}
 	}
-	in, errs := ParseListing([]byte(`{"externalId":" a ","title":"T","currency":"usd","price":0,
+	in, errs := Parse([]byte(`{"externalId":" a ","title":"T","currency":"usd","price":0,
 		"attributes":{"tags":["x",2,false],"rooms":3.0},"sourceUrl":"https://example.com/a?b=c"}`))
 	if len(errs) != 0 || in.ExternalID != "a" || in.Currency != "USD" || !in.HasPrice || in.PriceCents != 0 {
 		t.Fatalf("valid listing: %+v %+v", in, errs)
 	}
 	if string(in.Attributes) != `{"rooms":3.0,"tags":["x",2,false]}` {
 		t.Fatalf("attributes %s", in.Attributes)
+	}
+}
+
+// ParseSync reports every problem with its item's path, in one Invalid
+// error whose message names the first.
+func TestParseSync(t *testing.T) {
+	body := func(listings, deleteStale string) SyncBody {
+		return SyncBody{Listings: json.RawMessage(listings), DeleteStale: json.RawMessage(deleteStale)}
+	}
+	items, stale, err := ParseSync(body(`[{"externalId":"a","title":"A","category":"c"}]`, `true`))
+	if err != nil || len(items) != 1 || !stale || items[0].Category != "c" {
+		t.Fatalf("valid body: %+v %v %v", items, stale, err)
+	}
+	cases := []struct {
+		body  SyncBody
+		msg   string
+		paths []string
+	}{
+		{body(``, ``), "Validation failed: listings is required", []string{"listings"}},
+		{body(`null`, `"yes"`), "Validation failed: deleteStale must be a boolean (and 1 more)", []string{"deleteStale", "listings"}},
+		{body(`{}`, ``), "Validation failed: listings must be an array", []string{"listings"}},
+		{body(`[]`, ``), "Validation failed: listings must contain at least 1 listing", []string{"listings"}},
+		{body(`[{"externalId":"a","title":"A"},{"title":"B","price":-1},7]`, ``),
+			"Validation failed: listings.1.externalId is required (and 2 more)",
+			[]string{"listings.1.externalId", "listings.1.price", "listings.2"}},
+	}
+	for _, c := range cases {
+		_, _, err := ParseSync(c.body)
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Message != c.msg || len(e.Details) != len(c.paths) {
+			t.Errorf("%s: %#v, want %q with %v", c.body.Listings, err, c.msg, c.paths)
+			continue
+		}
+		for i, d := range e.Details {
+			if d.Path != c.paths[i] {
+				t.Errorf("%s: detail %d at %q, want %q", c.body.Listings, i, d.Path, c.paths[i])
+			}
+		}
+	}
+	many := "[" + strings.Repeat(`{"externalId":"a","title":"A"},`, MaxSync) + `{"externalId":"a","title":"A"}]`
+	if _, _, err := ParseSync(body(many, ``)); err == nil || !strings.Contains(err.Error(), "at most 1000 listings (got 1001)") {
+		t.Fatalf("1001 listings: %v", err)
 	}
 }

@@ -1,9 +1,11 @@
-package app
+package listings
 
 import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/agentd/agentd/storage"
 )
 
 // maxPriceCents is the largest accepted price, 999,999,999,999.99.
@@ -87,4 +89,14 @@ func allDigits(s string) bool {
 // formatCents renders hundredths as the API's price string: "12.50", "0.00".
 func formatCents(c int64) string {
 	return strconv.FormatInt(c/100, 10) + "." + string([]byte{byte('0' + c%100/10), byte('0' + c%10)})
+}
+
+// Price is the API form of a stored price: "12.50", or nil (JSON null)
+// for a listing without one.
+func Price(l storage.Listing) *string {
+	if !l.HasPrice {
+		return nil
+	}
+	p := formatCents(l.PriceCents)
+	return &p
 }

@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"context"
@@ -9,17 +9,14 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
-// MaxSyncListings is the most listings one sync request may carry.
-const MaxSyncListings = 1000
-
 // embedBatch is how many texts go to the embedder per call.
 const embedBatch = 256
 
-// ListingSync is one sync: validated listings of an organization, applied
+// SyncRequest is one sync: validated listings of an organization, applied
 // in order (a repeated externalId is an update of the earlier item).
-type ListingSync struct {
+type SyncRequest struct {
 	OrgID       string
-	Items       []ListingInput
+	Items       []Input
 	DeleteStale bool
 	// StaleCategory is the category compared by DeleteStale: the first
 	// item's ("" for listings without category).
@@ -29,46 +26,20 @@ type ListingSync struct {
 	Keep []string
 }
 
-// SyncItem is one listing in a sync report.
-type SyncItem struct {
-	ID         string `json:"id"`
-	ExternalID string `json:"externalId"`
-	Title      string `json:"title"`
-	Error      string `json:"error,omitempty"`
+// SyncFromBody validates a sync body (nothing is written unless every
+// listing is valid) and applies it; deleteStale compares the first item's
+// category.
+func (s *Service) SyncFromBody(ctx context.Context, orgID string, body SyncBody) (SyncReport, error) {
+	items, deleteStale, err := ParseSync(body)
+	if err != nil {
+		return SyncReport{}, err
+	}
+	return s.Sync(ctx, SyncRequest{OrgID: orgID, Items: items, DeleteStale: deleteStale, StaleCategory: items[0].Category})
 }
-
-// SyncReport is what a sync did, item by item.
-type SyncReport struct {
-	Imported  []SyncItem
-	Updated   []SyncItem
-	Unchanged []SyncItem
-	Failed    []SyncItem
-	Deleted   int
-}
-
-// ListingVectors is the vector side of listings: the embedder and the
-// shared in-memory vector index (a mirror of the vectors table, so writes by
-// another process, such as agentd import --db, are seen too). Each
-// organization's listings are the space "listings:<orgID>".
-type ListingVectors struct {
-	Embedder embed.Embedder
-	Index    *storage.VectorIndex
-}
-
-// listingSpace is the vector space of an organization's listings.
-func listingSpace(orgID string) string { return "listings:" + orgID }
-
-// model identifies the embedder's vectors.
-func (v *ListingVectors) model() storage.VectorModel {
-	return storage.VectorModel{Embedder: v.Embedder.Name(), Model: v.Embedder.Model(), Dims: v.Embedder.Dimensions()}
-}
-
-// enabled reports whether listings get vectors at all.
-func (v *ListingVectors) enabled() bool { return v != nil && v.Embedder != nil }
 
 // plannedWrite is one storage write and the report entries it decides.
 type plannedWrite struct {
-	in      *ListingInput
+	in      *Input
 	w       storage.ListingWrite
 	text    string // embedded text; "" when the stored vector stays
 	created bool
@@ -76,17 +47,18 @@ type plannedWrite struct {
 	failed  string
 }
 
-// SyncListings applies a sync: unchanged listings are skipped (no write, no
+// Sync applies a sync: unchanged listings are skipped (no write, no
 // embedding), created and changed ones are embedded (only when their
 // embedded text changed) and written with their vectors in one transaction,
 // then stale listings of the category are deleted.
-func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s ListingSync) (SyncReport, error) {
+func (s *Service) Sync(ctx context.Context, req SyncRequest) (SyncReport, error) {
+	db, vec := s.DB, s.Vectors
 	var rep SyncReport
-	ids := make([]string, 0, len(s.Items))
-	for i := range s.Items {
-		ids = append(ids, s.Items[i].ExternalID)
+	ids := make([]string, 0, len(req.Items))
+	for i := range req.Items {
+		ids = append(ids, req.Items[i].ExternalID)
 	}
-	states, err := db.ListingStates(ctx, s.OrgID, ids)
+	states, err := db.ListingStates(ctx, req.OrgID, ids)
 	if err != nil {
 		return rep, err
 	}
@@ -97,19 +69,19 @@ func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s Li
 	// Plan: the last occurrence of an external id is written; each
 	// occurrence is reported against the state before it.
 	last := map[string]int{}
-	for i := range s.Items {
-		last[s.Items[i].ExternalID] = i
+	for i := range req.Items {
+		last[req.Items[i].ExternalID] = i
 	}
 	type seen struct {
 		hash    []byte
 		created bool
 	}
 	prev := map[string]seen{}
-	status := make([]string, len(s.Items)) // imported, updated, unchanged
+	status := make([]string, len(req.Items)) // imported, updated, unchanged
 	var plan []*plannedWrite
 	byExt := map[string]*plannedWrite{}
-	for i := range s.Items {
-		in := &s.Items[i]
+	for i := range req.Items {
+		in := &req.Items[i]
 		h := in.contentHash()
 		st, stored := states[in.ExternalID]
 		p, before := prev[in.ExternalID]
@@ -162,14 +134,14 @@ func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s Li
 		}
 	}
 	var stale *storage.StaleScope
-	if s.DeleteStale {
-		stale = &storage.StaleScope{Category: s.StaleCategory, Keep: append(ids, s.Keep...)}
+	if req.DeleteStale {
+		stale = &storage.StaleScope{Category: req.StaleCategory, Keep: append(ids, req.Keep...)}
 	}
 	var vs *storage.VectorSpec
 	if vec.enabled() {
-		vs = &storage.VectorSpec{Space: listingSpace(s.OrgID), Model: vec.model()}
+		vs = &storage.VectorSpec{Space: Space(req.OrgID), Model: vec.model()}
 	}
-	out, err := db.SyncListings(ctx, s.OrgID, writes, stale, vs)
+	out, err := db.SyncListings(ctx, req.OrgID, writes, stale, vs)
 	if err != nil {
 		return rep, err
 	}
@@ -181,8 +153,8 @@ func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s Li
 		}
 	}
 	rep.Deleted = len(out.Deleted)
-	for i := range s.Items {
-		in := &s.Items[i]
+	for i := range req.Items {
+		in := &req.Items[i]
 		item := SyncItem{ExternalID: in.ExternalID, Title: in.Title}
 		pw := byExt[in.ExternalID]
 		if pw != nil {
@@ -207,7 +179,7 @@ func SyncListings(ctx context.Context, db *storage.DB, vec *ListingVectors, s Li
 
 // embedPlan embeds the texts that changed, in batches. An embedder failure
 // marks the batch's listings failed rather than failing the whole sync.
-func embedPlan(ctx context.Context, vec *ListingVectors, plan []*plannedWrite) error {
+func embedPlan(ctx context.Context, vec *Vectors, plan []*plannedWrite) error {
 	var todo []*plannedWrite
 	for _, pw := range plan {
 		if pw.text != "" {

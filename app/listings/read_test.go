@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 
 func readFixture(t *testing.T, name string) ([]ImportRecord, error) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "listings", name)
+	path := filepath.Join("..", "..", "testdata", "listings", name)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	return ReadListingFile(name, f)
+	return ReadFile(name, f)
 }
 
 func TestReadListingFixtures(t *testing.T) {
@@ -62,7 +62,7 @@ func TestReadListingFixtures(t *testing.T) {
 	} {
 		var err error
 		if file == "x.xml" {
-			_, err = ReadListingFile(file, strings.NewReader("<x/>"))
+			_, err = ReadFile(file, strings.NewReader("<x/>"))
 		} else {
 			_, err = readFixture(t, file)
 		}
@@ -107,7 +107,7 @@ func TestReadListingCSVFields(t *testing.T) {
 		t.Fatalf("override %+v", plan.Groups)
 	}
 	// A BOM before the header is ignored.
-	recs, err = ReadListingFile("x.csv", strings.NewReader("\ufeffexternalId,title\na,b\n"))
+	recs, err = ReadFile("x.csv", strings.NewReader("\ufeffexternalId,title\na,b\n"))
 	if err != nil || len(recs) != 1 || string(recs[0].Raw) != `{"externalId":"a","title":"b"}` {
 		t.Fatalf("bom: %v %+v", err, recs)
 	}
@@ -115,7 +115,7 @@ func TestReadListingCSVFields(t *testing.T) {
 
 func FuzzReadListingFile(f *testing.F) {
 	for _, name := range []string{"products.csv", "products.json", "products.ndjson", "broken_rows.csv", "broken.json"} {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", "listings", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "listings", name))
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -125,7 +125,7 @@ func FuzzReadListingFile(f *testing.F) {
 		if ext != ".csv" && ext != ".json" && ext != ".ndjson" {
 			ext = ".csv"
 		}
-		recs, err := ReadListingFile("f"+ext, bytes.NewReader(data))
+		recs, err := ReadFile("f"+ext, bytes.NewReader(data))
 		if err != nil {
 			return
 		}

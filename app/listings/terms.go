@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"bytes"
@@ -126,7 +126,7 @@ func attrDisplay(v any) string {
 
 // embedText is what the embedder sees for a listing: the words a shopper
 // would use. Price and URL stay out: they carry no meaning for a vector.
-func (in *ListingInput) embedText() string {
+func (in *Input) embedText() string {
 	var b strings.Builder
 	b.WriteString(in.Title)
 	if in.Category != "" {
@@ -142,7 +142,7 @@ func (in *ListingInput) embedText() string {
 }
 
 // contentHash covers every stored field, so an identical re-sync is a no-op.
-func (in *ListingInput) contentHash() []byte {
+func (in *Input) contentHash() []byte {
 	h := sha256.New()
 	price := "none"
 	if in.HasPrice {
@@ -164,7 +164,7 @@ func textHash(text, space string) []byte {
 }
 
 // listingWrite turns a validated input into the storage write.
-func (in *ListingInput) listingWrite() storage.ListingWrite {
+func (in *Input) listingWrite() storage.ListingWrite {
 	return storage.ListingWrite{
 		Listing: storage.Listing{
 			ExternalID: in.ExternalID, Title: in.Title, Description: in.Description, Category: in.Category,

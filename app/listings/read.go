@@ -1,4 +1,4 @@
-package app
+package listings
 
 import (
 	"bufio"
@@ -25,13 +25,13 @@ const maxReadErrors = 1000
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// ReadListingFile reads listings from r in the format named by the file's
+// ReadFile reads listings from r in the format named by the file's
 // extension: .json (an array, or an object with "listings"), .jsonl or
 // .ndjson (one object per line) and .csv (a header row; known columns map
 // to fields, every other column becomes an attribute). A file that cannot
 // be read as its format at all is an error with its line; a single bad
 // line or row is a record with Err set.
-func ReadListingFile(name string, r io.Reader) ([]ImportRecord, error) {
+func ReadFile(name string, r io.Reader) ([]ImportRecord, error) {
 	switch strings.ToLower(filepath.Ext(name)) {
 	case ".json":
 		return readListingJSON(r)

@@ -1,0 +1,45 @@
+package listings
+
+import (
+	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/storage"
+)
+
+// Vectors is the vector side of listings: the embedder and the shared
+// in-memory vector index (a mirror of the vectors table, so writes by
+// another process, such as agentd import --db, are seen too). Each
+// organization's listings are the space Space(orgID).
+type Vectors struct {
+	Embedder embed.Embedder
+	Index    *storage.VectorIndex
+}
+
+// NewVectors is the vector side over emb, sharing idx (the server passes
+// the knowledge base's index) or, when idx is nil, a new index over db (a
+// process without a server: agentd import --db writes the vectors the
+// server then picks up from its vector log). Without an embedder it is
+// nil: listings get no vectors and search is keyword-only.
+func NewVectors(db *storage.DB, emb embed.Embedder, idx *storage.VectorIndex) *Vectors {
+	if emb == nil {
+		return nil
+	}
+	if idx == nil {
+		idx = storage.NewVectorIndex(db)
+	}
+	return &Vectors{Embedder: emb, Index: idx}
+}
+
+// SpacePrefix starts the vector space of every organization's listings,
+// for warming them all at once.
+const SpacePrefix = "listings:"
+
+// Space is the vector space of an organization's listings.
+func Space(orgID string) string { return SpacePrefix + orgID }
+
+// model identifies the embedder's vectors.
+func (v *Vectors) model() storage.VectorModel {
+	return storage.VectorModel{Embedder: v.Embedder.Name(), Model: v.Embedder.Model(), Dims: v.Embedder.Dimensions()}
+}
+
+// enabled reports whether listings get vectors at all.
+func (v *Vectors) enabled() bool { return v != nil && v.Embedder != nil }
