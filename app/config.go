@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/agentd/agentd/app/calls"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -18,5 +20,5 @@ type Config struct {
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 
 	KB    KBConfig
-	Calls CallsConfig
+	Calls calls.Config
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/livekittest"
 )
@@ -19,9 +20,9 @@ import (
 // queue's heartbeat (which notices a call ended elsewhere) run every 200 ms.
 func liveKitDialer(url, trunk string) func(*Config) {
 	return func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
+		c.Calls = calls.Config{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
 			Poll: 100 * time.Millisecond, Lease: time.Second, Drain: time.Second,
-			Telephony: TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,
+			Telephony: calls.TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,
 				OutboundTrunkID: trunk, AgentName: "telephony-test-agent", RingTimeout: 5 * time.Second, PollInterval: -1}}}
 	}
 }

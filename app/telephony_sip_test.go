@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/sipptest"
 )
@@ -14,9 +15,9 @@ import (
 // sipDialer runs the server with --dialer sip against trunk.
 func sipDialer(trunk string, cps float64, maxConcurrent int) func(*Config) {
 	return func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
+		c.Calls = calls.Config{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
 			Poll: 100 * time.Millisecond, Lease: 5 * time.Second, Drain: 2 * time.Second,
-			Telephony: TelephonyConfig{SIP: dial.SIPConfig{Trunk: trunk, RingTimeout: 10 * time.Second}}}
+			Telephony: calls.TelephonyConfig{SIP: dial.SIPConfig{Trunk: trunk, RingTimeout: 10 * time.Second}}}
 	}
 }
 

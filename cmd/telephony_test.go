@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/internal/sipptest"
 )
 
@@ -26,7 +26,7 @@ func TestTelephonyFlagsFromEnv(t *testing.T) {
 	t.Setenv("AGENTD_LIVEKIT_URL", "wss://lk.example.test")
 	t.Setenv("AGENTD_LIVEKIT_POLL_INTERVAL", "-1s")
 	c := &cobra.Command{Use: "serve"}
-	var cfg app.TelephonyConfig
+	var cfg calls.TelephonyConfig
 	addTelephonyFlags(c, &cfg)
 	if err := c.ParseFlags([]string{"--sip-transport", "udp", "--sip-username", "bob"}); err != nil {
 		t.Fatal(err)
