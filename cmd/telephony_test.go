@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -144,5 +145,21 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 	}
 	if got := strings.Join(seen, " -> "); got != "queued -> connecting -> ringing -> active -> completed" {
 		t.Fatalf("statuses %s; log:\n%s", got, logs.String())
+	}
+}
+
+// An unknown dialer is refused before anything is opened.
+func TestCheckDialer(t *testing.T) {
+	for name, want := range map[string]string{
+		"":        "",
+		"none":    "",
+		"sim":     "",
+		"sip":     "--dialer sip needs --sip-trunk (env AGENTD_SIP_TRUNK)",
+		"carrier": `--dialer "carrier": use none, sim, sip or livekit`,
+	} {
+		err := checkDialer(name, calls.TelephonyConfig{})
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("checkDialer(%q) = %v, want %q", name, err, want)
+		}
 	}
 }

@@ -177,6 +177,7 @@ type loggingDialer struct {
 	f  *os.File
 }
 
+// Dial writes the attempt to the log, then dials.
 func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progress)) (dial.Result, error) {
 	l.mu.Lock()
 	_, err := fmt.Fprintf(l.f, "%s %d\n", c.ID, c.Attempt)
