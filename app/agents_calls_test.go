@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/app/calls"
 )
 
 // Real calls through POST /api/v1/calls/outbound and the simulator dialer:
@@ -14,7 +16,7 @@ func TestWorkerStatsThroughRealCalls(t *testing.T) {
 		t.Skip("places real simulated calls")
 	}
 	e := newTestEnv(t, func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "sim", SimRing: 20 * time.Millisecond, SimTalk: 300 * time.Millisecond,
+		c.Calls = calls.Config{Dialer: "sim", SimRing: 20 * time.Millisecond, SimTalk: 300 * time.Millisecond,
 			DialCPS: 100, MaxConcurrent: 20, Poll: 50 * time.Millisecond}
 	})
 	a := mustCreateAgent(t, e, e.key, map[string]any{"name": "dialer", "type": "voice", "phoneNumbers": []string{"+15551230000"}})

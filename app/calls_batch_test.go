@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/app/calls"
 )
 
 type batchResp struct {
@@ -113,7 +115,7 @@ func TestBatchTimezoneWindows(t *testing.T) {
 func BenchmarkBatch1000Timezone(b *testing.B) {
 	e := newTestEnv(b, func(c *Config) {
 		c.Log = discardLogger()
-		c.Calls = CallsConfig{Dialer: "sim", Poll: time.Hour}
+		c.Calls = calls.Config{Dialer: "sim", Poll: time.Hour}
 	})
 	agent := e.voiceAgent(e.orgID)
 	zones := []string{"America/New_York", "Europe/Berlin", "Asia/Kolkata", "Australia/Lord_Howe", "America/Los_Angeles"}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -15,7 +16,7 @@ import (
 // dial queue.
 func fastSim(talk time.Duration) func(*Config) {
 	return func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "sim", SimRing: 30 * time.Millisecond, SimTalk: talk, DialCPS: 200,
+		c.Calls = calls.Config{Dialer: "sim", SimRing: 30 * time.Millisecond, SimTalk: talk, DialCPS: 200,
 			MaxConcurrent: 20, Poll: 100 * time.Millisecond, Lease: 2 * time.Second, Drain: time.Second}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
 )
 
@@ -174,7 +175,7 @@ func TestNoRetryConfigNoRetry(t *testing.T) {
 }
 
 func TestDialerNone(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.Calls = CallsConfig{Poll: 50 * time.Millisecond} })
+	e := newTestEnv(t, func(c *Config) { c.Calls = calls.Config{Poll: 50 * time.Millisecond} })
 	agent := e.voiceAgent(e.orgID)
 	code, _, body := e.do("POST", "/api/v1/calls/outbound", e.key, map[string]any{"agentId": agent.ID, "phoneNumber": "+14155550100"})
 	if code != 500 || string(body) != `{"error":{"code":500,"message":"telephony service not configured"}}`+"\n" {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/agentd/agentd/app/calls"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -19,5 +21,5 @@ type Config struct {
 	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
 
 	KB    KBConfig
-	Calls CallsConfig
+	Calls calls.Config
 }

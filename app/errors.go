@@ -156,7 +156,7 @@ func errorBody(fam Family, e *Error, now timeNow) any {
 		}
 		return map[string]any{"success": false, "error": map[string]any{"message": e.Message, "code": code}}
 	case FamilyCalls:
-		return map[string]any{"error": map[string]any{"message": e.Message, "code": st}}
+		return callsErrorAnswer{Error: callsError(e)}
 	case FamilyListings:
 		body := map[string]any{"error": map[string]any{"message": e.Message, "status": st, "timestamp": ts}}
 		if len(e.Details) > 0 {
@@ -168,6 +168,21 @@ func errorBody(fam Family, e *Error, now timeNow) any {
 }
 
 const codeRateLimited = "RATE_LIMITED"
+
+// callsErrorBody is the error object of the calls family, {code, message}
+// (golden files pin the order); the batch answer embeds it too.
+type callsErrorBody struct {
+	Code    int    `json:"code"` // the HTTP status
+	Message string `json:"message"`
+}
+
+// callsErrorAnswer is the calls family's error answer.
+type callsErrorAnswer struct {
+	Error callsErrorBody `json:"error"`
+}
+
+// callsError is e as the calls family shows it.
+func callsError(e *Error) callsErrorBody { return callsErrorBody{Code: status(e), Message: e.Message} }
 
 // logAttrs is a helper for structured logs of a request.
 func logAttrs(r *http.Request) []any {

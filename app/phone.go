@@ -1,75 +1,9 @@
 package app
 
-import (
-	"strings"
-	"unicode"
-)
+import "github.com/agentd/agentd/app/clean"
 
-// Input cleaning for the call endpoints (DECISIONS.md "Calls"): no-code
-// automation tools paste values with zero-width spaces, byte-order marks,
-// non-breaking spaces and formatted phone numbers. Strings lose invisible
-// characters and surrounding whitespace; phone numbers also lose spaces, dots,
-// dashes and parentheses before the E.164 check.
+// cleanPhone and validE164 keep the agent input rules (agents_input.go) on
+// the shared cleaning of app/clean, which the calls feature uses too.
+func cleanPhone(s string) string { return clean.Phone(s) }
 
-// invisible reports whether r renders as nothing: format characters (zero-width
-// space/joiners, BOM, bidi marks, soft hyphen, word joiner), control characters
-// other than tab and newlines, and the "blank" letters some tools use as filler.
-func invisible(r rune) bool {
-	switch r {
-	case '\t', '\n', '\r':
-		return false
-	case '\u115F', '\u1160', '\u3164', '\uFFA0', '\u2800', '\uFFFC', '\u034F':
-		return true
-	}
-	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r) ||
-		unicode.Is(unicode.Variation_Selector, r)
-}
-
-// cleanString strips invisible characters and surrounding whitespace.
-func cleanString(s string) string {
-	if s == "" {
-		return s
-	}
-	if strings.IndexFunc(s, invisible) >= 0 {
-		s = strings.Map(func(r rune) rune {
-			if invisible(r) {
-				return -1
-			}
-			return r
-		}, s)
-	}
-	return strings.TrimSpace(s)
-}
-
-// cleanPhone cleans s like cleanString and also drops whitespace anywhere,
-// dots, dashes (ASCII and Unicode) and parentheses, so "+1 (415) 555-0100"
-// becomes "+14155550100". A full-width plus becomes '+'. It does not guess a
-// country code: the result still has to pass validE164.
-func cleanPhone(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case invisible(r), unicode.IsSpace(r):
-			return -1
-		case r == '.', r == '-', r == '(', r == ')', r == '\u2212':
-			return -1
-		case r >= '\u2010' && r <= '\u2015': // hyphen .. horizontal bar
-			return -1
-		case r == '\uFF0B':
-			return '+'
-		}
-		return r
-	}, s)
-}
-
-// validE164 reports whether s matches ^\+[1-9]\d{1,14}$ (ASCII digits only).
-func validE164(s string) bool {
-	if len(s) < 3 || len(s) > 16 || s[0] != '+' || s[1] < '1' || s[1] > '9' {
-		return false
-	}
-	for i := 2; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
+func validE164(s string) bool { return clean.IsE164(s) }

@@ -2,173 +2,34 @@ package app
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/livekittest"
 )
-
-const telLKKey, telLKSecret = "APItelephonytest", "telephony-test-secret-0123456789abcdef"
-
-// telFakeLiveKit is a small Twirp server standing in for livekit-server in
-// the app tests: it checks each request's HS256 token (signature and
-// issuer), records the methods called and answers like LiveKit. The exact
-// bodies and grants are checked by dial's own fake (dial/livekit_fake_test.go).
-type telFakeLiveKit struct {
-	t   *testing.T
-	srv *httptest.Server
-
-	mu       sync.Mutex
-	methods  []string // "Method room"
-	problems []string
-}
-
-func newTelFakeLiveKit(t *testing.T) *telFakeLiveKit {
-	f := &telFakeLiveKit{t: t}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(func() {
-		f.srv.Close()
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		for _, p := range f.problems {
-			t.Errorf("fake livekit: %s", p)
-		}
-	})
-	return f
-}
-
-func (f *telFakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
-	method, ok := strings.CutPrefix(r.URL.Path, "/twirp/livekit.")
-	raw, _ := io.ReadAll(r.Body)
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); !ok || err != nil {
-		f.problem("bad request %s %q", r.URL.Path, raw)
-		w.WriteHeader(http.StatusNotFound)
-		return
-	}
-	if err := telCheckToken(strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")); err != nil {
-		f.problem("%s: token: %v", method, err)
-		w.WriteHeader(http.StatusUnauthorized)
-		io.WriteString(w, `{"code":"unauthenticated","msg":"bad token"}`)
-		return
-	}
-	room, _ := body["room"].(string)
-	if room == "" {
-		room, _ = body["room_name"].(string)
-	}
-	if room == "" {
-		room, _ = body["name"].(string)
-	}
-	f.mu.Lock()
-	f.methods = append(f.methods, method+" "+room)
-	f.mu.Unlock()
-	var out any = map[string]any{}
-	switch method {
-	case "RoomService/CreateRoom":
-		out = map[string]any{"sid": "RM_" + room, "name": room}
-	case "AgentDispatchService/CreateDispatch":
-		out = map[string]any{"id": "AD_" + room, "agent_name": body["agent_name"], "room": room}
-	case "SIP/CreateSIPParticipant":
-		id, _ := body["participant_identity"].(string)
-		out = map[string]any{"participant_id": "PA_" + id, "participant_identity": id, "room_name": room, "sip_call_id": "SCL_test"}
-	case "SIP/ListSIPOutboundTrunk":
-		out = map[string]any{"items": []any{map[string]any{"sip_trunk_id": "ST_app", "name": "test"}}}
-	case "RoomService/DeleteRoom", "RoomService/RemoveParticipant":
-	default:
-		f.problem("unexpected method %s", method)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(out)
-}
-
-func (f *telFakeLiveKit) problem(format string, args ...any) {
-	f.mu.Lock()
-	f.problems = append(f.problems, fmt.Sprintf(format, args...))
-	f.mu.Unlock()
-}
-
-// called reports whether method was called for room.
-func (f *telFakeLiveKit) called(method, room string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.methods {
-		if m == method+" "+room {
-			return true
-		}
-	}
-	return false
-}
-
-// telCheckToken verifies an HS256 token from the test key, independently
-// of the dialer's code.
-func telCheckToken(tok string) error {
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
-		return fmt.Errorf("not a JWT")
-	}
-	mac := hmac.New(sha256.New, []byte(telLKSecret))
-	mac.Write([]byte(parts[0] + "." + parts[1]))
-	if base64.RawURLEncoding.EncodeToString(mac.Sum(nil)) != parts[2] {
-		return fmt.Errorf("bad signature")
-	}
-	b, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return err
-	}
-	var c struct {
-		Iss string `json:"iss"`
-		Exp int64  `json:"exp"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil || c.Iss != telLKKey || c.Exp < time.Now().Unix() {
-		return fmt.Errorf("claims %s", b)
-	}
-	return nil
-}
 
 // liveKitDialer runs the server with --dialer livekit against the fake.
 // Polling is off so that only webhooks end calls; a 1 s lease makes the
 // queue's heartbeat (which notices a call ended elsewhere) run every 200 ms.
 func liveKitDialer(url, trunk string) func(*Config) {
 	return func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
+		c.Calls = calls.Config{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
 			Poll: 100 * time.Millisecond, Lease: time.Second, Drain: time.Second,
-			Telephony: TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: url, APIKey: telLKKey, APISecret: telLKSecret,
+			Telephony: calls.TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,
 				OutboundTrunkID: trunk, AgentName: "telephony-test-agent", RingTimeout: 5 * time.Second, PollInterval: -1}}}
 	}
 }
 
-// telSignWebhook signs body as livekit-server does: an HS256 token issued by
-// key with claim sha256 = base64(SHA-256(body)), valid until exp.
-func telSignWebhook(key, secret string, body []byte, exp time.Time) string {
-	sum := sha256.Sum256(body)
-	claims, _ := json.Marshal(map[string]any{"iss": key, "nbf": time.Now().Add(-time.Minute).Unix(), "exp": exp.Unix(),
-		"sha256": base64.StdEncoding.EncodeToString(sum[:])})
-	seg := base64.RawURLEncoding.EncodeToString
-	head := seg([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + seg(claims)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(head))
-	return head + "." + seg(mac.Sum(nil))
-}
-
-// telWebhookBody is a webhook event as livekit-server's protojson writes it.
-func telWebhookBody(id, event, room, identity string, created time.Time) []byte {
-	ev := map[string]any{"event": event, "id": id, "createdAt": fmt.Sprint(created.Unix()),
-		"room": map[string]any{"sid": "RM_" + room, "name": room, "numParticipants": 1}}
-	if identity != "" {
-		ev["participant"] = map[string]any{"sid": "PA_" + identity, "identity": identity, "state": "DISCONNECTED", "kind": "SIP"}
-	}
-	b, _ := json.Marshal(ev)
-	return b
+// telSign signs a webhook body as livekit-server does, valid until exp.
+func telSign(key, secret string, body []byte, exp time.Time) string {
+	return livekittest.SignWebhook(key, secret, body, time.Now().Add(-time.Minute), exp)
 }
 
 // postWebhook sends a webhook with the given Authorization header ("" for none).
@@ -210,10 +71,10 @@ func forgedWebhooks(t *testing.T, e *testEnv, id string, body []byte) {
 	other := append(append([]byte(nil), body...), ' ') // a body that differs by one byte
 	cases := map[string]string{
 		"no token":       "",
-		"wrong secret":   telSignWebhook(telLKKey, "not-the-secret-0123456789abcdefghij", body, exp),
-		"other key":      telSignWebhook("APIsomeoneelse", telLKSecret, body, exp),
-		"other body":     telSignWebhook(telLKKey, telLKSecret, other, exp),
-		"expired":        telSignWebhook(telLKKey, telLKSecret, body, time.Now().Add(-5*time.Minute)),
+		"wrong secret":   telSign(livekittest.Key, "not-the-secret-0123456789abcdefghij", body, exp),
+		"other key":      telSign("APIsomeoneelse", livekittest.Secret, body, exp),
+		"other body":     telSign(livekittest.Key, livekittest.Secret, other, exp),
+		"expired":        telSign(livekittest.Key, livekittest.Secret, body, time.Now().Add(-5*time.Minute)),
 		"not a token":    "Bearer abc.def",
 		"garbage header": "Basic dXNlcjpwYXNz",
 	}
@@ -239,8 +100,8 @@ func forgedWebhooks(t *testing.T, e *testEnv, id string, body []byte) {
 // ones are refused and a replay is refused and changes nothing. A result
 // posted by the voice agent during the call is still shown after it ended.
 func TestTelephonyLiveKitWebhookEndsCall(t *testing.T) {
-	fake := newTelFakeLiveKit(t)
-	e := newTestEnv(t, liveKitDialer(fake.srv.URL, "ST_app"))
+	fake := livekittest.New(t)
+	e := newTestEnv(t, liveKitDialer(fake.URL, livekittest.TrunkID))
 	waitLog(t, e, "livekit: outbound trunk found")
 	id, room := activeLiveKitCall(t, e)
 
@@ -251,10 +112,10 @@ func TestTelephonyLiveKitWebhookEndsCall(t *testing.T) {
 		t.Fatalf("result during the call: %d %s", code, b)
 	}
 
-	body := telWebhookBody("EV_left_1", "participant_left", room, "sip-"+room, time.Now())
+	body := livekittest.WebhookBody("EV_left_1", "participant_left", room, "sip-"+room, time.Now())
 	forgedWebhooks(t, e, id, body)
 
-	auth := telSignWebhook(telLKKey, telLKSecret, body, time.Now().Add(5*time.Minute))
+	auth := telSign(livekittest.Key, livekittest.Secret, body, time.Now().Add(5*time.Minute))
 	if code, resp := e.postWebhook("Bearer "+auth, body); code != 200 || strings.TrimSpace(resp) != `{"received":true}` {
 		t.Fatalf("signed webhook: %d %s", code, resp)
 	}
@@ -262,7 +123,7 @@ func TestTelephonyLiveKitWebhookEndsCall(t *testing.T) {
 	if c.Status != "completed" || c.Duration == nil || *c.Duration <= 0 {
 		t.Fatalf("after the webhook: %s duration %v", c.Status, c.Duration)
 	}
-	if !fake.called("RoomService/DeleteRoom", room) {
+	if !fake.CalledFor("RoomService/DeleteRoom", room) {
 		t.Error("the room was not deleted after the callee left")
 	}
 	var before struct{ Data map[string]any }
@@ -296,11 +157,11 @@ func TestTelephonyLiveKitWebhookEndsCall(t *testing.T) {
 // attempt in that room. The dialling process then sees its claim gone and
 // hangs up; nothing else changes.
 func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
-	fake := newTelFakeLiveKit(t)
+	fake := livekittest.New(t)
 	dbPath := t.TempDir() + "/agentd.db"
-	a := startTestEnv(t, dbPath, liveKitDialer(fake.srv.URL, "ST_app"))
+	a := startTestEnv(t, dbPath, liveKitDialer(fake.URL, livekittest.TrunkID))
 	id, room := activeLiveKitCall(t, a)
-	b := startTestEnv(t, dbPath, liveKitDialer(fake.srv.URL, "ST_app"))
+	b := startTestEnv(t, dbPath, liveKitDialer(fake.URL, livekittest.TrunkID))
 	b.key = a.key
 
 	var rec struct {
@@ -314,14 +175,14 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := answered.Truncate(time.Second).Add(3 * time.Second) // LiveKit's createdAt has whole seconds
-	body := telWebhookBody("EV_finished_1", "room_finished", room, "", ended)
+	body := livekittest.WebhookBody("EV_finished_1", "room_finished", room, "", ended)
 	forgedWebhooks(t, b, id, body)
 
 	// An event of another attempt's room, and one of a room agentd did not
 	// create, change nothing.
 	for _, r := range []string{dial.LiveKitRoomName(id, 2), "someone-elses-room"} {
-		ob := telWebhookBody("EV_other_"+r, "room_finished", r, "", ended)
-		if code, resp := b.postWebhook(telSignWebhook(telLKKey, telLKSecret, ob, time.Now().Add(time.Minute)), ob); code != 200 {
+		ob := livekittest.WebhookBody("EV_other_"+r, "room_finished", r, "", ended)
+		if code, resp := b.postWebhook(telSign(livekittest.Key, livekittest.Secret, ob, time.Now().Add(time.Minute)), ob); code != 200 {
 			t.Fatalf("webhook for %s: %d %s", r, code, resp)
 		}
 	}
@@ -329,7 +190,7 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 		t.Fatalf("a webhook of another room ended the call: %s", c.Status)
 	}
 
-	if code, resp := b.postWebhook(telSignWebhook(telLKKey, telLKSecret, body, time.Now().Add(time.Minute)), body); code != 200 {
+	if code, resp := b.postWebhook(telSign(livekittest.Key, livekittest.Secret, body, time.Now().Add(time.Minute)), body); code != 200 {
 		t.Fatalf("signed webhook: %d %s", code, resp)
 	}
 	c := b.getCall(a.key, id) // written before the answer: no waiting
@@ -345,7 +206,7 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 
 	// Process a notices within a heartbeat and hangs up the room.
 	deadline := time.Now().Add(5 * time.Second)
-	for !fake.called("RoomService/DeleteRoom", room) {
+	for !fake.CalledFor("RoomService/DeleteRoom", room) {
 		if time.Now().After(deadline) {
 			t.Fatal("the dialling process did not hang up after the call was completed elsewhere")
 		}
@@ -354,8 +215,8 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // let its Dial return and settle
 	// A later end event (another id) for the finished call is received and
 	// changes nothing.
-	late := telWebhookBody("EV_left_2", "participant_left", room, "sip-"+room, ended.Add(10*time.Second))
-	if code, _ := b.postWebhook(telSignWebhook(telLKKey, telLKSecret, late, time.Now().Add(time.Minute)), late); code != 200 {
+	late := livekittest.WebhookBody("EV_left_2", "participant_left", room, "sip-"+room, ended.Add(10*time.Second))
+	if code, _ := b.postWebhook(telSign(livekittest.Key, livekittest.Secret, late, time.Now().Add(time.Minute)), late); code != 200 {
 		t.Fatalf("late webhook: %d", code)
 	}
 	var final struct{ Data map[string]any }
@@ -372,8 +233,8 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 
 // A wrong trunk id is logged at start and does not stop the server.
 func TestTelephonyLiveKitTrunkCheck(t *testing.T) {
-	fake := newTelFakeLiveKit(t)
-	e := newTestEnv(t, liveKitDialer(fake.srv.URL, "ST_missing"))
+	fake := livekittest.New(t)
+	e := newTestEnv(t, liveKitDialer(fake.URL, "ST_missing"))
 	waitLog(t, e, "livekit: outbound trunk check failed")
 	if code, _, _ := e.do("GET", "/healthz", "", nil); code != 200 {
 		t.Errorf("healthz %d", code)

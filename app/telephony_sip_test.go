@@ -7,15 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/sipptest"
 )
 
 // sipDialer runs the server with --dialer sip against trunk.
 func sipDialer(trunk string, cps float64, maxConcurrent int) func(*Config) {
 	return func(c *Config) {
-		c.Calls = CallsConfig{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
+		c.Calls = calls.Config{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
 			Poll: 100 * time.Millisecond, Lease: 5 * time.Second, Drain: 2 * time.Second,
-			Telephony: TelephonyConfig{SIP: dial.SIPConfig{Trunk: trunk, RingTimeout: 10 * time.Second}}}
+			Telephony: calls.TelephonyConfig{SIP: dial.SIPConfig{Trunk: trunk, RingTimeout: 10 * time.Second}}}
 	}
 }
 
@@ -25,8 +27,8 @@ func sipDialer(trunk string, cps float64, maxConcurrent int) func(*Config) {
 // ringing, rings 1 s and talks 1.5 s, so each status lasts long enough to be
 // seen by a 20 ms poll.
 func TestTelephonySIPStatusWalkthrough(t *testing.T) {
-	sp := startTelSipp(t, "telephony_walkthrough")
-	e := newTestEnv(t, sipDialer(sp.addr, 5, 10))
+	sp := sipptest.Start(t, "telephony_walkthrough", sipptest.Options{})
+	e := newTestEnv(t, sipDialer(sp.Addr, 5, 10))
 	agent := e.voiceAgent(e.orgID)
 
 	id := e.outbound(e.key, agent.ID, "+14155550100") // fails unless the answer says queued
@@ -69,7 +71,7 @@ func TestTelephonySIPStatusWalkthrough(t *testing.T) {
 	if raw.Data.Dialer == nil || *raw.Data.Dialer != "sip" || raw.Data.AnsweredAt == nil {
 		t.Errorf("dialer %v answeredAt %v", raw.Data.Dialer, raw.Data.AnsweredAt)
 	}
-	if n := len(sp.invites(t)); n != 1 {
+	if n := len(sp.Invites(t)); n != 1 {
 		t.Errorf("sipp received %d INVITEs, want 1", n)
 	}
 	// The LiveKit webhook is not served by a sip server.
@@ -89,8 +91,8 @@ func TestTelephonySIPPacing(t *testing.T) {
 		t.Skip("5 s of real-time pacing; run by the full go test ./... (CI's race step uses -short)")
 	}
 	const calls, cps = 20, 5.0
-	sp := startTelSipp(t, "answer_hangup")
-	e := newTestEnv(t, sipDialer(sp.addr, cps, calls))
+	sp := sipptest.Start(t, "answer_hangup", sipptest.Options{})
+	e := newTestEnv(t, sipDialer(sp.Addr, cps, calls))
 	agent := e.voiceAgent(e.orgID)
 
 	// Posted one after another: all are queued long before the queue's
@@ -126,7 +128,7 @@ func TestTelephonySIPPacing(t *testing.T) {
 		}
 	}
 
-	inv := sp.invites(t)
+	inv := sp.Invites(t)
 	if len(inv) != calls {
 		t.Fatalf("sipp received %d INVITEs, want %d", len(inv), calls)
 	}

@@ -9,13 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.
-func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {
+func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 	f := c.Flags()
 	f.StringVar(&cfg.Dialer, "dialer", envString("AGENTD_DIALER", "none"), "telephony dialer: none, sim, sip or livekit (env AGENTD_DIALER)")
 	f.Float64Var(&cfg.DialCPS, "dial-cps", envFloat("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget (env AGENTD_DIAL_CPS)")
@@ -38,6 +38,9 @@ func addCallFlags(c *cobra.Command, cfg *app.CallsConfig) {
 		if cfg.MaxConcurrent < 1 {
 			return errors.New("--max-concurrent-calls must be at least 1")
 		}
+		if err := checkDialer(cfg.Dialer, cfg.Telephony); err != nil {
+			return err
+		}
 		cfg.SimTalk = time.Duration(simSecs * float64(time.Second))
 		if prev != nil {
 			return prev(c, args)
@@ -52,7 +55,7 @@ func callCommands(g *globals) []*cobra.Command {
 	var orgFlag string
 	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
 
-	var o app.CallListOptions
+	var o calls.ListOptions
 	var status, from, to string
 	list := &cobra.Command{
 		Use:   "list",
@@ -75,7 +78,7 @@ func callCommands(g *globals) []*cobra.Command {
 						*p.dst = &t
 					}
 				}
-				page, err := app.ListCallRecords(c.Context(), db, org.ID, o)
+				page, err := calls.List(c.Context(), db, org.ID, o)
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -116,7 +119,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
-				rec, err := app.GetCallRecord(c.Context(), db, org.ID, args[0])
+				rec, err := calls.Get(c.Context(), db, org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -130,7 +133,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
-				rec, prev, err := app.CancelCallRecord(c.Context(), db, org.ID, args[0])
+				rec, prev, err := calls.Cancel(c.Context(), db, org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -146,7 +149,7 @@ func callCommands(g *globals) []*cobra.Command {
 	return []*cobra.Command{root}
 }
 
-// cliErr prints an app error's client message (not the wrapped cause).
+// callCLIErr prints an app error's client message (not the wrapped cause).
 func callCLIErr(err error) error {
 	var e *errs.Error
 	if errors.As(err, &e) && e.Kind != errs.Internal && e.Kind != errs.Unavailable {

@@ -4,19 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"net"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/sipptest"
 )
 
 // Flags beat env, env beats defaults.
@@ -27,7 +27,7 @@ func TestTelephonyFlagsFromEnv(t *testing.T) {
 	t.Setenv("AGENTD_LIVEKIT_URL", "wss://lk.example.test")
 	t.Setenv("AGENTD_LIVEKIT_POLL_INTERVAL", "-1s")
 	c := &cobra.Command{Use: "serve"}
-	var cfg app.TelephonyConfig
+	var cfg calls.TelephonyConfig
 	addTelephonyFlags(c, &cfg)
 	if err := c.ParseFlags([]string{"--sip-transport", "udp", "--sip-username", "bob"}); err != nil {
 		t.Fatal(err)
@@ -79,33 +79,11 @@ next:
 // /api/v1/calls/outbound shows queued -> connecting -> ringing -> active ->
 // completed on GET /api/v1/calls/{id}.
 func TestTelephonyServeSIPWalkthrough(t *testing.T) {
-	sipp, err := exec.LookPath("sipp")
-	if err != nil {
-		t.Skipf("sipp not installed (apt-get install sip-tester): %v", err)
-	}
+	sp := sipptest.Start(t, "telephony_walkthrough", sipptest.Options{})
 	dir := t.TempDir()
-	port := telUDPPort(t)
-	sf, _ := filepath.Abs("../testdata/sipp/telephony_walkthrough.xml")
-	sp := exec.Command(sipp, "-sf", sf, "-i", "127.0.0.1", "-p", strconv.Itoa(port), "-nostdin")
-	sp.Dir = dir
-	if err := sp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { sp.Process.Kill(); sp.Wait() }() // by PID
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-		if err != nil {
-			break // bound by sipp
-		}
-		u.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("sipp did not bind its port")
-		}
-	}
-
 	addr := freePort(t)
 	srv := exec.Command(agentdBin, "serve", "--db", filepath.Join(dir, "agentd.db"), "--addr", addr,
-		"--dialer", "sip", "--sip-trunk", "127.0.0.1:"+strconv.Itoa(port))
+		"--dialer", "sip", "--sip-trunk", sp.Addr)
 	srv.Env = telEnvWithout("AGENTD_")
 	stdout, _ := srv.StdoutPipe()
 	var logs bytes.Buffer
@@ -170,11 +148,18 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 	}
 }
 
-func telUDPPort(t *testing.T) int {
-	u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
+// An unknown dialer is refused before anything is opened.
+func TestCheckDialer(t *testing.T) {
+	for name, want := range map[string]string{
+		"":        "",
+		"none":    "",
+		"sim":     "",
+		"sip":     "--dialer sip needs --sip-trunk (env AGENTD_SIP_TRUNK)",
+		"carrier": `--dialer "carrier": use none, sim, sip or livekit`,
+	} {
+		err := checkDialer(name, calls.TelephonyConfig{})
+		if got := fmt.Sprint(err); (want == "" && err != nil) || (want != "" && got != want) {
+			t.Errorf("checkDialer(%q) = %v, want %q", name, err, want)
+		}
 	}
-	defer u.Close()
-	return u.LocalAddr().(*net.UDPAddr).Port
 }

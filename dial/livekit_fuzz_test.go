@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/livekittest"
 )
 
 // Webhook samples: room_started/room_finished are bodies livekit-server
@@ -37,12 +39,12 @@ func TestLiveKitWebhookSamples(t *testing.T) {
 		"webhook_participant_left.json": {ID: "EV_Yt4mZp9LrX2q", Event: "participant_left", RoomSID: "RM_kBFWLTfKY8zh",
 			ParticipantIdentity: lkTestIdentity, ParticipantSID: "PA_Q8nVZf2kcdx3", CreatedAt: time.Unix(1795320901, 0).UTC(), EndsCall: true},
 	}
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	for name, w := range want {
 		w.RoomName, w.CallID, w.Attempt = lkTestRoom, lkTestCall.ID, 1
 		body := s[name]
-		got, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
+		got, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
 		if err != nil || got != w {
 			t.Errorf("%s:\n got %+v %v\nwant %+v", name, got, err, w)
 		}
@@ -56,7 +58,7 @@ func FuzzLiveKitWebhook(f *testing.F) {
 	f.Add([]byte(`{"event":"room_finished","room":{"name":"call-a-1"},"created_at":12}`), "Bearer a.b.c")
 	f.Add([]byte(`{"event":1}`), "eyJhbGciOiJub25lIn0.e30.")
 	f.Add([]byte(`{"createdAt":"-5","event":"participant_left","participant":null}`), "x")
-	cfg := LiveKitConfig{URL: "http://127.0.0.1:1", APIKey: fakeKey, APISecret: fakeSecret, OutboundTrunkID: "ST_x", AgentName: "a"}
+	cfg := LiveKitConfig{URL: "http://127.0.0.1:1", APIKey: livekittest.Key, APISecret: livekittest.Secret, OutboundTrunkID: "ST_x", AgentName: "a"}
 	f.Fuzz(func(t *testing.T, body []byte, auth string) {
 		l, err := NewLiveKit(cfg, nil) // fresh replay memory per input
 		if err != nil {
@@ -78,7 +80,7 @@ func FuzzLiveKitWebhook(f *testing.F) {
 			t.Fatalf("accepted unsigned webhook: %v", err)
 		}
 		// Signed properly, a parsable body is accepted once.
-		tok := signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute))
+		tok := livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute))
 		_, err1 := l.HandleWebhook(context.Background(), tok, body)
 		if (err1 == nil) != (err == nil) {
 			t.Fatalf("signed: %v, parse: %v", err1, err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/livekittest"
 )
 
 var lkTestCall = Call{
@@ -26,10 +28,10 @@ var (
 	lkTestIdentity = "sip-" + lkTestRoom
 )
 
-func newTestLiveKit(t *testing.T, f *fakeLiveKit, poll time.Duration) *LiveKit {
+func newTestLiveKit(t *testing.T, f *livekittest.Server, poll time.Duration) *LiveKit {
 	t.Helper()
 	l, err := NewLiveKit(LiveKitConfig{
-		URL: f.srv.URL, APIKey: fakeKey, APISecret: fakeSecret,
+		URL: f.URL, APIKey: livekittest.Key, APISecret: livekittest.Secret,
 		OutboundTrunkID: "ST_test", AgentName: "voice-agent",
 		RingTimeout: 30 * time.Second, PollInterval: poll, HTTPTimeout: 5 * time.Second,
 	}, nil)
@@ -123,7 +125,7 @@ func checkGolden(t *testing.T, got []byte, name string) {
 }
 
 func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1) // webhook only
 	d := startDial(context.Background(), l, lkTestCall)
 
@@ -140,19 +142,19 @@ func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
 	if seen[2].SIPParticipantID != "PA_"+lkTestIdentity || seen[2].JobID != "AD_"+lkTestRoom {
 		t.Errorf("active %+v", seen[2])
 	}
-	checkGolden(t, f.body("RoomService/CreateRoom"), "create_room.json")
-	checkGolden(t, f.body("AgentDispatchService/CreateDispatch"), "create_dispatch.json")
-	checkGolden(t, f.body("SIP/CreateSIPParticipant"), "create_sip_participant.json")
+	checkGolden(t, f.Body("RoomService/CreateRoom"), "create_room.json")
+	checkGolden(t, f.Body("AgentDispatchService/CreateDispatch"), "create_dispatch.json")
+	checkGolden(t, f.Body("SIP/CreateSIPParticipant"), "create_sip_participant.json")
 
 	// The agent leaving does not end the call; the callee leaving does.
 	time.Sleep(60 * time.Millisecond)
-	body := webhookBody("EV_agent", "participant_left", lkTestRoom, "agent-AJ_1")
-	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
+	body := livekittest.WebhookBody("EV_agent", "participant_left", lkTestRoom, "agent-AJ_1", time.Now())
+	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
 	if err != nil || ev.EndsCall || !ev.Delivered {
 		t.Fatalf("agent left: %+v %v", ev, err)
 	}
-	body = webhookBody("EV_1", "participant_left", lkTestRoom, lkTestIdentity)
-	ev, err = l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
+	body = livekittest.WebhookBody("EV_1", "participant_left", lkTestRoom, lkTestIdentity, time.Now())
+	ev, err = l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,32 +170,34 @@ func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
 		t.Errorf("duration %v", res.Duration)
 	}
 	want := []string{"RoomService/CreateRoom", "AgentDispatchService/CreateDispatch", "SIP/CreateSIPParticipant", "RoomService/DeleteRoom"}
-	if got := f.methods(); !slices.Equal(got, want) {
+	if got := f.Methods(); !slices.Equal(got, want) {
 		t.Errorf("methods %v, want %v", got, want)
 	}
 }
 
 func TestLiveKitRoomFinishedWebhookCompletes(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
 	d.waitStatus(t, StatusActive)
-	body := webhookBody("EV_rf", "room_finished", lkTestRoom, "")
-	if _, err := l.HandleWebhook(context.Background(), "Bearer "+signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+	body := livekittest.WebhookBody("EV_rf", "room_finished", lkTestRoom, "", time.Now())
+	if _, err := l.HandleWebhook(context.Background(), "Bearer "+livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
 	res, err := d.wait(t)
 	if err != nil || res.Status != StatusCompleted {
 		t.Fatalf("result %+v %v", res, err)
 	}
-	if f.called("RoomService/DeleteRoom") {
+	if f.Called("RoomService/DeleteRoom") {
 		t.Error("DeleteRoom called for a finished room")
 	}
 }
 
 func TestLiveKitSIPOutcomes(t *testing.T) {
 	sipErr := func(status int, code, msg string, meta map[string]string) func(*http.Request, map[string]any) (int, string) {
-		return func(*http.Request, map[string]any) (int, string) { return twirpErr(status, code, msg, meta) }
+		return func(*http.Request, map[string]any) (int, string) {
+			return livekittest.TwirpError(status, code, msg, meta)
+		}
 	}
 	meta := func(code, status string) map[string]string {
 		return map[string]string{"sip_status_code": code, "sip_status": status}
@@ -221,8 +225,8 @@ func TestLiveKitSIPOutcomes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeLiveKit(t)
-			f.sip = tc.sip
+			f := livekittest.New(t)
+			f.SIP = tc.sip
 			l := newTestLiveKit(t, f, -1)
 			res, err := l.Dial(context.Background(), lkTestCall, nil)
 			if tc.retryLater {
@@ -237,7 +241,7 @@ func TestLiveKitSIPOutcomes(t *testing.T) {
 					t.Errorf("reason %q, want %q", res.Reason, tc.reason)
 				}
 			}
-			if !f.called("RoomService/DeleteRoom") {
+			if !f.Called("RoomService/DeleteRoom") {
 				t.Error("room not deleted")
 			}
 		})
@@ -245,9 +249,9 @@ func TestLiveKitSIPOutcomes(t *testing.T) {
 }
 
 func TestLiveKitCancelWhileRinging(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	ringing := make(chan struct{})
-	f.sip = func(r *http.Request, _ map[string]any) (int, string) {
+	f.SIP = func(r *http.Request, _ map[string]any) (int, string) {
 		close(ringing)
 		<-r.Context().Done() // the phone rings until the client gives up
 		return 0, ""
@@ -262,7 +266,7 @@ func TestLiveKitCancelWhileRinging(t *testing.T) {
 	if err != nil || res.Status != StatusCancelled {
 		t.Fatalf("result %+v %v", res, err)
 	}
-	if !f.called("RoomService/DeleteRoom") {
+	if !f.Called("RoomService/DeleteRoom") {
 		t.Error("DeleteRoom not called")
 	}
 	if slices.Contains(d.statuses(), StatusActive) {
@@ -271,7 +275,7 @@ func TestLiveKitCancelWhileRinging(t *testing.T) {
 }
 
 func TestLiveKitCancelWhileActive(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := startDial(ctx, l, lkTestCall)
@@ -281,36 +285,36 @@ func TestLiveKitCancelWhileActive(t *testing.T) {
 	if err != nil || res.Status != StatusCancelled {
 		t.Fatalf("result %+v %v", res, err)
 	}
-	m := f.methods()
+	m := f.Methods()
 	if !slices.Equal(m[len(m)-2:], []string{"RoomService/RemoveParticipant", "RoomService/DeleteRoom"}) {
 		t.Errorf("methods %v", m)
 	}
-	if string(f.body("RoomService/RemoveParticipant")) != `{"room":"`+lkTestRoom+`","identity":"`+lkTestIdentity+`"}` {
-		t.Errorf("RemoveParticipant body %s", f.body("RoomService/RemoveParticipant"))
+	if string(f.Body("RoomService/RemoveParticipant")) != `{"room":"`+lkTestRoom+`","identity":"`+lkTestIdentity+`"}` {
+		t.Errorf("RemoveParticipant body %s", f.Body("RoomService/RemoveParticipant"))
 	}
-	if string(f.body("RoomService/DeleteRoom")) != `{"room":"`+lkTestRoom+`"}` {
-		t.Errorf("DeleteRoom body %s", f.body("RoomService/DeleteRoom"))
+	if string(f.Body("RoomService/DeleteRoom")) != `{"room":"`+lkTestRoom+`"}` {
+		t.Errorf("DeleteRoom body %s", f.Body("RoomService/DeleteRoom"))
 	}
 }
 
 func TestLiveKitWebhookRefusals(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
 	d.waitStatus(t, StatusActive)
 
 	now := time.Now()
-	body := webhookBody("EV_end", "participant_left", lkTestRoom, lkTestIdentity)
-	other := webhookBody("EV_other", "room_started", "call-x-1", "")
-	good := signWebhook(t, fakeKey, fakeSecret, body, now, now.Add(5*time.Minute))
+	body := livekittest.WebhookBody("EV_end", "participant_left", lkTestRoom, lkTestIdentity, time.Now())
+	other := livekittest.WebhookBody("EV_other", "room_started", "call-x-1", "", time.Now())
+	good := livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, now, now.Add(5*time.Minute))
 	parts := strings.Split(good, ".")
 	refusals := []struct{ name, auth string }{
 		{"no header", ""},
-		{"forged secret", signWebhook(t, fakeKey, "not-the-secret", body, now, now.Add(5*time.Minute))},
-		{"other key", signWebhook(t, "APIother", fakeSecret, body, now, now.Add(5*time.Minute))},
-		{"body hash of another body", signWebhook(t, fakeKey, fakeSecret, other, now, now.Add(5*time.Minute))},
-		{"expired", signWebhook(t, fakeKey, fakeSecret, body, now.Add(-20*time.Minute), now.Add(-10*time.Minute))},
-		{"not yet valid", signWebhook(t, fakeKey, fakeSecret, body, now.Add(10*time.Minute), now.Add(20*time.Minute))},
+		{"forged secret", livekittest.SignWebhook(livekittest.Key, "not-the-secret", body, now, now.Add(5*time.Minute))},
+		{"other key", livekittest.SignWebhook("APIother", livekittest.Secret, body, now, now.Add(5*time.Minute))},
+		{"body hash of another body", livekittest.SignWebhook(livekittest.Key, livekittest.Secret, other, now, now.Add(5*time.Minute))},
+		{"expired", livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, now.Add(-20*time.Minute), now.Add(-10*time.Minute))},
+		{"not yet valid", livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, now.Add(10*time.Minute), now.Add(20*time.Minute))},
 		{"alg none", "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0." + parts[1] + "."},
 		{"signature cut", parts[0] + "." + parts[1] + "." + parts[2][:10]},
 		{"garbage", "Bearer x.y"},
@@ -341,7 +345,7 @@ func TestLiveKitWebhookRefusals(t *testing.T) {
 	if _, err := l.HandleWebhook(context.Background(), good, body); !errors.Is(err, ErrWebhookReplay) {
 		t.Errorf("replay: %v", err)
 	}
-	fresh := signWebhook(t, fakeKey, fakeSecret, body, now.Add(time.Second), now.Add(6*time.Minute))
+	fresh := livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, now.Add(time.Second), now.Add(6*time.Minute))
 	if _, err := l.HandleWebhook(context.Background(), fresh, body); !errors.Is(err, ErrWebhookReplay) {
 		t.Errorf("replay with new token: %v", err)
 	}
@@ -350,14 +354,14 @@ func TestLiveKitWebhookRefusals(t *testing.T) {
 func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 	// A replayed "callee left" of attempt 1 must not end attempt 2 even if
 	// it reached the process: different room, different identity.
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	c := lkTestCall
 	c.Attempt = 2
 	d := startDial(context.Background(), l, c)
 	d.waitStatus(t, StatusActive)
-	body := webhookBody("EV_old", "participant_left", lkTestRoom, lkTestIdentity)
-	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body)
+	body := livekittest.WebhookBody("EV_old", "participant_left", lkTestRoom, lkTestIdentity, time.Now())
+	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body)
 	if err != nil || ev.Delivered || ev.Attempt != 1 {
 		t.Fatalf("%+v %v", ev, err)
 	}
@@ -366,8 +370,8 @@ func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 		t.Fatal("attempt 2 ended by attempt 1's event")
 	}
 	room2 := LiveKitRoomName(c.ID, 2)
-	body = webhookBody("EV_new", "room_finished", room2, "")
-	if _, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+	body = livekittest.WebhookBody("EV_new", "room_finished", room2, "", time.Now())
+	if _, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := d.wait(t); res.Status != StatusCompleted {
@@ -378,7 +382,7 @@ func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 func TestLiveKitPollingFallback(t *testing.T) {
 	for _, how := range []string{"callee left", "room gone"} {
 		t.Run(how, func(t *testing.T) {
-			f := newFakeLiveKit(t)
+			f := livekittest.New(t)
 			l := newTestLiveKit(t, f, 20*time.Millisecond)
 			d := startDial(context.Background(), l, lkTestCall)
 			d.waitStatus(t, StatusActive)
@@ -387,20 +391,18 @@ func TestLiveKitPollingFallback(t *testing.T) {
 				t.Fatal("call ended while the callee was in the room")
 			}
 			if how == "callee left" {
-				f.hangUpCallee(lkTestRoom, lkTestIdentity)
+				f.HangUpCallee(lkTestRoom, lkTestIdentity)
 			} else {
-				f.mu.Lock()
-				delete(f.rooms, lkTestRoom)
-				f.mu.Unlock()
+				f.DropRoom(lkTestRoom)
 			}
 			res, err := d.wait(t)
 			if err != nil || res.Status != StatusCompleted || res.Duration < 80*time.Millisecond {
 				t.Fatalf("result %+v %v", res, err)
 			}
-			if !f.called("RoomService/ListRooms") {
+			if !f.Called("RoomService/ListRooms") {
 				t.Error("ListRooms not called")
 			}
-			if how == "callee left" && !f.called("RoomService/ListParticipants") {
+			if how == "callee left" && !f.Called("RoomService/ListParticipants") {
 				t.Error("ListParticipants not called")
 			}
 		})
@@ -426,8 +428,8 @@ func TestLiveKitUnreachableRetriesLater(t *testing.T) {
 }
 
 func TestLiveKitProxyDownRetriesLater(t *testing.T) {
-	srv := newFakeLiveKit(t)
-	srv.srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := livekittest.New(t)
+	srv.HTTP.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
 	})
 	l := newTestLiveKit(t, srv, -1)
@@ -437,12 +439,12 @@ func TestLiveKitProxyDownRetriesLater(t *testing.T) {
 }
 
 func TestLiveKitCheckTrunk(t *testing.T) {
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	if err := l.CheckTrunk(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(f.body("SIP/ListSIPOutboundTrunk")); got != `{"trunk_ids":["ST_test"]}` {
+	if got := string(f.Body("SIP/ListSIPOutboundTrunk")); got != `{"trunk_ids":["ST_test"]}` {
 		t.Errorf("body %s", got)
 	}
 	l.cfg.OutboundTrunkID = "ST_missing"
@@ -493,12 +495,12 @@ func TestLiveKitRoomName(t *testing.T) {
 func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
 	// The same attempt dialled again after ErrRetryLater reuses the room
 	// name; the late room_finished of the earlier room must not end it.
-	f := newFakeLiveKit(t)
+	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
 	d.waitStatus(t, StatusActive)
-	stale := bytes.Replace(webhookBody("EV_stale", "room_finished", lkTestRoom, ""), []byte(`"RM_`), []byte(`"RM_old_`), 1)
-	ev, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, stale, time.Now(), time.Now().Add(time.Minute)), stale)
+	stale := bytes.Replace(livekittest.WebhookBody("EV_stale", "room_finished", lkTestRoom, "", time.Now()), []byte(`"RM_`), []byte(`"RM_old_`), 1)
+	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, stale, time.Now(), time.Now().Add(time.Minute)), stale)
 	if err != nil || !ev.Delivered || ev.RoomSID != "RM_old_"+lkTestRoom {
 		t.Fatalf("%+v %v", ev, err)
 	}
@@ -506,8 +508,8 @@ func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
 	if !d.running() {
 		t.Fatal("stale room_finished ended the call")
 	}
-	body := webhookBody("EV_now", "room_finished", lkTestRoom, "")
-	if _, err := l.HandleWebhook(context.Background(), signWebhook(t, fakeKey, fakeSecret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
+	body := livekittest.WebhookBody("EV_now", "room_finished", lkTestRoom, "", time.Now())
+	if _, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := d.wait(t); res.Status != StatusCompleted {

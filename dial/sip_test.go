@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/sipptest"
 )
 
 // newTestSIP starts a SIP dialer against trunk; edit may change the config.
@@ -97,7 +99,7 @@ func wantResult(t *testing.T, got, want Result) {
 
 func TestSIPAnswerThenHangup(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "answer_hangup", 1)
+	sipp := sipptest.Start(t, "answer_hangup", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
@@ -106,27 +108,27 @@ func TestSIPAnswerThenHangup(t *testing.T) {
 	if res.Duration < 900*time.Millisecond || res.Duration > 2500*time.Millisecond {
 		t.Errorf("Duration = %v, want about 1s (sipp hangs up 1s after ACK)", res.Duration)
 	}
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (call followed the scenario)", code)
 	}
 }
 
 func TestSIPAnswerThenHangupTCP(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "answer_hangup", 1, "-t", "t1")
+	sipp := sipptest.Start(t, "answer_hangup", sipptest.Options{Calls: 1, Args: []string{"-t", "t1"}})
 	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.Transport = "TCP" })
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	p.check(t, StatusConnecting, StatusRinging, StatusActive)
 	wantResult(t, res, Result{Status: StatusCompleted, SIPCode: 200})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
 }
 
 func TestSIPCancelWhileActive(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "answer_wait_bye", 1)
+	sipp := sipptest.Start(t, "answer_wait_bye", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -138,19 +140,19 @@ func TestSIPCancelWhileActive(t *testing.T) {
 		t.Errorf("Duration = %v, want about 300ms", res.Duration)
 	}
 	// sipp exits 0 only once it has received our BYE and answered it.
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (BYE received)", code)
 	}
 }
 
 func TestSIPCloseHangsUpActiveCall(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "answer_wait_bye", 1)
+	sipp := sipptest.Start(t, "answer_wait_bye", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	p := progressLog{on: map[string]func(){StatusActive: func() { go s.Close() }}}
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	wantResult(t, res, Result{Status: StatusCancelled, SIPCode: 200})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (BYE received)", code)
 	}
 	if _, err := s.Dial(t.Context(), testCall, nil); !errors.Is(err, errSIPClosed) {
@@ -160,60 +162,60 @@ func TestSIPCloseHangsUpActiveCall(t *testing.T) {
 
 func TestSIPBusy(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "busy", 1)
+	sipp := sipptest.Start(t, "busy", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	p.check(t, StatusConnecting, StatusRinging)
 	wantResult(t, res, Result{Status: StatusBusy, SIPCode: 486})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (ACK received)", code)
 	}
 }
 
 func TestSIPRingThen480(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "ring_480", 1)
+	sipp := sipptest.Start(t, "ring_480", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	p.check(t, StatusConnecting, StatusRinging)
 	wantResult(t, res, Result{Status: StatusNoAnswer, SIPCode: 480})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
 }
 
 func TestSIPNotFound(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "not_found", 1)
+	sipp := sipptest.Start(t, "not_found", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	p.check(t, StatusConnecting)
 	wantResult(t, res, Result{Status: StatusFailed, SIPCode: 404, Reason: "SIP 404 Not Found"})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
 }
 
 func TestSIPRetryAfter(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "retry_after", 1)
+	sipp := sipptest.Start(t, "retry_after", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	_, err := s.Dial(t.Context(), testCall, p.report)
 	if !errors.Is(err, ErrRetryLater) || !strings.Contains(err.Error(), "SIP 503 Service Unavailable") {
 		t.Errorf("err = %v, want ErrRetryLater with SIP 503", err)
 	}
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
 }
 
 func TestSIPRingTimeoutSendsCancel(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "ring_forever", 1)
+	sipp := sipptest.Start(t, "ring_forever", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.RingTimeout = time.Second })
 	var p progressLog
 	res, took := dialOnce(t, s, t.Context(), &p)
@@ -223,14 +225,14 @@ func TestSIPRingTimeoutSendsCancel(t *testing.T) {
 		t.Errorf("Dial took %v, want about the 1s ring timeout", took)
 	}
 	// sipp exits 0 only after CANCEL, its 487 and our ACK.
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (CANCEL received)", code)
 	}
 }
 
 func TestSIPCancelWhileRinging(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "ring_forever", 1)
+	sipp := sipptest.Start(t, "ring_forever", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -241,7 +243,7 @@ func TestSIPCancelWhileRinging(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("Dial took %v after cancel, want well under the 5s ring timeout", took)
 	}
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (CANCEL received)", code)
 	}
 }
@@ -251,7 +253,7 @@ func TestSIPNothingListening(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the response timeout")
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(sipptest.FreePort(t))
 	t.Run("udp", func(t *testing.T) {
 		t.Parallel()
 		s := newTestSIP(t, addr, func(c *SIPConfig) { c.ResponseTimeout = time.Second })
@@ -281,13 +283,13 @@ func TestSIPNothingListening(t *testing.T) {
 
 func TestSIPDigestAuth(t *testing.T) {
 	t.Parallel()
-	sipp := runSipp(t, "auth", 1)
+	sipp := sipptest.Start(t, "auth", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.Username, c.Password = "agentd", "s3cret" })
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
 	p.check(t, StatusConnecting, StatusActive)
 	wantResult(t, res, Result{Status: StatusCompleted, SIPCode: 200})
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Fatalf("sipp exit code %d, want 0", code)
 	}
 	// Debian's sipp cannot verify digests: check the one it logged.
@@ -315,7 +317,7 @@ func TestSIPDigestAuth(t *testing.T) {
 
 func TestSIPAuthChallengeWithoutCredentials(t *testing.T) {
 	t.Parallel()
-	addr := startSipp(t, "auth")
+	addr := sipptest.Start(t, "auth", sipptest.Options{}).Addr
 	s := newTestSIP(t, addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
@@ -332,7 +334,7 @@ func TestSIPConcurrentPaced(t *testing.T) {
 		t.Skip("places 20 calls over 4s")
 	}
 	const n = 20
-	sipp := runSipp(t, "answer_hangup", n)
+	sipp := sipptest.Start(t, "answer_hangup", sipptest.Options{Calls: n})
 	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.RingTimeout, c.ResponseTimeout = 15*time.Second, 5*time.Second })
 	tick := time.NewTicker(time.Second / 5)
 	defer tick.Stop()
@@ -370,7 +372,7 @@ func TestSIPConcurrentPaced(t *testing.T) {
 		t.Errorf("%d distinct Call-IDs, want %d", len(ids), n)
 	}
 	t.Logf("20 calls dialled in %v, all done in %v", dialed, time.Since(start))
-	if code := sipp.wait(t, 5*time.Second); code != 0 {
+	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (all %d calls followed the scenario)", code, n)
 	}
 }

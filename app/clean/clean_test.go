@@ -1,4 +1,4 @@
-package app
+package clean
 
 import (
 	"strings"
@@ -26,12 +26,12 @@ func TestCleanPhone(t *testing.T) {
 		{"", "", false},
 	}
 	for _, c := range cases {
-		got := cleanPhone(c.in)
+		got := Phone(c.in)
 		if got != c.want {
-			t.Errorf("cleanPhone(%q) = %q, want %q", c.in, got, c.want)
+			t.Errorf("Phone(%q) = %q, want %q", c.in, got, c.want)
 		}
-		if validE164(got) != c.valid {
-			t.Errorf("validE164(%q) = %v, want %v", got, !c.valid, c.valid)
+		if IsE164(got) != c.valid {
+			t.Errorf("IsE164(%q) = %v, want %v", got, !c.valid, c.valid)
 		}
 	}
 }
@@ -49,8 +49,8 @@ func TestCleanString(t *testing.T) {
 		"\U000E0041tag\U000E007F": "tag",
 	}
 	for in, want := range cases {
-		if got := cleanString(in); got != want {
-			t.Errorf("cleanString(%q) = %q, want %q", in, got, want)
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -63,25 +63,25 @@ func FuzzCleanPhone(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p := cleanPhone(s)
-		if cleanPhone(p) != p {
+		p := Phone(s)
+		if Phone(p) != p {
 			t.Fatalf("cleanPhone not idempotent on %q: %q", s, p)
 		}
 		if strings.IndexFunc(p, invisible) >= 0 || strings.ContainsAny(p, " .-()") {
-			t.Fatalf("cleanPhone(%q) = %q keeps removable characters", s, p)
+			t.Fatalf("Phone(%q) = %q keeps removable characters", s, p)
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(p) {
-			t.Fatalf("cleanPhone(%q) produced invalid UTF-8", s)
+			t.Fatalf("Phone(%q) produced invalid UTF-8", s)
 		}
-		if validE164(p) && (len(p) > 16 || p[0] != '+') {
+		if IsE164(p) && (len(p) > 16 || p[0] != '+') {
 			t.Fatalf("validE164 accepted %q", p)
 		}
-		c := cleanString(s)
-		if cleanString(c) != c {
+		c := String(s)
+		if String(c) != c {
 			t.Fatalf("cleanString not idempotent on %q: %q", s, c)
 		}
 		if strings.IndexFunc(c, invisible) >= 0 || strings.TrimSpace(c) != c {
-			t.Fatalf("cleanString(%q) = %q", s, c)
+			t.Fatalf("String(%q) = %q", s, c)
 		}
 	})
 }

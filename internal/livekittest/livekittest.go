@@ -1,4 +1,8 @@
-package dial
+// Package livekittest is a fake LiveKit server for tests: the Twirp API the
+// LiveKit dialer calls, and webhooks signed as livekit-server signs them.
+// The dialer's tests (dial) and the HTTP tests (app) share it. It is
+// imported by tests only.
+package livekittest
 
 import (
 	"crypto/hmac"
@@ -15,38 +19,49 @@ import (
 	"time"
 )
 
-// fakeLiveKit is a Twirp test server standing in for livekit-server. It checks
-// every request's token (HS256 signature, issuer, nbf/exp, grants for the
-// endpoint), records the bodies, keeps rooms and participants, and lets a
-// test choose how CreateSIPParticipant answers.
-type fakeLiveKit struct {
-	t      *testing.T
-	key    string
-	secret string
-	srv    *httptest.Server
+// Key and Secret are the API key pair the fake accepts.
+const (
+	Key    = "APIfaketestkey"
+	Secret = "fake-secret-0123456789-abcdefghijklmnop"
+	// TrunkID is the one SIP outbound trunk the fake has.
+	TrunkID = "ST_test"
+)
+
+// Server stands in for livekit-server. It checks every request's token
+// (HS256 signature, issuer, nbf/exp, exactly the grants the endpoint
+// needs), records the requests, keeps rooms and participants, and lets a
+// test choose how CreateSIPParticipant answers. Problems found fail the
+// test when it ends.
+type Server struct {
+	// HTTP is the test server; URL is where the dialer should point.
+	HTTP *httptest.Server
+	URL  string
+
+	// SIP answers CreateSIPParticipant: HTTP status and body (see
+	// TwirpError); status 0 answers success. It may block on r.Context()
+	// to play a ringing phone. Set it before the first call.
+	SIP func(r *http.Request, req map[string]any) (int, string)
 
 	mu       sync.Mutex
-	calls    []fakeCall
+	calls    []Call
 	rooms    map[string]map[string]bool // room -> participant identities
 	problems []string
-
-	// sip answers CreateSIPParticipant: HTTP status and body. Nil answers
-	// success. It may block on r.Context() to play a ringing phone.
-	sip func(r *http.Request, req map[string]any) (int, string)
 }
 
-type fakeCall struct {
-	Method string
+// Call is one request the fake received.
+type Call struct {
+	Method string // e.g. "RoomService/CreateRoom"
+	Room   string // the room the request names, "" when none
 	Body   []byte
 }
 
-const fakeKey, fakeSecret = "APIfaketestkey", "fake-secret-0123456789-abcdefghijklmnop"
-
-func newFakeLiveKit(t *testing.T) *fakeLiveKit {
-	f := &fakeLiveKit{t: t, key: fakeKey, secret: fakeSecret, rooms: map[string]map[string]bool{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+// New starts a fake server, closed when the test ends.
+func New(t testing.TB) *Server {
+	f := &Server{rooms: map[string]map[string]bool{}}
+	f.HTTP = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.URL = f.HTTP.URL
 	t.Cleanup(func() {
-		f.srv.Close()
+		f.HTTP.Close()
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, p := range f.problems {
@@ -56,7 +71,7 @@ func newFakeLiveKit(t *testing.T) *fakeLiveKit {
 	return f
 }
 
-func (f *fakeLiveKit) problem(format string, args ...any) {
+func (f *Server) problem(format string, args ...any) {
 	f.mu.Lock()
 	f.problems = append(f.problems, fmt.Sprintf(format, args...))
 	f.mu.Unlock()
@@ -80,9 +95,9 @@ func wantGrant(method string, body map[string]any) string {
 	return "unknown method"
 }
 
-// checkToken verifies the bearer token independently of the dialer's code and
-// returns its grants (video and sip claims) as canonical JSON.
-func (f *fakeLiveKit) checkToken(auth string) (string, error) {
+// checkToken verifies the bearer token independently of the dialer's code
+// and returns its grants (video and sip claims) as canonical JSON.
+func checkToken(auth string) (string, error) {
 	tok, ok := strings.CutPrefix(auth, "Bearer ")
 	if !ok {
 		return "", fmt.Errorf("no bearer token")
@@ -95,7 +110,7 @@ func (f *fakeLiveKit) checkToken(auth string) (string, error) {
 	if err := decodeSeg(parts[0], &hdr); err != nil || hdr["alg"] != "HS256" {
 		return "", fmt.Errorf("header %v %v", hdr, err)
 	}
-	mac := hmac.New(sha256.New, []byte(f.secret))
+	mac := hmac.New(sha256.New, []byte(Secret))
 	mac.Write([]byte(parts[0] + "." + parts[1]))
 	if base64.RawURLEncoding.EncodeToString(mac.Sum(nil)) != parts[2] {
 		return "", fmt.Errorf("bad signature")
@@ -110,7 +125,7 @@ func (f *fakeLiveKit) checkToken(auth string) (string, error) {
 	json.Unmarshal(c["nbf"], &nbf)
 	json.Unmarshal(c["exp"], &exp)
 	now := time.Now().Unix()
-	if iss != f.key {
+	if iss != Key {
 		return "", fmt.Errorf("iss %q", iss)
 	}
 	if nbf > now+1 || exp < now || exp > now+10*60 {
@@ -145,12 +160,23 @@ func canonJSON(s string) string {
 	return string(b)
 }
 
-func twirpErr(status int, code, msg string, meta map[string]string) (int, string) {
+// TwirpError is a Twirp error response: its HTTP status and JSON body.
+func TwirpError(status int, code, msg string, meta map[string]string) (int, string) {
 	b, _ := json.Marshal(map[string]any{"code": code, "msg": msg, "meta": meta})
 	return status, string(b)
 }
 
-func (f *fakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
+// requestRoom is the room a request names, whatever the method calls it.
+func requestRoom(body map[string]any) string {
+	for _, k := range []string{"room", "room_name", "name"} {
+		if s, _ := body[k].(string); s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 	method, ok := strings.CutPrefix(r.URL.Path, "/twirp/livekit.")
 	if r.Method != http.MethodPost || !ok || r.Header.Get("Content-Type") != "application/json" {
 		f.problem("bad request %s %s %q", r.Method, r.URL.Path, r.Header.Get("Content-Type"))
@@ -162,21 +188,19 @@ func (f *fakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
 	if err := json.Unmarshal(raw, &body); err != nil {
 		f.problem("%s: body %q: %v", method, raw, err)
 	}
-	grants, err := f.checkToken(r.Header.Get("Authorization"))
+	grants, err := checkToken(r.Header.Get("Authorization"))
 	if err != nil {
 		f.problem("%s: token: %v", method, err)
-		st, b := twirpErr(401, "unauthenticated", err.Error(), nil)
-		writeRaw(w, st, b)
+		writeErr(w, 401, "unauthenticated", err.Error())
 		return
 	}
 	if want := canonJSON(wantGrant(method, body)); grants != want {
 		f.problem("%s: grants %s, want %s", method, grants, want)
-		st, b := twirpErr(403, "permission_denied", "permissions denied", nil)
-		writeRaw(w, st, b)
+		writeErr(w, 403, "permission_denied", "permissions denied")
 		return
 	}
 	f.mu.Lock()
-	f.calls = append(f.calls, fakeCall{Method: method, Body: raw})
+	f.calls = append(f.calls, Call{Method: method, Room: requestRoom(body), Body: raw})
 	f.mu.Unlock()
 
 	room, _ := body["room"].(string)
@@ -190,8 +214,8 @@ func (f *fakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
 	case "AgentDispatchService/CreateDispatch":
 		writeJSON(w, map[string]any{"id": "AD_" + room, "agent_name": body["agent_name"], "room": room, "metadata": body["metadata"]})
 	case "SIP/CreateSIPParticipant":
-		if f.sip != nil {
-			if st, b := f.sip(r, body); st != 0 {
+		if f.SIP != nil {
+			if st, b := f.SIP(r, body); st != 0 {
 				writeRaw(w, st, b)
 				return
 			}
@@ -245,7 +269,7 @@ func (f *fakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, map[string]any{})
 	case "SIP/ListSIPOutboundTrunk":
-		writeJSON(w, map[string]any{"items": []any{map[string]any{"sip_trunk_id": "ST_test", "name": "test", "address": "sip.example.test", "numbers": []string{"+15550000000"}}}})
+		writeJSON(w, map[string]any{"items": []any{map[string]any{"sip_trunk_id": TrunkID, "name": "test", "address": "sip.example.test", "numbers": []string{"+15550000000"}}}})
 	default:
 		f.problem("unexpected method %s", method)
 		writeErr(w, 404, "bad_route", "no handler")
@@ -253,7 +277,7 @@ func (f *fakeLiveKit) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	st, b := twirpErr(status, code, msg, nil)
+	st, b := TwirpError(status, code, msg, nil)
 	writeRaw(w, st, b)
 }
 
@@ -268,8 +292,8 @@ func writeRaw(w http.ResponseWriter, status int, body string) {
 	io.WriteString(w, body)
 }
 
-// methods lists the methods called so far, in order.
-func (f *fakeLiveKit) methods() []string {
+// Methods lists the methods called so far, in order.
+func (f *Server) Methods() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
@@ -279,8 +303,8 @@ func (f *fakeLiveKit) methods() []string {
 	return out
 }
 
-// body returns the first recorded body of method.
-func (f *fakeLiveKit) body(method string) []byte {
+// Body returns the first recorded body of method (nil if never called).
+func (f *Server) Body(method string) []byte {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, c := range f.calls {
@@ -291,19 +315,38 @@ func (f *fakeLiveKit) body(method string) []byte {
 	return nil
 }
 
-func (f *fakeLiveKit) called(method string) bool { return f.body(method) != nil }
+// Called reports whether method was called.
+func (f *Server) Called(method string) bool { return f.Body(method) != nil }
 
-// hangUpCallee removes a participant as if the callee hung up (no webhook).
-func (f *fakeLiveKit) hangUpCallee(room, identity string) {
+// CalledFor reports whether method was called for room.
+func (f *Server) CalledFor(method, room string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range f.calls {
+		if c.Method == method && c.Room == room {
+			return true
+		}
+	}
+	return false
+}
+
+// HangUpCallee removes a participant as if the callee hung up (no webhook).
+func (f *Server) HangUpCallee(room, identity string) {
 	f.mu.Lock()
 	delete(f.rooms[room], identity)
 	f.mu.Unlock()
 }
 
-// signWebhook signs body as livekit-server does: an HS256 token from key with
-// claim sha256 = base64(SHA-256(body)), valid from nbf to exp.
-func signWebhook(t *testing.T, key, secret string, body []byte, nbf, exp time.Time) string {
-	t.Helper()
+// DropRoom removes a room as if it ended on the server (no webhook).
+func (f *Server) DropRoom(room string) {
+	f.mu.Lock()
+	delete(f.rooms, room)
+	f.mu.Unlock()
+}
+
+// SignWebhook signs body as livekit-server does: an HS256 token from key
+// with claim sha256 = base64(SHA-256(body)), valid from nbf to exp.
+func SignWebhook(key, secret string, body []byte, nbf, exp time.Time) string {
 	sum := sha256.Sum256(body)
 	claims, _ := json.Marshal(map[string]any{
 		"iss": key, "nbf": nbf.Unix(), "exp": exp.Unix(), "iat": nbf.Unix(),
@@ -316,11 +359,13 @@ func signWebhook(t *testing.T, key, secret string, body []byte, nbf, exp time.Ti
 	return head + "." + seg(mac.Sum(nil))
 }
 
-// webhookBody is a webhook event as livekit-server's protojson writes it.
-func webhookBody(id, event, room, identity string) []byte {
+// WebhookBody is a webhook event as livekit-server's protojson writes it;
+// identity, when set, adds the participant the event is about.
+func WebhookBody(id, event, room, identity string, created time.Time) []byte {
 	ev := map[string]any{
-		"event": event, "id": id, "createdAt": fmt.Sprint(time.Now().Unix()),
-		"room": map[string]any{"sid": "RM_" + room, "name": room, "emptyTimeout": 120, "creationTime": "1700000000"},
+		"event": event, "id": id, "createdAt": fmt.Sprint(created.Unix()),
+		"room": map[string]any{"sid": "RM_" + room, "name": room, "emptyTimeout": 120,
+			"creationTime": "1700000000", "numParticipants": 1},
 	}
 	if identity != "" {
 		ev["participant"] = map[string]any{"sid": "PA_" + identity, "identity": identity, "state": "DISCONNECTED", "kind": "SIP"}

@@ -1,0 +1,189 @@
+// Package calls is the calls feature: scheduling single and batch calls,
+// immediate outbound calls, the call records, cancelling, the voice agent's
+// result and LiveKit webhooks, over storage and the dial queue. It owns the
+// rules (validation with field paths, errors with a kind); the HTTP layer
+// (package app) and the CLI (cmd) only translate.
+package calls
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/storage"
+)
+
+// Config configures the dial queue and the dialer. It holds values only:
+// cmd fills it from flags and environment variables.
+type Config struct {
+	Dialer        string        // none (default), sim, sip, livekit
+	DialCPS       float64       // calls started per second; default 1
+	MaxConcurrent int           // calls dialled at once; default 10
+	SimTalk       time.Duration // sim: talk time of an answered call; default 3 s
+	SimRing       time.Duration // sim: ring time; default 1 s
+	Lease         time.Duration // dial claim lease; default 30 s (an attempt of a dead process is settled after it)
+	Poll          time.Duration // scheduler/queue poll for calls stored by other processes; default 1 s
+	Drain         time.Duration // on shutdown, how long dialling calls may finish; default 5 s
+	RetryLater    time.Duration // delay after a dialer's "retry later"; default 5 s
+	DialLog       string        // if set, each dial appends "callID attempt" to this file (tests, audits)
+	// Telephony holds the sip and livekit dialer settings.
+	Telephony TelephonyConfig
+
+	// DialerImpl, when set, is used instead of Dialer (tests and embedders),
+	// and stays theirs to close.
+	DialerImpl dial.Dialer
+}
+
+// TelephonyConfig configures the real dialers: Dialer "sip" uses SIP,
+// "livekit" uses LiveKit. Only the chosen one is used.
+type TelephonyConfig struct {
+	SIP     dial.SIPConfig
+	LiveKit dial.LiveKitConfig
+}
+
+// Service is the calls feature of a server process: the store, the dialer,
+// the dial queue and the scheduler it wakes when calls are stored.
+type Service struct {
+	db      *storage.DB
+	log     *slog.Logger
+	now     func() time.Time
+	cfg     Config
+	dialer  dial.Dialer // nil: no dialer configured
+	queue   *dial.Queue
+	sched   *dial.Scheduler
+	workers []func(context.Context) error
+	closers []func() error
+}
+
+// New builds the dialer, the dial queue and the scheduler. Run Workers
+// with the server; Close after they stopped (a SIP dialer's socket is
+// closed only once the queue's drain hung up the calls in flight).
+func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Service{db: db, log: log, cfg: cfg, now: func() time.Time { return time.Now().UTC() }}
+	d, err := NewDialer(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	s.dialer = d
+	if d != nil && cfg.DialerImpl == nil {
+		if c, ok := d.(io.Closer); ok {
+			s.closers = append(s.closers, c.Close)
+		}
+		if lk, ok := d.(*dial.LiveKit); ok {
+			s.workers = append(s.workers, s.checkTrunk(lk))
+		}
+	}
+	qd := d
+	if qd == nil {
+		qd = dial.NotConfigured{}
+	}
+	if cfg.DialLog != "" {
+		f, err := os.OpenFile(cfg.DialLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("dial log: %w", err)
+		}
+		s.closers = append(s.closers, f.Close)
+		qd = &loggingDialer{Dialer: qd, f: f}
+	}
+	var sched *dial.Scheduler
+	s.queue = dial.NewQueue(dial.QueueConfig{
+		DB: db, Dialer: qd, Log: log,
+		CPS: cfg.DialCPS, MaxConcurrent: cfg.MaxConcurrent, Lease: cfg.Lease, Poll: cfg.Poll,
+		Drain: cfg.Drain, RetryLater: cfg.RetryLater,
+		OnRetry: func() { sched.Wake() },
+	})
+	sched = dial.NewScheduler(db, nil, cfg.Poll, log, s.queue.Wake)
+	s.sched = sched
+	s.workers = append(s.workers, sched.Run, s.queue.Run)
+	return s, nil
+}
+
+// Workers are the background loops (scheduler, dial queue, LiveKit trunk
+// check) the server runs until it stops.
+func (s *Service) Workers() []func(context.Context) error { return s.workers }
+
+// Close releases what New opened (the dial log, a SIP socket), last opened first.
+func (s *Service) Close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// NewDialer builds the configured dialer; nil means none. The SIP dialer
+// holds a socket: its owner closes it.
+func NewDialer(cfg Config, log *slog.Logger) (dial.Dialer, error) {
+	if cfg.DialerImpl != nil {
+		return cfg.DialerImpl, nil
+	}
+	switch cfg.Dialer {
+	case "", "none":
+		return nil, nil
+	case "sim":
+		return &dial.Sim{RingFor: cfg.SimRing, TalkFor: cfg.SimTalk}, nil
+	case "sip":
+		d, err := dial.NewSIP(cfg.Telephony.SIP, log)
+		if err != nil {
+			return nil, fmt.Errorf("sip dialer: %w", err)
+		}
+		return d, nil
+	case "livekit":
+		d, err := dial.NewLiveKit(cfg.Telephony.LiveKit, log)
+		if err != nil {
+			return nil, fmt.Errorf("livekit dialer: %w", err)
+		}
+		return d, nil
+	}
+	return nil, fmt.Errorf("dialer %q: use none, sim, sip or livekit", cfg.Dialer)
+}
+
+// checkTrunk checks the LiveKit outbound trunk in the background at start.
+// A wrong trunk id or an unreachable server is only logged: the server
+// still starts (calls then fail or wait with a clear reason) so that
+// LiveKit may come up later.
+func (s *Service) checkTrunk(lk *dial.LiveKit) func(context.Context) error {
+	trunk := s.cfg.Telephony.LiveKit.OutboundTrunkID
+	return func(ctx context.Context) error {
+		if err := lk.CheckTrunk(ctx); err != nil {
+			if ctx.Err() == nil {
+				s.log.Warn("livekit: outbound trunk check failed; calls will fail until it is fixed",
+					"trunk", trunk, "err", err)
+			}
+			return nil
+		}
+		s.log.Info("livekit: outbound trunk found", "trunk", trunk)
+		return nil
+	}
+}
+
+// loggingDialer appends "callID attempt" to a file before each dial, so a
+// test (or an audit) can prove no attempt was dialled twice, even across a
+// crash: the line is written with one append before the dialer is called.
+type loggingDialer struct {
+	dial.Dialer
+	mu sync.Mutex
+	f  *os.File
+}
+
+// Dial writes the attempt to the log, then dials.
+func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progress)) (dial.Result, error) {
+	l.mu.Lock()
+	_, err := fmt.Fprintf(l.f, "%s %d\n", c.ID, c.Attempt)
+	l.mu.Unlock()
+	if err != nil {
+		return dial.Result{}, fmt.Errorf("dial log: %w", err)
+	}
+	return l.Dialer.Dial(ctx, c, p)
+}

@@ -1,0 +1,182 @@
+package calls
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/app/clean"
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage"
+)
+
+// Limits of a call result. The HTTP body limit (ResultBodyLimit) is above
+// the 1 MiB default because a long call's transcript is big.
+const (
+	ResultBodyLimit     = 4 << 20
+	resultMaxSummary    = 20000 // characters
+	resultMaxTranscript = 2000  // items
+	resultMaxText       = 20000 // characters per transcript item
+)
+
+var outcomeRE = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+var transcriptRoles = map[string]bool{"agent": true, "user": true, "system": true, "tool": true}
+
+// ResultRequest is the body of POST /api/v1/calls/{id}/result: each given
+// field replaces the stored one.
+type ResultRequest struct {
+	Summary    *string            `json:"summary"`
+	Transcript *[]TranscriptInput `json:"transcript"`
+	Outcome    *string            `json:"outcome"`
+	Metadata   *map[string]any    `json:"metadata"`
+}
+
+// TranscriptInput is one transcript turn as sent; every field is required.
+type TranscriptInput struct {
+	Role *string `json:"role"`
+	Text *string `json:"text"`
+	At   *string `json:"at"`
+}
+
+// TranscriptItem is one turn of a call's transcript.
+type TranscriptItem struct {
+	Role string `json:"role"` // agent, user, system or tool
+	Text string `json:"text"`
+	At   string `json:"at"` // RFC 3339, UTC with milliseconds as stored
+}
+
+// ResultView is what the voice agent reported about a call, shown on
+// GET /api/v1/calls/{id} (embedded in Record; absent from lists).
+type ResultView struct {
+	Transcript      json.RawMessage `json:"transcript"`      // [TranscriptItem] or null
+	Outcome         *string         `json:"outcome"`         // label or null
+	ResultUpdatedAt *string         `json:"resultUpdatedAt"` // last POST .../result, or null
+}
+
+// parseResult validates a result into what storage saves. Strings are
+// cleaned like every call endpoint's (DECISIONS.md "Calls").
+func parseResult(req ResultRequest, callID string) (storage.CallResult, error) {
+	out := storage.CallResult{CallID: callID}
+	if req.Summary == nil && req.Transcript == nil && req.Outcome == nil && req.Metadata == nil {
+		return out, errs.New(errs.Invalid, "nothing to record: give summary, transcript, outcome or metadata")
+	}
+	if req.Summary != nil {
+		s := clean.String(*req.Summary)
+		switch n := utf8.RuneCountInString(s); {
+		case n == 0:
+			return out, invalid("summary", "summary must not be empty (leave it out to keep the stored one)")
+		case n > resultMaxSummary:
+			return out, invalid("summary", fmt.Sprintf("summary is too long (%d characters, max %d)", n, resultMaxSummary))
+		}
+		out.Summary = &s
+	}
+	if req.Transcript != nil {
+		items, err := parseTranscript(*req.Transcript)
+		if err != nil {
+			return out, err
+		}
+		b, err := json.Marshal(items)
+		if err != nil {
+			return out, err
+		}
+		out.Transcript = b
+	}
+	if req.Outcome != nil {
+		o := clean.String(*req.Outcome)
+		if !outcomeRE.MatchString(o) {
+			return out, invalid("outcome", "outcome must be a label of 1 to 64 characters a-z, 0-9, _ or -, e.g. appointment_booked")
+		}
+		out.Outcome = &o
+	}
+	if req.Metadata != nil && *req.Metadata != nil {
+		b, err := json.Marshal(cleanValue(*req.Metadata))
+		if err != nil {
+			return out, invalid("metadata", "metadata: "+err.Error())
+		}
+		out.Metadata = b
+	}
+	return out, nil
+}
+
+func parseTranscript(in []TranscriptInput) ([]TranscriptItem, error) {
+	if len(in) > resultMaxTranscript {
+		return nil, invalid("transcript", fmt.Sprintf("transcript has %d items, max %d", len(in), resultMaxTranscript))
+	}
+	items := make([]TranscriptItem, len(in))
+	for i, t := range in {
+		path := fmt.Sprintf("transcript[%d]", i)
+		if t.Role == nil || !transcriptRoles[clean.String(*t.Role)] {
+			return nil, invalid(path+".role", path+".role must be agent, user, system or tool")
+		}
+		if t.Text == nil {
+			return nil, invalid(path+".text", path+".text is required")
+		}
+		text := clean.String(*t.Text)
+		if n := utf8.RuneCountInString(text); n > resultMaxText {
+			return nil, invalid(path+".text", fmt.Sprintf("%s.text is too long (%d characters, max %d)", path, n, resultMaxText))
+		}
+		if t.At == nil {
+			return nil, invalid(path+".at", path+".at is required (RFC 3339 date-time)")
+		}
+		at, err := time.Parse(time.RFC3339Nano, clean.String(*t.At))
+		if err != nil {
+			return nil, invalid(path+".at", path+".at must be an RFC 3339 date-time, e.g. 2026-06-10T14:00:05Z")
+		}
+		items[i] = TranscriptItem{Role: clean.String(*t.Role), Text: text, At: formatTime(at)}
+	}
+	return items, nil
+}
+
+// RecordResult records what the voice agent in the call's room reports:
+// summary, transcript, outcome and metadata. Each given field replaces the
+// stored one (metadata is merged into metadata.result). It returns the
+// call and the client message.
+func (s *Service) RecordResult(ctx context.Context, orgID, id string, req ResultRequest) (Record, string, error) {
+	res, err := parseResult(req, id)
+	if err != nil {
+		return Record{}, "", err
+	}
+	err = s.db.SaveCallResult(ctx, orgID, res, s.now())
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return Record{}, "", errCallNotFound(err)
+	case errors.Is(err, storage.ErrCallNotDialled):
+		return Record{}, "", &errs.Error{Kind: errs.Conflict, Message: "call has not been dialled yet: a result needs an attempt", Err: err}
+	case err != nil:
+		return Record{}, "", err
+	}
+	rec, err := Get(ctx, s.db, orgID, id)
+	if err != nil {
+		return Record{}, "", err
+	}
+	return rec, "Call result recorded", nil
+}
+
+// addResult adds the voice agent's result to a call record read by Get:
+// transcript, outcome, and its summary over the call's (the dial queue
+// rewrites the call's summary column when an attempt ends).
+func addResult(ctx context.Context, db *storage.DB, rec *Record) error {
+	v := &ResultView{Transcript: json.RawMessage("null")}
+	rec.ResultView = v
+	res, err := db.GetCallResult(ctx, rec.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(res.Transcript) > 0 {
+		v.Transcript = res.Transcript
+	}
+	v.Outcome = res.Outcome
+	v.ResultUpdatedAt = timePtr(&res.UpdatedAt)
+	if res.Summary != nil {
+		rec.Summary = res.Summary
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package calls
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/dial"
+)
+
+// liveKit is the LiveKit dialer when the server dials with LiveKit (also
+// when given as Config.DialerImpl), else nil: webhooks are then not served.
+func (s *Service) liveKit() *dial.LiveKit {
+	lk, _ := s.dialer.(*dial.LiveKit)
+	return lk
+}
+
+// CheckLiveKitWebhooks is nil when this server takes LiveKit webhooks (it
+// dials with LiveKit), else a not-found error; the HTTP layer asks before
+// it reads the body.
+func (s *Service) CheckLiveKitWebhooks() error {
+	if s.liveKit() == nil {
+		return errs.New(errs.NotFound, "LiveKit webhooks are not served: the server does not run --dialer livekit")
+	}
+	return nil
+}
+
+// LiveKitWebhook handles a webhook LiveKit sent: auth is its Authorization
+// header (an HS256 token signed with the API key whose sha256 claim is the
+// body's hash), body the raw body. The dialer verifies it, refuses
+// replays, and wakes the Dial of this process waiting for the room. An
+// event ending a call that no Dial here took (the call is dialled by
+// another agentd on the same database, or its process restarted) is
+// written to the database: completed with its duration, only while the
+// call is still active on that attempt in that room. Forged
+// (unauthenticated) and replayed (conflict) webhooks change nothing.
+func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) error {
+	lk := s.liveKit()
+	if lk == nil {
+		return s.CheckLiveKitWebhooks()
+	}
+	ev, err := lk.HandleWebhook(ctx, auth, body)
+	switch {
+	case errors.Is(err, dial.ErrWebhookReplay):
+		return &errs.Error{Kind: errs.Conflict, Message: "webhook event already received", Err: err}
+	case errors.Is(err, dial.ErrWebhookInvalid):
+		return &errs.Error{Kind: errs.Unauthenticated, Message: err.Error()}
+	case err != nil:
+		return err
+	}
+	completed := false
+	if ev.EndsCall && !ev.Delivered && ev.CallID != "" {
+		end := ev.CreatedAt
+		if end.IsZero() {
+			end = s.now()
+		}
+		completed, err = s.db.CompleteCallFromWebhook(ctx, ev.CallID, ev.Attempt, ev.RoomName, end)
+		if err != nil {
+			return err
+		}
+	}
+	s.log.InfoContext(ctx, "livekit webhook", "event", ev.Event, "id", ev.ID, "room", ev.RoomName,
+		"call", ev.CallID, "attempt", ev.Attempt, "endsCall", ev.EndsCall, "delivered", ev.Delivered,
+		"completed", completed)
+	return nil
+}
