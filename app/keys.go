@@ -9,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
@@ -34,13 +35,7 @@ func newKeyView(k storage.APIKey, now time.Time) keyView {
 }
 
 // timePtr formats an optional time; nil stays null.
-func timePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	v := formatTime(*t)
-	return &v
-}
+func timePtr(t *time.Time) *string { return apitime.Ptr(t) }
 
 // envelope is the {data, meta} body of every /v2 success.
 type envelope[T any] struct {

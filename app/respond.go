@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
+
+	"github.com/agentd/agentd/app/apitime"
 )
 
 // timeNow is the moment a response is built (UTC).
 type timeNow = time.Time
 
-// timeLayout is RFC 3339 in UTC with millisecond precision, as every
-// timestamp the API sends.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+const timeLayout = apitime.Layout
 
-// formatTime formats t in UTC with milliseconds: 2026-11-22T10:04:05.123Z.
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime is the API timestamp format (apitime.Format).
+func formatTime(t time.Time) string { return apitime.Format(t) }
 
 // formatTimePtr formats an optional time, nil stays nil (JSON null).
 func formatTimePtr(t *time.Time) any {

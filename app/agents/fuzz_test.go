@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
@@ -46,7 +47,7 @@ func FuzzAgentInput(f *testing.F) {
 			t.Fatalf("config %s is not an object", a.Config)
 		}
 		for _, p := range a.PhoneNumbers {
-			if !validE164(p) || a.Type != "voice" {
+			if !clean.IsE164(p) || a.Type != "voice" {
 				t.Fatalf("phone %q kept on a %s agent", p, a.Type)
 			}
 		}

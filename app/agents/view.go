@@ -4,15 +4,14 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/storage"
 )
 
-// timeLayout is RFC 3339 in UTC with millisecond precision, as every
-// timestamp the API sends (the same layout as app's responses).
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+const timeLayout = apitime.Layout
 
-// formatTime formats t in UTC with milliseconds: 2026-11-22T10:04:05.123Z.
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime is the API timestamp format (apitime.Format).
+func formatTime(t time.Time) string { return apitime.Format(t) }
 
 // View is an agent as the v1 API (and the CLI's --json) shows it.
 // PhoneNumbers is nil, so omitted, on chat agents.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
@@ -32,11 +33,10 @@ const (
 // msgE164 explains the phone format in every phone error.
 const msgE164 = "must be an E.164 phone number such as +14155550100"
 
-// timeLayout is RFC 3339 in UTC with millisecond precision, as every
-// timestamp the API sends.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
+const timeLayout = apitime.Layout
 
-func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+// formatTime is the API timestamp format (apitime.Format).
+func formatTime(t time.Time) string { return apitime.Format(t) }
 
 // Caller is who asks: an organization, or the internal service key, which
 // has none and acts in the organization of the agent it names.
