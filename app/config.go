@@ -4,6 +4,8 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/agentd/agentd/app/kb"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -17,6 +19,10 @@ type Config struct {
 	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 
-	KB    KBConfig
+	KB    kb.Config
 	Calls CallsConfig
 }
+
+// KBConfig is the knowledge base's configuration, named here too for the
+// commands that still reach it through app (import).
+type KBConfig = kb.Config

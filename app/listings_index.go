@@ -3,20 +3,21 @@ package app
 import (
 	"context"
 
+	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/storage"
 )
 
 // newListingVectors shares the knowledge base's embedder and vector index
 // (wireKB runs first); nil, for keyword-only search, without an embedder.
 func newListingVectors(s *Server) *ListingVectors {
-	if s.kb.emb == nil {
+	if s.kb == nil || s.kb.Embedder() == nil {
 		return nil
 	}
-	idx := s.kb.index
+	idx := s.kb.VectorIndex()
 	if idx == nil {
 		idx = storage.NewVectorIndex(s.db)
 	}
-	return &ListingVectors{Embedder: s.kb.emb, Index: idx}
+	return &ListingVectors{Embedder: s.kb.Embedder(), Index: idx}
 }
 
 // OpenListingVectors builds the listings' vector side for a process
@@ -27,7 +28,7 @@ func OpenListingVectors(ctx context.Context, db *storage.DB, cfg KBConfig) (*Lis
 	emb := cfg.TestEmbedder
 	if emb == nil {
 		var err error
-		if emb, err = newEmbedder(cfg); err != nil {
+		if emb, err = kb.NewEmbedder(cfg); err != nil {
 			return nil, err
 		}
 	}
