@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/kb"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -20,6 +21,7 @@ type Config struct {
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
 
-	KB    KBConfig
+	KB    kb.Config
 	Calls calls.Config
 }
+

@@ -6,22 +6,18 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/embed"
 )
 
-// testEmbedder is the built-in embedder with two test behaviours keyed by
-// markers in the text: "FAIL-EMBED" fails the call, "SLOW-EMBED" signals
-// started and sleeps delay first. It is a fake embedding service, not a
-// fake of our storage.
+// testEmbedder is the built-in embedder that fails any call with
+// "FAIL-EMBED" in a text: a fake embedding service, not a fake of our
+// storage. (The worker's slow-embedding tests live in app/kb.)
 type testEmbedder struct {
 	*embed.Builtin
-	started chan struct{}
-	delay   time.Duration
-	calls   atomic.Int64
 }
 
 func newTestEmbedder(t testing.TB, dims int) *testEmbedder {
@@ -29,21 +25,13 @@ func newTestEmbedder(t testing.TB, dims int) *testEmbedder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEmbedder{Builtin: b, started: make(chan struct{}, 16), delay: 400 * time.Millisecond}
+	return &testEmbedder{Builtin: b}
 }
 
 func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	e.calls.Add(1)
 	for _, t := range texts {
 		if strings.Contains(t, "FAIL-EMBED") {
 			return nil, fmt.Errorf("%w: test service refused the text", embed.ErrEmbedder)
-		}
-		if strings.Contains(t, "SLOW-EMBED") {
-			select {
-			case e.started <- struct{}{}:
-			default:
-			}
-			time.Sleep(e.delay)
 		}
 	}
 	return e.Builtin.Embed(ctx, texts)
@@ -81,7 +69,7 @@ type kbListResp struct {
 }
 
 type kbSearchResp struct {
-	Results []KBResult `json:"results"`
+	Results []kb.Result `json:"results"`
 }
 
 // createCollection creates a collection through the API and returns its id.

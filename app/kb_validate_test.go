@@ -3,14 +3,12 @@ package app
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 var updateKBGolden = flag.Bool("update-kb", false, "rewrite testdata/golden/kb")
@@ -153,36 +151,4 @@ func TestKBErrorShapesGolden(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", name, got, want)
 		}
 	}
-}
-
-// FuzzParseKBBatch: any body gives either a 4xx *Error or a batch that
-// satisfies every limit; never a panic.
-func FuzzParseKBBatch(f *testing.F) {
-	f.Add([]byte(`{"collectionId":"c","sources":[{"externalId":"a","title":"t","content":"x","metadata":{"k":1},"contentRole":"faq"}]}`))
-	f.Add([]byte(`{"collectionId":"c","sources":[{"externalId":"a","title":"t","content":"x"},{"externalId":7}]}`))
-	f.Add([]byte(`{"collectionId":"c","sources":[null,"x",[],{}]}`))
-	f.Add([]byte(`{"collectionId":1}`))
-	f.Add([]byte(`{"sources":{}}`))
-	f.Add([]byte("\xff\xfe"))
-	f.Add([]byte(`{"collectionId":"c","sources":[{"externalId":"a","title":"t","content":"x","contentRole":"A"}]} trailing`))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseKBBatch(body)
-		if err != nil {
-			var e *Error
-			if !errors.As(err, &e) || status(e) < 400 || status(e) >= 500 || e.Message == "" {
-				t.Fatalf("error %v is not a 4xx *Error", err)
-			}
-			return
-		}
-		if req.CollectionID == "" || len(req.Sources) < 1 || len(req.Sources) > kbMaxBatch {
-			t.Fatalf("accepted batch breaks a limit: %+v", req)
-		}
-		for _, s := range req.Sources {
-			if s.ExternalID == "" || utf8.RuneCountInString(s.ExternalID) > kbMaxExternalID || s.Title == "" ||
-				utf8.RuneCountInString(s.Title) > kbMaxTitle || s.Content == "" || len(s.Content) > kbMaxContentBytes ||
-				(s.ContentRole != "" && !validContentRole(s.ContentRole)) || (s.Metadata != nil && !json.Valid(s.Metadata)) {
-				t.Fatalf("accepted source breaks a limit: %+v", s)
-			}
-		}
-	})
 }

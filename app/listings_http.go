@@ -8,7 +8,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/embed"
 )
 
 // listingsState is what the listings handlers share: the feature over the
@@ -20,7 +19,7 @@ type listingsState struct {
 // wireListings sets up listings on the knowledge base's embedder and vector
 // index (wireKB runs first); without an embedder search is keyword-only.
 func (a *App) wireListings(ctx context.Context) error {
-	v := listings.NewVectors(a.db, a.srv.kb.emb, a.srv.kb.index)
+	v := listings.NewVectors(a.db, a.srv.kb.Embedder(), a.srv.kb.VectorIndex())
 	a.srv.listings.svc = &listings.Service{DB: a.db, Vectors: v}
 	if v != nil {
 		// Load the listing spaces in the background so the first search
@@ -34,11 +33,6 @@ func (a *App) wireListings(ctx context.Context) error {
 	}
 	return nil
 }
-
-// ListingEmbedder is the embedder serve would use with cfg, for agentd
-// import --db: the vectors it writes must be the ones the server searches.
-// It goes once the embedder's constructor lives outside package app.
-func ListingEmbedder(cfg KBConfig) (embed.Embedder, error) { return newEmbedder(cfg) }
 
 // syncResponse is the body of POST /api/v1/listings/sync. Fields are in
 // the order the API has always sent them.

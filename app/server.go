@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -55,7 +56,7 @@ type Server struct {
 	limiter     *rateLimiter
 
 	// Feature state, set up by each feature's wire function.
-	kb       kbState
+	kb       *kb.Service
 	listings listingsState
 	calls    callsState
 }

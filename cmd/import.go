@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 )
 
@@ -28,7 +28,7 @@ type importOpts struct {
 	dryRun      bool
 	skipInvalid bool
 	retryWait   time.Duration
-	kb          app.KBConfig
+	kb          kb.Config
 }
 
 func newImport(g *globals) *cobra.Command {
@@ -215,7 +215,7 @@ func importToDB(ctx context.Context, g *globals, o *importOpts, plan listings.Im
 	if err != nil {
 		return listings.SyncReport{}, err
 	}
-	emb, err := app.ListingEmbedder(o.kb)
+	emb, err := kb.NewEmbedder(o.kb)
 	if err != nil {
 		return listings.SyncReport{}, err
 	}

@@ -1,19 +1,18 @@
 package cmd
 
 import (
-	"time"
-
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/storage"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
-func addKBFlags(c *cobra.Command, cfg *app.KBConfig) {
+func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f := c.Flags()
 	f.StringVar(&cfg.Embedder, "embedder", envString("AGENTD_EMBEDDER", "builtin"), "knowledge embedder: builtin (offline, lexical) or openai (any OpenAI-compatible /v1/embeddings) (env AGENTD_EMBEDDER)")
 	f.IntVar(&cfg.EmbedDims, "embed-dims", envInt("AGENTD_EMBED_DIMS", 1024), "vector length of the builtin embedder (env AGENTD_EMBED_DIMS)")
@@ -46,7 +45,7 @@ func newCollection(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				col, err := app.CreateCollection(c.Context(), db, o.ID, args[0], desc)
+				col, err := kb.CreateCollection(c.Context(), db, o.ID, args[0], desc)
 				if err != nil {
 					return err
 				}
@@ -65,7 +64,7 @@ func newCollection(g *globals) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				cols, _, err := db.ListCollections(c.Context(), o.ID, 1_000_000, 0)
+				cols, _, err := kb.ListCollections(c.Context(), db, o.ID, kb.Page{Limit: 1_000_000})
 				if err != nil {
 					return err
 				}
@@ -92,11 +91,11 @@ func newCollection(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				col, err := db.FindCollection(c.Context(), o.ID, args[0])
+				col, err := kb.FindCollection(c.Context(), db, o.ID, args[0])
 				if err != nil {
 					return err
 				}
-				if err := db.DeleteCollection(c.Context(), o.ID, col.ID); err != nil {
+				if err := kb.DeleteCollection(c.Context(), db, o.ID, col.ID); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "collection %s (%s) deleted\n", col.Name, col.ID)
@@ -109,7 +108,7 @@ func newCollection(g *globals) *cobra.Command {
 }
 
 func newReindex(g *globals) *cobra.Command {
-	var cfg app.KBConfig
+	var cfg kb.Config
 	var org, collection string
 	var force bool
 	c := &cobra.Command{
@@ -133,14 +132,14 @@ database). Give the server the same embedder flags, or it will reindex back at i
 				if err != nil {
 					return err
 				}
-				col, err := db.FindCollection(c.Context(), o.ID, collection)
+				col, err := kb.FindCollection(c.Context(), db, o.ID, collection)
 				if err != nil {
 					return err
 				}
 				colID = col.ID
 			}
 			out := c.OutOrStdout()
-			queued, done, err := app.Reindex(c.Context(), db, cfg, colID, force, nil, func(done, backlog int) {
+			queued, done, err := kb.Reindex(c.Context(), db, cfg, colID, force, nil, func(done, backlog int) {
 				if !g.json && done%100 == 0 {
 					fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
 				}

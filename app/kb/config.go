@@ -1,17 +1,24 @@
-package app
+// Package kb is the knowledge base: collections, sources, their validation
+// (with field paths) and the use cases over storage and embed (upsert,
+// batch, list, delete, hybrid search, reindex, the background worker). It
+// knows nothing of HTTP: the package app decodes requests, calls it and
+// encodes what it returns; the CLI calls it directly.
+package kb
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
 )
 
-// KBConfig configures knowledge processing (embedder, worker).
-type KBConfig struct {
+// Config configures knowledge processing (embedder, worker). cmd fills it
+// from flags and environment, for serve as for reindex and import, so every
+// process embeds with the same model.
+type Config struct {
 	// Embedder is "builtin" (default: offline, deterministic, lexical) or
 	// "openai" (any OpenAI-compatible POST /v1/embeddings service).
 	Embedder string
@@ -38,6 +45,7 @@ type KBConfig struct {
 	Lease time.Duration
 	// PollInterval is how often the worker looks for sources queued by other
 	// processes (default 2 s; writes through this server wake it at once).
+	// Negative means wake-only (tests).
 	PollInterval time.Duration
 
 	// TestEmbedder, when set, replaces the configured embedder (tests and
@@ -45,47 +53,44 @@ type KBConfig struct {
 	TestEmbedder embed.Embedder
 }
 
-// kbState is what the knowledge-base handlers share.
-type kbState struct {
-	emb    embed.Embedder
-	worker *embed.Worker
-	index  *storage.VectorIndex
-	text   *storage.TextIndex
+// NewEmbedder builds the embedder cfg selects. Listings share it, so
+// knowledge and listing vectors come from one model.
+func NewEmbedder(cfg Config) (embed.Embedder, error) {
+	if cfg.TestEmbedder != nil {
+		return cfg.TestEmbedder, nil
+	}
+	switch strings.ToLower(cfg.Embedder) {
+	case "", "builtin":
+		dims := cfg.EmbedDims
+		if dims == 0 {
+			dims = embed.DefaultBuiltinDims
+		}
+		b, err := embed.NewBuiltin(dims)
+		if err != nil {
+			return nil, fmt.Errorf("--embed-dims: %w", err)
+		}
+		return b, nil
+	case "openai":
+		return newOpenAIEmbedder(cfg)
+	}
+	return nil, fmt.Errorf("--embedder %q: use builtin or openai", cfg.Embedder)
 }
 
-// wireKB sets up the embedder and the background knowledge worker: sources
-// left unfinished by a previous run and collections indexed by another
-// embedder are queued again before the server takes requests.
-func (a *App) wireKB(ctx context.Context) error {
-	emb, err := newEmbedder(a.cfg.KB)
-	if err != nil {
-		return err
-	}
-	w, err := newKBWorker(a.db, emb, a.cfg.KB, a.log)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Prepare(ctx); err != nil {
-		return err
-	}
-	idx, text := storage.NewVectorIndex(a.db), storage.NewKBTextIndex(a.db)
-	a.srv.kb = kbState{emb: emb, worker: w, index: idx, text: text}
-	a.goWorker(w.Run)
-	a.goWorker(func(ctx context.Context) error {
-		// Load the in-memory indexes now rather than on the first search.
-		if err := idx.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
-			a.log.Warn("loading knowledge vectors", "err", err)
-		}
-		if err := text.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
-			a.log.Warn("loading knowledge text index", "err", err)
-		}
-		return nil
+// newOpenAIEmbedder builds the OpenAI-compatible embedder.
+func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
+	o, err := embed.NewOpenAI(embed.OpenAIConfig{
+		BaseURL: cfg.OpenAIBaseURL, APIKey: cfg.OpenAIAPIKey, Model: cfg.OpenAIModel,
+		Dimensions: cfg.OpenAIDimensions, SendDimensions: cfg.OpenAISendDimensions,
+		BatchSize: cfg.EmbedBatch, Timeout: cfg.EmbedTimeout, Concurrency: cfg.EmbedConcurrency, MaxRetries: cfg.EmbedRetries,
 	})
-	return nil
+	if err != nil {
+		return nil, fmt.Errorf("--embedder openai: %w", err)
+	}
+	return o, nil
 }
 
-// newKBWorker builds the chunker and worker for an embedder.
-func newKBWorker(db *storage.DB, emb embed.Embedder, cfg KBConfig, log *slog.Logger) (*embed.Worker, error) {
+// newWorker builds the chunker and worker for an embedder.
+func newWorker(db *storage.DB, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
 	ch, err := embed.NewChunker(embed.DefaultChunkTokens, embed.DefaultOverlap)
 	if err != nil {
 		return nil, fmt.Errorf("chunker: %w", err)

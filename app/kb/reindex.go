@@ -1,4 +1,4 @@
-package app
+package kb
 
 import (
 	"context"
@@ -14,16 +14,16 @@ import (
 // embedded before it returns. It works beside a running server: claims are
 // leases in the database. collectionID "" means all collections. progress,
 // when set, is called after each source with (done, backlog).
-func Reindex(ctx context.Context, db *storage.DB, cfg KBConfig, collectionID string, force bool, log *slog.Logger,
+func Reindex(ctx context.Context, db *storage.DB, cfg Config, collectionID string, force bool, log *slog.Logger,
 	progress func(done, backlog int)) (queued, done int, err error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	emb, err := newEmbedder(cfg)
+	emb, err := NewEmbedder(cfg)
 	if err != nil {
 		return 0, 0, err
 	}
-	w, err := newKBWorker(db, emb, cfg, log)
+	w, err := newWorker(db, emb, cfg, log)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -1,4 +1,4 @@
-package app
+package kb
 
 import (
 	"context"
@@ -105,31 +105,28 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 	return path, o.ID, c.ID
 }
 
-// BenchmarkKBHybridSearch is POST /api/v1/kb/search's work in process
+// BenchmarkHybridSearch is POST /api/v1/kb/search's work in process
 // (BM25 top 40 + vector top 40 + RRF + reading the 10 chunks) over a
 // collection of 100,000 chunks, with queries of 2-5 words drawn from the
 // corpus's own Zipf distribution. The first run seeds a cached database in
 // the temp dir (minutes). recall@10 is the vector part against exact search.
 //
-//	go test ./app -run '^$' -bench KBHybridSearch -benchtime 200x -count 3
-func BenchmarkKBHybridSearch(b *testing.B) {
+//	go test ./app/kb -run '^$' -bench HybridSearch -benchtime 200x -count 3
+func BenchmarkHybridSearch(b *testing.B) {
 	for _, dims := range []int{384, 1536} {
 		b.Run(fmt.Sprintf("chunks=100000/dims=%d", dims), func(b *testing.B) {
-			path, orgID, colID := seedKBBench(b, 100_000, dims)
+			path, _, colID := seedKBBench(b, 100_000, dims)
 			emb, _ := embed.NewBuiltin(dims)
-			e := startTestEnv(b, path, func(c *Config) {
-				c.Log = discardLogger()
-				c.KB.TestEmbedder = emb
-				c.KB.PollInterval = -1
-			})
-			_ = orgID
 			ctx := context.Background()
-			s := e.app.srv
-			// Both in-memory indexes loaded (as the server does at start).
-			if err := s.kb.index.Warm(ctx, "kb:"); err != nil {
+			s, err := Open(ctx, openDB(b, path), testCfg(emb), nil)
+			if err != nil {
 				b.Fatal(err)
 			}
-			if err := s.kb.text.Warm(ctx, "kb:"); err != nil {
+			// Both in-memory indexes loaded (as the server does at start).
+			if err := s.index.Warm(ctx, "kb:"); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.text.Warm(ctx, "kb:"); err != nil {
 				b.Fatal(err)
 			}
 			vocab := benchVocab(30_000)
@@ -145,7 +142,7 @@ func BenchmarkKBHybridSearch(b *testing.B) {
 			}
 			i := 0
 			for b.Loop() {
-				res, err := s.kbSearch(ctx, kbSearchRequest{CollectionID: colID, Query: queries[i%len(queries)], Limit: 10, Mode: kbModeHybrid})
+				res, err := s.search(ctx, SearchRequest{CollectionID: colID, Query: queries[i%len(queries)], Limit: 10, Mode: ModeHybrid})
 				if err != nil || len(res) == 0 {
 					b.Fatal(err, len(res))
 				}
@@ -155,11 +152,11 @@ func BenchmarkKBHybridSearch(b *testing.B) {
 			for _, q := range queries[:30] {
 				v, _ := emb.Embed(ctx, []string{q})
 				want := map[int64]bool{}
-				ex, _ := s.kb.index.SearchExact(ctx, storage.KBSpace(colID), v[0], 10)
+				ex, _ := s.index.SearchExact(ctx, storage.KBSpace(colID), v[0], 10)
 				for _, h := range ex {
 					want[h.ID] = true
 				}
-				got, _ := s.kb.index.Search(ctx, storage.KBSpace(colID), v[0], 10, nil)
+				got, _ := s.index.Search(ctx, storage.KBSpace(colID), v[0], 10, nil)
 				for _, h := range got {
 					if want[h.ID] {
 						found++

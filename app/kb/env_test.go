@@ -1,0 +1,173 @@
+package kb
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/storage"
+)
+
+// testEmbedder is the built-in embedder that, for a text holding
+// "SLOW-EMBED", signals started and sleeps delay first: a slow embedding
+// service, not a fake of our storage.
+type testEmbedder struct {
+	*embed.Builtin
+	started chan struct{}
+	delay   time.Duration
+}
+
+func newTestEmbedder(t testing.TB, dims int) *testEmbedder {
+	b, err := embed.NewBuiltin(dims)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &testEmbedder{Builtin: b, started: make(chan struct{}, 16), delay: 400 * time.Millisecond}
+}
+
+func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	for _, t := range texts {
+		if strings.Contains(t, "SLOW-EMBED") {
+			select {
+			case e.started <- struct{}{}:
+			default:
+			}
+			time.Sleep(e.delay)
+		}
+	}
+	return e.Builtin.Embed(ctx, texts)
+}
+
+// testCfg is a wake-only worker with the given embedder.
+func testCfg(emb embed.Embedder) Config { return Config{TestEmbedder: emb, PollInterval: -1} }
+
+// openDB opens (or creates) the database file at path, closed at cleanup.
+func openDB(t testing.TB, path string) *storage.DB {
+	t.Helper()
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// testKB is a started knowledge base on a database, like serve runs it.
+type testKB struct {
+	t   testing.TB
+	db  *storage.DB
+	svc *Service
+	org string
+}
+
+// startKB opens the service on db and runs its worker and warm-up until
+// stop (or the test's cleanup).
+func startKB(t testing.TB, db *storage.DB, org string, cfg Config) (*testKB, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	svc, err := Open(ctx, db, cfg, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("open: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { svc.Warm(ctx) })
+	wg.Go(func() { svc.Run(ctx) })
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return &testKB{t: t, db: db, svc: svc, org: org}, stop
+}
+
+// newKB is a started knowledge base on a fresh database with one
+// organization.
+func newKB(t testing.TB, cfg Config) *testKB {
+	t.Helper()
+	db := openDB(t, filepath.Join(t.TempDir(), "agentd.db"))
+	k, _ := startKB(t, db, newOrg(t, db, "default"), cfg)
+	return k
+}
+
+// newOrg creates an organization and returns its id.
+func newOrg(t testing.TB, db *storage.DB, name string) string {
+	t.Helper()
+	o, err := db.CreateOrg(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.ID
+}
+
+// collection creates a collection and returns its id.
+func (k *testKB) collection(name string) string {
+	k.t.Helper()
+	c, err := k.svc.CreateCollection(context.Background(), k.org, name, "")
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	return c.ID
+}
+
+// upsert writes one source.
+func (k *testKB) upsert(col, externalID, title, content string) UpsertResult {
+	k.t.Helper()
+	res, err := k.svc.UpsertSource(context.Background(), k.org, SourceInput{CollectionID: col,
+		ExternalID: &externalID, Title: &title, Content: &content})
+	if err != nil {
+		k.t.Fatalf("upsert %s: %v", externalID, err)
+	}
+	return res
+}
+
+// sources lists a collection's sources (first 100).
+func (k *testKB) sources(col string) []storage.Source {
+	k.t.Helper()
+	srcs, _, err := k.svc.ListSources(context.Background(), k.org, SourceQuery{CollectionID: col, Page: Page{Limit: 100}})
+	if err != nil {
+		k.t.Fatalf("list sources: %v", err)
+	}
+	return srcs
+}
+
+// waitProcessed polls the list until no source is pending or processing.
+func (k *testKB) waitProcessed(col string) []storage.Source {
+	k.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		srcs := k.sources(col)
+		busy := false
+		for _, s := range srcs {
+			busy = busy || s.Status == "pending" || s.Status == "processing"
+		}
+		if !busy {
+			return srcs
+		}
+		if time.Now().After(deadline) {
+			k.t.Fatalf("sources still processing: %+v", srcs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// search runs a search that must succeed.
+func (k *testKB) search(col, query, mode string, limit int) []Result {
+	k.t.Helper()
+	in := SearchInput{CollectionID: col, Query: &query, Mode: mode}
+	if limit > 0 {
+		in.Limit = &limit
+	}
+	res, err := k.svc.Search(context.Background(), k.org, in)
+	if err != nil {
+		k.t.Fatalf("search %q %s: %v", query, mode, err)
+	}
+	return res
+}

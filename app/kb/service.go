@@ -1,0 +1,68 @@
+package kb
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/storage"
+)
+
+// Service is the knowledge base of a running server: the embedder, the
+// background worker that chunks and embeds sources, and the in-memory
+// indexes searches read. One per process; safe for concurrent use.
+type Service struct {
+	db     *storage.DB
+	log    *slog.Logger
+	emb    embed.Embedder
+	worker *embed.Worker
+	index  *storage.VectorIndex
+	text   *storage.TextIndex
+}
+
+// Open sets up the embedder cfg selects and the background worker: sources
+// left unfinished by a previous run and collections indexed by another
+// embedder are queued again, so the server takes requests on a consistent
+// queue. Run and Warm are then started by the caller beside the server.
+func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	emb, err := NewEmbedder(cfg)
+	if err != nil {
+		return nil, err
+	}
+	w, err := newWorker(db, emb, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Prepare(ctx); err != nil {
+		return nil, err
+	}
+	return &Service{db: db, log: log, emb: emb, worker: w,
+		index: storage.NewVectorIndex(db), text: storage.NewKBTextIndex(db)}, nil
+}
+
+// Run processes queued sources until ctx ends; a source cut by the end is
+// given back for the next start.
+func (s *Service) Run(ctx context.Context) error { return s.worker.Run(ctx) }
+
+// Warm loads the in-memory indexes now rather than on the first search. A
+// failure is only logged: searches load what they need themselves.
+func (s *Service) Warm(ctx context.Context) error {
+	if err := s.index.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
+		s.log.Warn("loading knowledge vectors", "err", err)
+	}
+	if err := s.text.Warm(ctx, "kb:"); err != nil && ctx.Err() == nil {
+		s.log.Warn("loading knowledge text index", "err", err)
+	}
+	return nil
+}
+
+// Embedder is the configured embedder; listings embed with it too, so one
+// model serves the whole process.
+func (s *Service) Embedder() embed.Embedder { return s.emb }
+
+// VectorIndex is the in-memory vector index, shared with listings so the
+// process holds one.
+func (s *Service) VectorIndex() *storage.VectorIndex { return s.index }
