@@ -197,7 +197,7 @@ func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
 				return fmt.Errorf("storage: insert calls: %w", err)
 			}
 		}
-		return nil
+		return db.emitCalls(ctx, tx, EventCallQueued, idsWithStatus(calls, CallQueued))
 	})
 	if err != nil {
 		return nil, err
@@ -363,9 +363,11 @@ func (db *DB) CancelCall(ctx context.Context, orgID, id string, now time.Time) (
 		}
 		// claim_token and lease stay: the dialing worker still owns the
 		// attempt until it has hung up and recorded it.
-		_, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
-			WHERE id = ?`, ms(now), ms(now), id)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
+			WHERE id = ?`, ms(now), ms(now), id); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
 	})
 	if err != nil {
 		return Call{}, prev, err

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -46,6 +47,10 @@ type DB struct {
 	keyListMu    sync.Mutex
 	keyListEpoch int64
 	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
+
+	views    atomic.Pointer[EventViews] // how events render their data (storage/events.go)
+	txEvents sync.Map                   // *sql.Tx -> true once it wrote events
+	eventSig broadcast                  // fired after a commit that wrote events
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -110,10 +115,15 @@ func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		db.txEvents.Delete(tx)
 		return err
 	}
+	_, wrote := db.txEvents.LoadAndDelete(tx)
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
+	}
+	if wrote {
+		db.eventSig.fire()
 	}
 	return nil
 }
