@@ -25,15 +25,19 @@ const (
 	capListingsWrite = "listings:write"
 	capAPIKeyManage  = "apikey:manage"
 	capOrgManage     = "org:manage"
+	capWebhookManage = "webhook:manage" // webhook endpoints, their secrets and deliveries
+	capEventsRead    = "events:read"    // the event log and its stream
 )
 
 // Roles lists the roles in order of power.
 var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
-	"owner":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage, capOrgManage),
-	"admin":  set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage),
-	"member": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite),
+	"owner": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage, capOrgManage,
+		capWebhookManage, capEventsRead),
+	"admin": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capAPIKeyManage,
+		capWebhookManage, capEventsRead),
+	"member": set(capAgentRead, capAgentWrite, capCallsWrite, capKBWrite, capListingsWrite, capEventsRead),
 	"viewer": set(capAgentRead),
 }
 

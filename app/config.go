@@ -17,6 +17,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 
-	KB    KBConfig
-	Calls CallsConfig
+	KB       KBConfig
+	Calls    CallsConfig
+	Webhooks WebhooksConfig
 }

@@ -55,6 +55,7 @@ type Server struct {
 	kb       kbState
 	listings listingsState
 	calls    callsState
+	webhooks webhooksState
 }
 
 // newServer builds the server and its route table.
