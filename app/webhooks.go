@@ -21,6 +21,7 @@ type WebhooksConfig struct {
 	Concurrency  int             // requests in flight; default 64
 	Schedule     []time.Duration // retry delays; default events.Backoff
 	KeepAlive    time.Duration   // event stream keep-alive; default 15 s
+	DisableAfter time.Duration   // an endpoint failing everything this long is disabled; default 24 h
 	// Resolver, when set, resolves receiver hosts (tests).
 	Resolver safehttp.Resolver
 	// Disabled turns the delivery worker off (benchmarks of the write path).
@@ -65,7 +66,7 @@ func (a *App) wireWebhooks(ctx context.Context) error {
 		return nil
 	}
 	w := events.NewWorker(events.WorkerConfig{DB: a.db, Sender: client, Log: a.log, Concurrency: cfg.Concurrency,
-		Timeout: cfg.Timeout, Lease: cfg.Lease, Poll: cfg.Poll, Schedule: cfg.Schedule})
+		Timeout: cfg.Timeout, Lease: cfg.Lease, Poll: cfg.Poll, Schedule: cfg.Schedule, DisableAfter: cfg.DisableAfter})
 	a.srv.webhooks.worker = w
 	a.goWorker(w.Run)
 	return nil

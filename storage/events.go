@@ -199,7 +199,7 @@ func (db *DB) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []strin
 	}
 	view := db.eventViews().Call
 	evs := make([]pendingEvent, 0, len(snaps))
-	var batches []string
+	var batches [][2]string // batch, the call that ended
 	for _, s := range snaps {
 		var data any = map[string]string{"id": s.Call.ID}
 		if view != nil {
@@ -207,7 +207,7 @@ func (db *DB) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []strin
 		}
 		evs = append(evs, pendingEvent{typ: typ, subject: "call:" + s.Call.ID, orgID: s.Call.OrgID, data: data})
 		if typ == EventCallEnded && s.Call.BatchID != "" {
-			batches = append(batches, s.Call.BatchID)
+			batches = append(batches, [2]string{s.Call.BatchID, s.Call.ID})
 		}
 	}
 	if _, err := db.insertEvents(ctx, tx, evs); err != nil {
@@ -317,12 +317,14 @@ func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map
 
 // emitBatchesDone writes batch.completed for each batch all of whose calls
 // are now final. A final call never leaves its status, so this holds at
-// exactly one transition per batch.
-func (db *DB) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches []string) error {
+// exactly one transition per batch. Its subject is the call whose end
+// completed the batch, so it reaches each endpoint after that call.ended.
+func (db *DB) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]string) error {
 	seen := map[string]bool{}
 	var evs []pendingEvent
 	view := db.eventViews().Batch
-	for _, b := range batches {
+	for _, bc := range batches {
+		b := bc[0]
 		if seen[b] {
 			continue
 		}
@@ -366,7 +368,7 @@ func (db *DB) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches []string)
 		if view != nil {
 			data = view(s)
 		}
-		evs = append(evs, pendingEvent{typ: EventBatchCompleted, subject: "batch:" + b, orgID: s.OrgID, data: data})
+		evs = append(evs, pendingEvent{typ: EventBatchCompleted, subject: "call:" + bc[1], orgID: s.OrgID, data: data})
 	}
 	_, err := db.insertEvents(ctx, tx, evs)
 	return err

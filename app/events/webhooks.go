@@ -146,30 +146,39 @@ func notFound(err error, what string) error {
 	return err
 }
 
-// Create stores an endpoint and returns it with its secret, shown once.
-func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSecret, error) {
+// validateNew checks a create's input and returns the endpoint to store.
+func (s *Service) validateNew(ctx context.Context, in Input) (storage.WebhookEndpoint, error) {
+	var e storage.WebhookEndpoint
 	if in.URL == nil {
-		return WebhookSecret{}, errs.InvalidField("url", "is required")
+		return e, errs.InvalidField("url", "is required")
 	}
 	if in.Events == nil {
-		return WebhookSecret{}, errs.InvalidField("events", "is required: a list of event types, or [\"*\"] for all")
+		return e, errs.InvalidField("events", "is required: a list of event types, or [\"*\"] for all")
 	}
-	u, err := s.checkURL(ctx, *in.URL)
-	if err != nil {
-		return WebhookSecret{}, err
+	var err error
+	if e.URL, err = s.checkURL(ctx, *in.URL); err != nil {
+		return e, err
 	}
-	types, err := checkEvents(*in.Events)
-	if err != nil {
-		return WebhookSecret{}, err
+	if e.Events, err = checkEvents(*in.Events); err != nil {
+		return e, err
 	}
-	var desc string
 	if in.Description != nil {
-		if desc, err = checkDescription(*in.Description); err != nil {
-			return WebhookSecret{}, err
+		if e.Description, err = checkDescription(*in.Description); err != nil {
+			return e, err
 		}
 	}
+	return e, nil
+}
+
+// Create stores an endpoint and returns it with its secret, shown once.
+func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSecret, error) {
+	nw, err := s.validateNew(ctx, in)
+	if err != nil {
+		return WebhookSecret{}, err
+	}
 	secret := NewSecret()
-	e, err := s.DB.CreateWebhook(ctx, storage.WebhookEndpoint{OrgID: orgID, URL: u, Events: types, Description: desc, Secret: secret})
+	nw.OrgID, nw.Secret = orgID, secret
+	e, err := s.DB.CreateWebhook(ctx, nw)
 	if err != nil {
 		return WebhookSecret{}, err
 	}
