@@ -181,7 +181,9 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 		!strings.Contains(*wh.Data.DisabledReason, "HTTP 502") {
 		t.Errorf("reason %v", wh.Data.DisabledReason)
 	}
-	var dl struct{ Data struct{ Deliveries []struct{ Status string } } }
+	var dl struct {
+		Data struct{ Deliveries []struct{ Status string } }
+	}
 	e.doJSON("GET", "/api/v2/webhooks/"+id+"/deliveries", e.key, nil, &dl)
 	if len(dl.Data.Deliveries) != 1 || dl.Data.Deliveries[0].Status != "paused" {
 		t.Fatalf("deliveries: %+v", dl)
