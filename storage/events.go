@@ -495,8 +495,10 @@ func (db *DB) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var hi sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq FROM events WHERE created_at < ?
-			ORDER BY seq LIMIT ?)`, ms(cutoff), limit).Scan(&hi); err != nil || !hi.Valid {
+		// created_at grows with seq (one writer at a time): the oldest
+		// events are the first rows, no index needed.
+		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq, created_at FROM events ORDER BY seq LIMIT ?)
+			WHERE created_at < ?`, limit, ms(cutoff)).Scan(&hi); err != nil || !hi.Valid {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE event_seq <= ?

@@ -60,32 +60,22 @@ func (db *DB) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]Delivery
 	if !due {
 		return nil, nil
 	}
+	sts, err := db.writerStmts(ctx, qClaimDeliveries, qClaimedJobs)
+	if err != nil {
+		return nil, fmt.Errorf("storage: claim deliveries: %w", err)
+	}
 	var jobs []DeliveryJob
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `WITH cand AS (
-				SELECT d.id, d.endpoint_id, d.next_attempt_at, d.event_seq
-				FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled = 1
-				WHERE d.status IN ('pending', 'delivering') AND d.next_attempt_at <= ?1
-					AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
-						AND p.order_key = d.order_key AND p.event_seq < d.event_seq AND p.status IN ('pending', 'delivering'))
-				ORDER BY d.next_attempt_at, d.event_seq LIMIT ?2 * 4),
-			ranked AS (
-				SELECT id, next_attempt_at, event_seq,
-					row_number() OVER (PARTITION BY endpoint_id ORDER BY next_attempt_at, event_seq) +
-					(SELECT count(*) FROM webhook_deliveries x WHERE x.endpoint_id = cand.endpoint_id
-						AND x.status = 'delivering' AND x.next_attempt_at > ?1) AS load
-				FROM cand)
-			UPDATE webhook_deliveries SET status = 'delivering', claim_token = ?3, worker_id = ?4, attempts = attempts + 1,
-				next_attempt_at = ?5, updated_at = ?1
-			WHERE id IN (SELECT id FROM ranked WHERE load <= ?6 ORDER BY next_attempt_at, event_seq LIMIT ?2)`,
-			now, cl.Limit, cl.Token, cl.WorkerID, ms(cl.LeaseUntil), cl.PerEndpoint)
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		jobs = jobs[:0]
+		ids, err := stmtIDs(ctx, tx.StmtContext(ctx, sts[0]), now, cl.Limit, cl.Token, cl.WorkerID, ms(cl.LeaseUntil), cl.PerEndpoint)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
+		list, err := json.Marshal(ids)
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT d.id, d.attempts, d.replay, e.id, e.url, e.secret, e.prev_secret,
-			e.prev_secret_until, ev.seq, ev.id, ev.org_id, ev.type, ev.subject, ev.data, ev.created_at
-			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.seq = d.event_seq
-			WHERE d.claim_token = ? ORDER BY d.event_seq`, cl.Token)
+		rows, err := tx.StmtContext(ctx, sts[1]).QueryContext(ctx, string(list))
 		if err != nil {
 			return err
 		}
@@ -110,6 +100,53 @@ func (db *DB) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]Delivery
 		return nil, fmt.Errorf("storage: claim deliveries: %w", err)
 	}
 	return jobs, nil
+}
+
+// The claim: candidates are due deliveries of enabled endpoints with no
+// unfinished earlier delivery of their subject; each endpoint's load is
+// its deliveries in flight (any process) plus its rank among candidates.
+const (
+	qClaimDeliveries = `WITH cand AS (
+			SELECT d.id, d.endpoint_id, d.next_attempt_at, d.event_seq
+			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled = 1
+			WHERE d.status IN ('pending', 'delivering') AND d.next_attempt_at <= ?1
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+					AND p.order_key = d.order_key AND p.event_seq < d.event_seq AND p.status IN ('pending', 'delivering'))
+			ORDER BY d.next_attempt_at, d.event_seq LIMIT ?2 * 2),
+		busy AS (
+			SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
+			WHERE status = 'delivering' AND next_attempt_at > ?1 GROUP BY endpoint_id),
+		ranked AS (
+			SELECT id, next_attempt_at, event_seq,
+				row_number() OVER (PARTITION BY cand.endpoint_id ORDER BY next_attempt_at, event_seq) +
+				coalesce(busy.n, 0) AS load
+			FROM cand LEFT JOIN busy ON busy.endpoint_id = cand.endpoint_id)
+		UPDATE webhook_deliveries SET status = 'delivering', claim_token = ?3, worker_id = ?4, attempts = attempts + 1,
+			next_attempt_at = ?5, updated_at = ?1
+		WHERE id IN (SELECT id FROM ranked WHERE load <= ?6 ORDER BY next_attempt_at, event_seq LIMIT ?2)
+		RETURNING id`
+	qClaimedJobs = `SELECT d.id, d.attempts, d.replay, e.id, e.url, e.secret, e.prev_secret,
+		e.prev_secret_until, ev.seq, ev.id, ev.org_id, ev.type, ev.subject, ev.data, ev.created_at
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.seq = d.event_seq
+		WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.event_seq`
+)
+
+// stmtIDs runs a statement returning one id per row.
+func stmtIDs(ctx context.Context, st *sql.Stmt, args ...any) ([]string, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // DeliveryResult is how one claimed attempt went, and what comes next.
@@ -145,15 +182,19 @@ type EndpointFailure struct {
 // the endpoint when it has failed everything for longer than off.After.
 // It returns the endpoints it disabled.
 func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, now time.Time, off EndpointFailure) ([]string, error) {
+	sts, err := db.writerStmts(ctx, qReleaseDelivery, qSettleDelivery, qRecordAttempt, qEndpointOK, qEndpointFailed)
+	if err != nil {
+		return nil, fmt.Errorf("storage: finish deliveries: %w", err)
+	}
 	var disabled []string
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		release, settle, record := tx.StmtContext(ctx, sts[0]), tx.StmtContext(ctx, sts[1]), tx.StmtContext(ctx, sts[2])
+		endpointOK, endpointFailed := tx.StmtContext(ctx, sts[3]), tx.StmtContext(ctx, sts[4])
 		disabled = disabled[:0]
 		at := ms(now)
 		for _, r := range results {
 			if r.Release {
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts - 1,
-					next_attempt_at = ?, claim_token = NULL, worker_id = NULL, updated_at = ?
-					WHERE id = ? AND claim_token = ? AND status = 'delivering'`, at, at, r.ID, r.Token); err != nil {
+				if _, err := release.ExecContext(ctx, at, r.ID, r.Token); err != nil {
 					return err
 				}
 				continue
@@ -166,11 +207,8 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 				}
 			}
 			var endpoint string
-			err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, claim_token = NULL,
-				worker_id = NULL, replay = 0, last_code = ?, last_error = ?, last_duration = ?, last_attempt_at = ?, updated_at = ?
-				WHERE id = ? AND claim_token = ? AND status = 'delivering' RETURNING endpoint_id`,
-				status, next, nullInt(r.Code), nullStr(r.Error), r.Duration.Milliseconds(), ms(r.StartedAt), at,
-				r.ID, r.Token).Scan(&endpoint)
+			err := settle.QueryRowContext(ctx, status, next, nullInt(r.Code), nullStr(r.Error), r.Duration.Milliseconds(),
+				ms(r.StartedAt), at, r.ID, r.Token).Scan(&endpoint)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // not ours any more
 			}
@@ -181,23 +219,19 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 			if !r.OK {
 				attStatus = DeliveryFailed
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, status,
-				response_code, response_body, error, duration, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				r.ID, r.Attempt, attStatus, nullInt(r.Code), nullStr(r.Body), nullStr(r.Error), r.Duration.Milliseconds(),
-				ms(r.StartedAt)); err != nil {
+			if _, err := record.ExecContext(ctx, r.ID, r.Attempt, attStatus, nullInt(r.Code), nullStr(r.Body),
+				nullStr(r.Error), r.Duration.Milliseconds(), ms(r.StartedAt)); err != nil {
 				return err
 			}
 			if r.OK {
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL
-					WHERE id = ? AND failing_since IS NOT NULL`, endpoint); err != nil {
+				if _, err := endpointOK.ExecContext(ctx, endpoint); err != nil {
 					return err
 				}
 				continue
 			}
 			var enabled bool
 			var since int64
-			if err := tx.QueryRowContext(ctx, `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?)
-				WHERE id = ? RETURNING enabled, failing_since`, ms(r.StartedAt), endpoint).Scan(&enabled, &since); err != nil {
+			if err := endpointFailed.QueryRowContext(ctx, ms(r.StartedAt), endpoint).Scan(&enabled, &since); err != nil {
 				return err
 			}
 			switch {
@@ -207,7 +241,7 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 				}
 				disabled = append(disabled, endpoint)
 			case !enabled && status == DeliveryPending:
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'paused' WHERE id = ?`, r.ID); err != nil {
+				if _, err := tx.ExecContext(ctx, "UPDATE webhook_deliveries SET status = 'paused' WHERE id = ?", r.ID); err != nil {
 					return err
 				}
 			}
@@ -219,6 +253,21 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 	}
 	return disabled, nil
 }
+
+// The statements FinishDeliveries runs for each result.
+const (
+	qReleaseDelivery = `UPDATE webhook_deliveries SET status = 'pending', attempts = attempts - 1,
+		next_attempt_at = ?1, claim_token = NULL, worker_id = NULL, updated_at = ?1
+		WHERE id = ?2 AND claim_token = ?3 AND status = 'delivering'`
+	qSettleDelivery = `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, claim_token = NULL,
+		worker_id = NULL, replay = 0, last_code = ?, last_error = ?, last_duration = ?, last_attempt_at = ?, updated_at = ?
+		WHERE id = ? AND claim_token = ? AND status = 'delivering' RETURNING endpoint_id`
+	qRecordAttempt = `INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, status,
+		response_code, response_body, error, duration, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	qEndpointOK     = "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL"
+	qEndpointFailed = `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?)
+		WHERE id = ? RETURNING enabled, failing_since`
+)
 
 // nullInt stores 0 as NULL.
 func nullInt(n int) any {

@@ -37,7 +37,7 @@ type WorkerConfig struct {
 	Sender      Sender
 	Log         *slog.Logger
 	Concurrency int             // requests in flight per process; default 64
-	PerEndpoint int             // in flight per endpoint across processes; default 16
+	PerEndpoint int             // in flight per endpoint across processes; default 32
 	Timeout     time.Duration   // per request; default 10 s
 	Lease       time.Duration   // claim lease; default Timeout + 20 s, never less than Timeout + 1 s
 	Poll        time.Duration   // look for other processes' events; default 1 s
@@ -71,7 +71,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 		cfg.Concurrency = 64
 	}
 	if cfg.PerEndpoint <= 0 {
-		cfg.PerEndpoint = 16
+		cfg.PerEndpoint = 32
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -131,7 +131,10 @@ func (w *Worker) Run(ctx context.Context) error {
 			}
 		}
 		claimed := 0
-		if free := w.cfg.Concurrency - int(w.inflight.Load()); free > 0 {
+		// Claim in batches: a claim costs a scan, whether it takes one
+		// delivery or sixty.
+		inflight := int(w.inflight.Load())
+		if free := w.cfg.Concurrency - inflight; free > 0 && (inflight == 0 || free >= w.cfg.Concurrency/4) {
 			now := time.Now()
 			jobs, err := w.cfg.DB.ClaimDeliveries(ctx, storage.DeliveryClaim{Token: uuid.NewString(), WorkerID: w.id,
 				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint})
@@ -144,7 +147,7 @@ func (w *Worker) Run(ctx context.Context) error {
 				sends.Go(func() { results <- w.send(sendCtx, j) })
 			}
 		}
-		if claimed > 0 && int(w.inflight.Load()) < w.cfg.Concurrency {
+		if claimed > 0 && int(w.inflight.Load()) <= w.cfg.Concurrency*3/4 {
 			continue // there may be more due right now
 		}
 		w.sleep(ctx)

@@ -19,7 +19,6 @@ CREATE TABLE events (
 	created_at      INTEGER NOT NULL
 );
 CREATE INDEX events_org_seq ON events (org_id, seq);
-CREATE INDEX events_created ON events (created_at);
 
 -- A client's receiver. secret signs every delivery (Standard Webhooks); it
 -- is never returned after creation or rotation and never logged.
@@ -74,8 +73,10 @@ CREATE TABLE webhook_deliveries (
 	updated_at      INTEGER NOT NULL,
 	UNIQUE (endpoint_id, event_seq)
 );
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at)
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at, event_seq)
 	WHERE status IN ('pending', 'delivering');
+CREATE INDEX webhook_deliveries_busy ON webhook_deliveries (endpoint_id, next_attempt_at)
+	WHERE status = 'delivering';
 CREATE INDEX webhook_deliveries_order ON webhook_deliveries (endpoint_id, order_key, event_seq)
 	WHERE status IN ('pending', 'delivering');
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, event_seq DESC);
