@@ -219,6 +219,7 @@ type sseSink struct {
 	open bool
 }
 
+// Open sends the headers and the client's reconnect delay.
 func (k *sseSink) Open() error {
 	h := k.w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -232,6 +233,7 @@ func (k *sseSink) Open() error {
 	return k.rc.Flush()
 }
 
+// Send writes one event: id, type and the webhook body as data.
 func (k *sseSink) Send(e events.Event, body []byte) error {
 	data := strings.ReplaceAll(string(body), "\n", "\ndata: ") // compact JSON has none; never split an event
 	if _, err := fmt.Fprintf(k.w, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Type, data); err != nil {
@@ -240,6 +242,7 @@ func (k *sseSink) Send(e events.Event, body []byte) error {
 	return k.rc.Flush()
 }
 
+// Ping writes a comment so proxies keep an idle stream open.
 func (k *sseSink) Ping() error {
 	if _, err := fmt.Fprint(k.w, ": keep-alive\n\n"); err != nil {
 		return err

@@ -115,3 +115,38 @@ func TestDeliveryClaims(t *testing.T) {
 		t.Fatalf("next in order %+v", j3)
 	}
 }
+
+// Pruning removes old events with their finished deliveries, keeps events
+// a delivery still waits for, and cursors stay valid (seq never reused).
+func TestPruneEvents(t *testing.T) {
+	db, org := listingOrg(t)
+	ctx := context.Background()
+	ep, _ := db.CreateWebhook(ctx, WebhookEndpoint{OrgID: org, URL: "https://example.com", Events: []string{"*"}, Secret: "whsec_x"})
+	for range 3 {
+		db.SyncListings(ctx, org, []ListingWrite{}, nil, nil)
+	}
+	db.FanOutEvents(ctx)
+	now := time.Now()
+	jobs, _ := db.ClaimDeliveries(ctx, DeliveryClaim{Token: "t", WorkerID: "w", Now: now, LeaseUntil: now.Add(time.Minute), Limit: 10, PerEndpoint: 10})
+	if len(jobs) != 1 {
+		t.Fatalf("claimed %d", len(jobs))
+	}
+	db.FinishDeliveries(ctx, []DeliveryResult{{ID: jobs[0].ID, Token: "t", Attempt: 1, OK: true, StartedAt: now}}, now,
+		EndpointFailure{})
+	n, err := db.PruneEvents(ctx, time.Now().Add(time.Hour), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d %v; want only the delivered event", n, err)
+	}
+	if got := eventTypes(t, db, org); len(got) != 2 {
+		t.Fatalf("left %v", got)
+	}
+	db.SyncListings(ctx, org, []ListingWrite{}, nil, nil)
+	last, _ := db.LastEventSeq(ctx)
+	if last != 4 {
+		t.Fatalf("seq %d after pruning, want 4", last)
+	}
+	ds, _ := db.ListDeliveries(ctx, DeliveryFilter{OrgID: org, EndpointID: ep.ID, Limit: 10})
+	if len(ds) != 2 {
+		t.Fatalf("deliveries left %d", len(ds))
+	}
+}
