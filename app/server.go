@@ -62,6 +62,7 @@ type Server struct {
 	kb       *kb.Service
 	listings listingsState
 	calls    callsState
+	webhooks webhooksState
 }
 
 // newServer builds the server and its route table.
