@@ -1,6 +1,7 @@
 // Package storage keeps everything agentd knows in one SQLite file: schema,
-// embedded migrations, hand-written queries and the vector index. It imports
-// no other agentd package; all SQL of the project lives here.
+// embedded migrations, hand-written queries, and the in-memory mirrors that
+// fill storage/search's indexes from it. It imports no other agentd package
+// but storage/search; all SQL of the project lives here.
 package storage
 
 import (
@@ -16,7 +17,6 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-	_ "modernc.org/sqlite/vec" // registers sqlite-vec (vec0) on every connection
 )
 
 // Sentinel errors returned (wrapped) by storage methods; app maps them to
