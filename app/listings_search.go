@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
 )
 
 // Listing search limits.
@@ -183,26 +184,17 @@ func vectorListings(ctx context.Context, vec *ListingVectors, q ListingQuery, al
 	return out, nil
 }
 
-// fuseRRF merges rankings by reciprocal rank fusion and keeps the best n.
+// fuseRRF merges rankings by reciprocal rank fusion (the engine's, shared
+// with knowledge search) and keeps the best n.
 func fuseRRF(lists [][]int64, n int) ([]int64, map[int64]float64) {
-	scores := map[int64]float64{}
-	for _, l := range lists {
-		for rank, s := range l {
-			scores[s] += 1 / float64(rrfK+rank+1)
+	fused := search.FuseRRF(rrfK, lists...)
+	out := make([]int64, 0, min(n, len(fused)))
+	scores := make(map[int64]float64, len(fused))
+	for _, f := range fused {
+		scores[f.ID] = f.Score
+		if len(out) < n {
+			out = append(out, f.ID)
 		}
-	}
-	out := make([]int64, 0, len(scores))
-	for s := range scores {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if scores[out[i]] != scores[out[j]] {
-			return scores[out[i]] > scores[out[j]]
-		}
-		return out[i] > out[j]
-	})
-	if len(out) > n {
-		out = out[:n]
 	}
 	return out, scores
 }

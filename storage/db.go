@@ -46,6 +46,8 @@ type DB struct {
 	keyListMu    sync.Mutex
 	keyListEpoch int64
 	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
+
+	listingText *TextIndex // keyword index of listings, loaded per organization on first search
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -66,6 +68,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, w: w}
+	db.listingText = newTextIndex(db, loadListingText)
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
