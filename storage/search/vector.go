@@ -44,9 +44,6 @@ func (sp *VectorSpace) Len() int {
 	return len(sp.ids)
 }
 
-// Dims is the vector length of the space.
-func (sp *VectorSpace) Dims() int { return sp.dims }
-
 func (sp *VectorSpace) row(i int) []float32 { return sp.vecs[i*sp.dims : (i+1)*sp.dims] }
 
 // Put inserts or replaces a vector (vectors of other dimensions are skipped:
