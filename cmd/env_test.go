@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/testbin"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -158,16 +158,13 @@ func TestEveryTypedEnvVariableIsChecked(t *testing.T) {
 // on stdout.
 func TestBinaryStopsOnBadEnv(t *testing.T) {
 	dir := t.TempDir()
-	c := exec.Command(agentdBin, "serve", "--addr", "127.0.0.1:0")
-	c.Dir = dir
-	c.Env = append(os.Environ(), "AGENTD_DB="+filepath.Join(dir, "agentd.db"), "AGENTD_MAX_CONCURRENT_CALLS=1O")
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Run(); err == nil {
+	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + filepath.Join(dir, "agentd.db"), "AGENTD_MAX_CONCURRENT_CALLS=1O"},
+		"serve", "--addr", "127.0.0.1:0")
+	if err == nil {
 		t.Fatal("serve started")
 	}
-	if want := "agentd: AGENTD_MAX_CONCURRENT_CALLS: invalid integer \"1O\"\n"; errb.String() != want || out.Len() != 0 {
-		t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+	if want := "agentd: AGENTD_MAX_CONCURRENT_CALLS: invalid integer \"1O\"\n"; errOut != want || out != "" {
+		t.Fatalf("stdout %q stderr %q", out, errOut)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agentd.db")); err == nil {
 		t.Fatal("the database was created before the configuration was checked")
