@@ -61,6 +61,22 @@ func (db *DB) GetCollection(ctx context.Context, orgID, id string) (Collection, 
 	return c, err
 }
 
+// CheckCollection returns a collection of the organization without its
+// source count (GetCollection counts the sources, which costs time in
+// proportion to them): the check every source write and search makes.
+// A collection of another organization is ErrNotFound.
+func (db *DB) CheckCollection(ctx context.Context, orgID, id string) (Collection, error) {
+	var c Collection
+	var created, updated int64
+	err := db.readRow(ctx, "SELECT id, org_id, name, description, created_at, updated_at FROM kb_collections WHERE id = ? AND org_id = ?",
+		id, orgID).Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("collection %s: %w", id, ErrNotFound)
+	}
+	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
+	return c, err
+}
+
 // FindCollection finds a collection of the organization by id or name.
 func (db *DB) FindCollection(ctx context.Context, orgID, idOrName string) (Collection, error) {
 	c, err := scanCollection(db.r.QueryRowContext(ctx, "SELECT "+collectionCols+
@@ -136,24 +152,80 @@ type UpsertResult struct {
 // UpsertSource creates or updates a source by external id in one
 // transaction. New content (SHA-256 differs) queues the source for
 // processing with a new revision; the same content only updates title,
-// metadata and role in place and reports unchanged.
+// metadata and role in place and reports unchanged, unless the source
+// failed: then it is queued again (updated), so posting it again retries it.
 func (db *DB) UpsertSource(ctx context.Context, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
+	st, err := db.writerStmts(ctx, sourceQueries[:]...)
+	if err != nil {
+		return UpsertResult{}, err
+	}
 	var res UpsertResult
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(tx *sql.Tx) error {
 		var err error
-		res, err = upsertSource(ctx, tx, orgID, collectionID, in)
+		res, err = upsertSource(ctx, bindStmts(ctx, tx, st), orgID, collectionID, in)
 		return err
 	})
 	return res, err
 }
 
-func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
+// UpsertSources writes sources in order (a repeated external id updates
+// what the earlier item wrote) in one transaction. Should that fail, it
+// writes them again one transaction each, so a failing item leaves the
+// others standing: errs[i] is item i's error.
+func (db *DB) UpsertSources(ctx context.Context, orgID, collectionID string, ins []SourceInput) (res []UpsertResult, errs []error) {
+	res, errs = make([]UpsertResult, len(ins)), make([]error, len(ins))
+	st, err := db.writerStmts(ctx, sourceQueries[:]...)
+	if err == nil {
+		err = db.write(ctx, func(tx *sql.Tx) error {
+			b := bindStmts(ctx, tx, st)
+			for i, in := range ins {
+				var err error
+				if res[i], err = upsertSource(ctx, b, orgID, collectionID, in); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			return res, errs
+		}
+	}
+	for i, in := range ins {
+		res[i], errs[i] = db.UpsertSource(ctx, orgID, collectionID, in)
+	}
+	return res, errs
+}
+
+// sourceQueries are a source write's statements, prepared once on the
+// writer: find, insert, update in place, queue new content.
+var sourceQueries = [...]string{
+	"SELECT id, content_hash, title, metadata, content_role, status FROM kb_sources WHERE collection_id = ? AND external_id = ?",
+	`INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
+		metadata, content_role, status, file_size, queued_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)`,
+	"UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
+	`UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
+		status = 'processing', error = NULL, retries = 0, retry_at = NULL, file_size = ?, revision = revision + 1,
+		queued_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`,
+}
+
+// bindStmts binds prepared writer statements to tx.
+func bindStmts(ctx context.Context, tx *sql.Tx, st []*sql.Stmt) []*sql.Stmt {
+	out := make([]*sql.Stmt, len(st))
+	for i, s := range st {
+		out[i] = tx.StmtContext(ctx, s)
+	}
+	return out
+}
+
+// upsertSource writes one source with the bound sourceQueries.
+func upsertSource(ctx context.Context, st []*sql.Stmt, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
+	find, insert, touch, queue := st[0], st[1], st[2], st[3]
 	sum := sha256.Sum256([]byte(in.Content))
 	now := ms(time.Now())
-	var id, title, meta, role string
+	var id, title, meta, role, status string
 	var hash []byte
-	err := tx.QueryRowContext(ctx, "SELECT id, content_hash, title, metadata, content_role FROM kb_sources WHERE collection_id = ? AND external_id = ?",
-		collectionID, in.ExternalID).Scan(&id, &hash, &title, &meta, &role)
+	err := find.QueryRowContext(ctx, collectionID, in.ExternalID).Scan(&id, &hash, &title, &meta, &role, &status)
 	if errors.Is(err, sql.ErrNoRows) {
 		id = uuid.NewString()
 		if in.Metadata == nil {
@@ -162,11 +234,8 @@ func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, i
 		if in.ContentRole == "" {
 			in.ContentRole = "knowledge"
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
-			metadata, content_role, status, file_size, queued_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)`,
-			id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole,
-			len(in.Content), now, now, now)
+		_, err = insert.ExecContext(ctx, id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:],
+			string(in.Metadata), in.ContentRole, len(in.Content), now, now, now)
 		return UpsertResult{DocumentID: id, Status: SourceCreated}, err
 	}
 	if err != nil {
@@ -178,17 +247,13 @@ func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, i
 	if in.ContentRole == "" {
 		in.ContentRole = role
 	}
-	if string(hash) == string(sum[:]) {
+	if string(hash) == string(sum[:]) && status != "failed" {
 		if title != in.Title || meta != string(in.Metadata) || role != in.ContentRole {
-			_, err = tx.ExecContext(ctx, "UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
-				in.Title, string(in.Metadata), in.ContentRole, now, id)
+			_, err = touch.ExecContext(ctx, in.Title, string(in.Metadata), in.ContentRole, now, id)
 		}
 		return UpsertResult{DocumentID: id, Status: SourceUnchanged}, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
-		status = 'processing', error = NULL, file_size = ?, revision = revision + 1, queued_at = ?,
-		lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`,
-		in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, id)
+	_, err = queue.ExecContext(ctx, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, id)
 	return UpsertResult{DocumentID: id, Status: SourceUpdated}, err
 }
 

@@ -35,14 +35,14 @@ func Reindex(ctx context.Context, db *storage.DB, cfg Config, collectionID strin
 		return 0, 0, err
 	}
 	for ctx.Err() == nil {
-		did, err := w.ProcessOne(ctx)
+		did, err := w.ProcessBatch(ctx)
 		if err != nil {
 			return queued, done, err
 		}
-		if !did {
+		if did == 0 {
 			break
 		}
-		done++
+		done += did
 		if progress != nil {
 			n, _ := db.KBBacklog(ctx, "")
 			progress(done, n)
