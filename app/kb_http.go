@@ -42,9 +42,9 @@ func writeKB[T any](s *Server, w http.ResponseWriter, status int, data T) {
 
 // kbCollection is a collection as the API shows it.
 type kbCollection struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
 	SourceCount int      `json:"sourceCount"`
 	SearchAlpha *float64 `json:"searchAlpha"`
 	CreatedAt   string   `json:"createdAt"`

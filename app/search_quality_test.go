@@ -142,10 +142,10 @@ func TestListingsSearchNonsenseAndFilters(t *testing.T) {
 	for _, c := range []struct{ q, want string }{
 		{"q=sofa&category=furniture", "s1,s2"}, // both sofas, not the table
 		{"q=sofa&attr.color=red", "s1"},
-		{"q=chair&category=furniture", ""}, // the chair is in garden
-		{"q=table&maxPrice=100", ""},       // no price: no match
+		{"q=chair&category=furniture", ""},                                    // the chair is in garden
+		{"q=table&maxPrice=100", ""},                                          // no price: no match
 		{"q=" + url.QueryEscape("red sofa") + "&category=furniture", "s1,s2"}, // the red one first; the blue one holds "sofa"
-		{"q=" + url.QueryEscape("red sofa") + "&category=garden", "s3"},     // the garden chair holds "red"
+		{"q=" + url.QueryEscape("red sofa") + "&category=garden", "s3"},       // the garden chair holds "red"
 	} {
 		got := search(c.q)
 		if strings.Join(got, ",") != c.want {
