@@ -16,7 +16,7 @@ type SearchTuning struct {
 // No real model can run here, so these are chosen by that rule and checked
 // with a synthetic strong embedder (app/kb eval_test.go), not measured on a
 // real model; the evaluation prints the figures to calibrate one.
-var ExternalTuning = SearchTuning{Alpha: 0.7, MinSimilarity: 0.3}
+var ExternalTuning = SearchTuning{Alpha: 0.7, MinSimilarity: 0.35}
 
 // tuned is implemented by embedders that know their own tuning.
 type tuned interface{ SearchTuning() SearchTuning }
