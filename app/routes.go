@@ -42,6 +42,7 @@ func (s *Server) routes() {
 	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
 	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
 	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
+	kb(http.MethodPatch, "/api/v1/kb/collections/:id", 0, "Update a knowledge collection (name, description, search weight)", s.updateCollection)
 	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
 	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
 	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)

@@ -48,6 +48,15 @@ type Config struct {
 	// Negative means wake-only (tests).
 	PollInterval time.Duration
 
+	// SearchAlpha, when not 0, replaces the embedder's default weight of the
+	// semantic half in hybrid search (a collection or a request may still
+	// set their own).
+	SearchAlpha float64
+	// SearchMinSimilarity, when not 0, replaces the embedder's relevance
+	// floor (negative: no floor). Calibrate it for an external model with
+	// the evaluation (README "Search quality").
+	SearchMinSimilarity float64
+
 	// TestEmbedder, when set, replaces the configured embedder (tests and
 	// benchmarks inject failing or slow embedders here).
 	TestEmbedder embed.Embedder
@@ -74,6 +83,18 @@ func NewEmbedder(cfg Config) (embed.Embedder, error) {
 		return newOpenAIEmbedder(cfg)
 	}
 	return nil, fmt.Errorf("--embedder %q: use builtin or openai", cfg.Embedder)
+}
+
+// Tuning is emb's search tuning with cfg's overrides.
+func (cfg Config) Tuning(emb embed.Embedder) embed.SearchTuning {
+	t := embed.TuningOf(emb)
+	if cfg.SearchAlpha != 0 {
+		t.Alpha = min(1, max(0, cfg.SearchAlpha))
+	}
+	if cfg.SearchMinSimilarity != 0 {
+		t.MinSimilarity = cfg.SearchMinSimilarity
+	}
+	return t
 }
 
 // newOpenAIEmbedder builds the OpenAI-compatible embedder.
