@@ -58,8 +58,10 @@ type SIP struct {
 	ua         *sipgo.UserAgent
 	client     *sipgo.Client
 	dialogs    *sipgo.DialogClientCache
-	stop       context.CancelFunc // stops the listener
-	closing    context.Context    // done once Close starts: hangs up calls
+	inDialogs  *sipgo.DialogServerCache // answered inbound calls
+	inbound    Inbound                  // nil: INVITEs are refused
+	stop       context.CancelFunc       // stops the listener
+	closing    context.Context          // done once Close starts: hangs up calls
 	closeCalls context.CancelFunc
 
 	mu        sync.Mutex
@@ -126,14 +128,13 @@ func NewSIP(cfg SIPConfig, log *slog.Logger) (*SIP, error) {
 	}
 	s.contactHd = contact
 	s.dialogs = sipgo.NewDialogClientCache(s.client, contact)
+	s.inDialogs = sipgo.NewDialogServerCache(s.client, contact)
 	srv.OnBye(s.onBye)
 	srv.OnOptions(func(req *sip.Request, tx sip.ServerTransaction) {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusOK, "OK", nil))
 	})
-	srv.OnInvite(func(req *sip.Request, tx sip.ServerTransaction) {
-		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "Inbound calls not accepted", nil))
-	})
-	srv.OnAck(func(*sip.Request, sip.ServerTransaction) {})
+	srv.OnInvite(s.onInvite) // sip_inbound.go
+	srv.OnAck(s.onAck)
 
 	s.ua = ua
 	var listenCtx context.Context
@@ -292,7 +293,10 @@ func (s *SIP) Close() error {
 func (s *SIP) contact() *sip.ContactHeader { return &s.contactHd }
 
 func (s *SIP) onBye(req *sip.Request, tx sip.ServerTransaction) {
-	if err := s.dialogs.ReadBye(req, tx); err != nil {
+	if err := s.dialogs.ReadBye(req, tx); err == nil {
+		return
+	}
+	if err := s.inDialogs.ReadBye(req, tx); err != nil {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
 	}
 }

@@ -44,20 +44,21 @@ func sdpOffer(host string) []byte {
 }
 
 // sipFinalResult maps a final non-2xx answer to the INVITE to an outcome.
-// A 503 with Retry-After, or a refusal whose reason says the trunk's call
-// limit was hit, is a temporary refusal: ErrRetryLater re-queues the call
-// without spending an attempt. A plain 503 fails the attempt.
+// A 503 or 403 with Retry-After, or a refusal whose reason says the trunk's
+// call limit was hit, is carrier pushback: a *Pushback (an ErrRetryLater)
+// re-queues the call without spending an attempt and slows the dial queue.
+// A plain 503 fails the attempt.
 func sipFinalResult(res *sip.Response) (Result, error) {
 	code, reason := res.StatusCode, strings.TrimSpace(res.Reason)
 	text := fmt.Sprintf("SIP %d", code)
 	if reason != "" {
 		text += " " + reason
 	}
-	if code == sip.StatusServiceUnavailable && res.GetHeader("Retry-After") != nil {
-		return Result{}, fmt.Errorf("%w: %s (Retry-After %s)", ErrRetryLater, text, res.GetHeader("Retry-After").Value())
+	if ra := res.GetHeader("Retry-After"); ra != nil && (code == sip.StatusServiceUnavailable || code == sip.StatusForbidden) {
+		return Result{}, &Pushback{Reason: fmt.Sprintf("%s (Retry-After %s)", text, ra.Value()), RetryAfter: parseRetryAfter(ra.Value())}
 	}
 	if code >= 400 && sipLimitReason(reason) {
-		return Result{}, fmt.Errorf("%w: %s", ErrRetryLater, text)
+		return Result{}, &Pushback{Reason: text}
 	}
 	switch code {
 	case sip.StatusBusyHere:
