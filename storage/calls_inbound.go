@@ -61,8 +61,8 @@ func (db *DB) StartInboundCall(ctx context.Context, c Call, at time.Time) (Call,
 // InboundEnd is how an inbound call ended.
 type InboundEnd struct {
 	Dialer           string // the dialer that reported the call
-	SIPParticipantID string // the key it was started with
-	RoomID           string // LiveKit: the room too (any when empty)
+	SIPParticipantID string // the key it was started with (any when empty)
+	RoomID           string // LiveKit: the room (any when empty); one of the two is needed
 	Status           string // completed or failed
 	Reason           string // failure reason
 	EndedAt          time.Time
@@ -75,15 +75,22 @@ func (db *DB) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done
 	err = db.write(ctx, func(tx *sql.Tx) error {
 		end := ms(e.EndedAt)
 		var dur float64
+		if e.SIPParticipantID == "" && e.RoomID == "" {
+			return nil
+		}
 		q := `UPDATE calls SET status = ?, last_outcome = ?, failure_reason = ?, ended_at = max(?, answered_at),
 			duration = max(0, ? - answered_at) / 1000.0, updated_at = ?
-			WHERE direction = 'inbound' AND status = 'active' AND dialer = ? AND sip_participant_id = ?`
-		args := []any{e.Status, e.Status, nullStr(e.Reason), end, end, ms(time.Now()), e.Dialer, e.SIPParticipantID}
+			WHERE id = (SELECT id FROM calls WHERE direction = 'inbound' AND status = 'active' AND dialer = ?`
+		args := []any{e.Status, e.Status, nullStr(e.Reason), end, end, ms(time.Now()), e.Dialer}
+		if e.SIPParticipantID != "" {
+			q += " AND sip_participant_id = ?"
+			args = append(args, e.SIPParticipantID)
+		}
 		if e.RoomID != "" {
 			q += " AND room_id = ?"
 			args = append(args, e.RoomID)
 		}
-		err := tx.QueryRowContext(ctx, q+" RETURNING id, duration", args...).Scan(&id, &dur)
+		err := tx.QueryRowContext(ctx, q+" LIMIT 1) RETURNING id, duration", args...).Scan(&id, &dur)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

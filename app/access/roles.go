@@ -19,14 +19,17 @@ const (
 	CapAPIKeyManage  = "apikey:manage"
 	CapOrgManage     = "org:manage"
 	CapMemberManage  = "member:manage"
+	// CapSettingsManage changes the organization's settings (calling hours)
+	// and lets a key place an immediate call outside calling hours.
+	CapSettingsManage = "settings:manage"
 )
 
 // Roles lists the roles in order of power.
 var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
-	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage, CapMemberManage),
-	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapMemberManage),
+	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage, CapMemberManage, CapSettingsManage),
+	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapMemberManage, CapSettingsManage),
 	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite),
 	"viewer": set(CapAgentRead),
 }

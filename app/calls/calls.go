@@ -57,6 +57,7 @@ type Service struct {
 	dialer  dial.Dialer // nil: no dialer configured
 	queue   *dial.Queue
 	sched   *dial.Scheduler
+	callers callerPool
 	workers []func(context.Context) error
 	closers []func() error
 }
@@ -74,6 +75,9 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	s.dialer = d
+	if sp, ok := d.(*dial.SIP); ok {
+		sp.SetInbound(s) // INVITEs to an agent's number become inbound calls
+	}
 	if d != nil && cfg.DialerImpl == nil {
 		if c, ok := d.(io.Closer); ok {
 			s.closers = append(s.closers, c.Close)
