@@ -24,4 +24,3 @@ type Config struct {
 	KB    kb.Config
 	Calls calls.Config
 }
-

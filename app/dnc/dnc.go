@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -150,7 +151,11 @@ type ListOptions struct {
 
 // ParseQuery reads the list options of GET /api/v1/dnc.
 func ParseQuery(q url.Values) (ListOptions, error) {
-	o := ListOptions{PhoneNumber: clean.String(q.Get("phoneNumber"))}
+	phone := q.Get("phoneNumber")
+	if strings.HasPrefix(phone, " ") {
+		phone = "+" + phone[1:] // a "+" the client forgot to escape arrives as a space
+	}
+	o := ListOptions{PhoneNumber: clean.String(phone)}
 	for _, f := range []struct {
 		name string
 		dst  *int
