@@ -33,6 +33,7 @@ func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f.StringVar(&l.APIKey, "livekit-api-key", envString("AGENTD_LIVEKIT_API_KEY", ""), "livekit dialer: API key; also the issuer webhooks must be signed by (env AGENTD_LIVEKIT_API_KEY)")
 	f.StringVar(&l.APISecret, "livekit-api-secret", envString("AGENTD_LIVEKIT_API_SECRET", ""), "livekit dialer: API secret (prefer the env variable) (env AGENTD_LIVEKIT_API_SECRET)")
 	f.StringVar(&l.OutboundTrunkID, "livekit-trunk-id", envString("AGENTD_LIVEKIT_TRUNK_ID", ""), "livekit dialer: SIP outbound trunk id (ST_...), checked at start (env AGENTD_LIVEKIT_TRUNK_ID)")
+	f.StringVar(&l.InboundTrunkID, "livekit-inbound-trunk-id", envString("AGENTD_LIVEKIT_INBOUND_TRUNK_ID", ""), "livekit dialer: only SIP participants of this inbound trunk (ST_...) are recorded as inbound calls; empty: any in a room agentd did not create (env AGENTD_LIVEKIT_INBOUND_TRUNK_ID)")
 	f.StringVar(&l.AgentName, "livekit-agent-name", envString("AGENTD_LIVEKIT_AGENT_NAME", ""), "livekit dialer: agent dispatched into each call's room (env AGENTD_LIVEKIT_AGENT_NAME)")
 	f.DurationVar(&l.RingTimeout, "livekit-ring-timeout", envDuration("AGENTD_LIVEKIT_RING_TIMEOUT", 30*time.Second), "livekit dialer: how long the callee may ring (env AGENTD_LIVEKIT_RING_TIMEOUT)")
 	f.DurationVar(&l.PollInterval, "livekit-poll-interval", envDuration("AGENTD_LIVEKIT_POLL_INTERVAL", 5*time.Second), "livekit dialer: room check of an answered call when no webhook ends it; negative disables (env AGENTD_LIVEKIT_POLL_INTERVAL)")
