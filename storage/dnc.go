@@ -46,19 +46,19 @@ func (db *DB) AddDNC(ctx context.Context, orgID string, numbers []string, reason
 			}
 			n, _ := res.RowsAffected()
 			added += int(n)
-			args = []any{ReasonDoNotCall, ms(now), ms(now), orgID}
-			for _, n := range part {
-				args = append(args, n)
-			}
-			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'failed', failure_reason = ?, ended_at = ?,
-				updated_at = ? WHERE org_id = ? AND status IN `+waitingSQL+` AND phone_number IN (`+
-				placeholders("?", len(part))+")", args...)
-			if err != nil {
-				return err
-			}
-			n, _ = res.RowsAffected()
-			failed += int(n)
 		}
+		// One pass over the waiting calls (status index), each probing the
+		// list's primary key: no index on calls by number to keep up on
+		// every call inserted.
+		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'failed', failure_reason = ?, ended_at = ?, updated_at = ?
+			WHERE status IN `+waitingSQL+` AND org_id = ? AND EXISTS (SELECT 1 FROM dnc_numbers d
+				WHERE d.org_id = calls.org_id AND d.phone_number = calls.phone_number)`,
+			ReasonDoNotCall, ms(now), ms(now), orgID)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		failed = int(n)
 		return nil
 	})
 	if err != nil {

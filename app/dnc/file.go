@@ -149,7 +149,7 @@ func header(fields []string) (phone, reason int) {
 }
 
 // ImportChunk is how many numbers one transaction of an import lists.
-const ImportChunk = 5000
+const ImportChunk = 20000
 
 // Import lists the numbers of a file (Read) for the organization in
 // chunks, calling progress with the numbers done so far. reason applies to

@@ -25,8 +25,6 @@ INSERT INTO call_batches (id, org_id, agent_id, name, status, created_at, update
 	FROM calls WHERE batch_id IS NOT NULL GROUP BY batch_id;
 
 CREATE INDEX calls_batch ON calls (batch_id, status) WHERE batch_id IS NOT NULL;
--- Listing a number fails the waiting calls to it: found by number.
-CREATE INDEX calls_phone ON calls (phone_number);
 -- Inbound calls are found again by their SIP Call-ID or LiveKit room when they end.
 CREATE INDEX calls_inbound_live ON calls (status) WHERE direction = 'inbound';
 
