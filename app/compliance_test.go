@@ -83,7 +83,9 @@ func TestDoNotCall(t *testing.T) {
 	if code := e.doJSON("GET", "/api/v1/dnc?phoneNumber="+listed, otherKey, nil, &page); code != 200 || page.Data.Pagination.Total != 0 {
 		t.Fatalf("other org sees the number: %d %+v", code, page)
 	}
-	var removed struct{ Data struct{ Removed, NotListed int } }
+	var removed struct {
+		Data struct{ Removed, NotListed int }
+	}
 	if code := e.doJSON("DELETE", "/api/v1/dnc", otherKey, map[string]any{"numbers": []string{listed}}, &removed); code != 200 ||
 		removed.Data.Removed != 0 || removed.Data.NotListed != 1 {
 		t.Fatalf("other org removes: %d %+v", code, removed)
