@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/internal/livekittest"
 	"github.com/agentd/agentd/internal/sipptest"
 )
@@ -33,7 +33,7 @@ func TestInboundSIPCall(t *testing.T) {
 	e := newTestEnv(t, func(c *Config) {
 		c.Calls = calls.Config{Dialer: "sip", DialCPS: 5, MaxConcurrent: 10, Poll: 100 * time.Millisecond,
 			Lease: 5 * time.Second, Drain: 2 * time.Second,
-			Telephony: calls.TelephonyConfig{SIP: dial.SIPConfig{Trunk: "127.0.0.1:9", ListenAddr: listen}}}
+			Telephony: calls.TelephonyConfig{SIP: sipdial.Config{Trunk: "127.0.0.1:9", ListenAddr: listen}}}
 	})
 	agent := e.voiceAgent(e.orgID) // +15550001111
 	sp := sipptest.Start(t, "inbound_call", sipptest.Options{Calls: 1, Args: []string{"-s", "+15550001111", listen}})

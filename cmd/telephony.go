@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 )
 
 // addTelephonyFlags adds the settings of the sip and livekit dialers to
@@ -24,9 +24,9 @@ func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f.StringVar(&s.Password, "sip-password", envString("AGENTD_SIP_PASSWORD", ""), "sip dialer: digest password; empty means no authentication (env AGENTD_SIP_PASSWORD)")
 	f.StringVar(&s.FromDomain, "sip-from-domain", envString("AGENTD_SIP_FROM_DOMAIN", ""), "sip dialer: host of the From URI (default: the trunk host) (env AGENTD_SIP_FROM_DOMAIN)")
 	f.StringVar(&s.ListenAddr, "sip-listen", envString("AGENTD_SIP_LISTEN", ""), "sip dialer: local SIP address (default 127.0.0.1:0 for a loopback trunk, else 0.0.0.0:0) (env AGENTD_SIP_LISTEN)")
-	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", dial.DefaultSIPRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
-	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", dial.DefaultSIPResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
-	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", dial.DefaultSIPMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
+	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", sipdial.DefaultRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
+	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", sipdial.DefaultResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
+	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", sipdial.DefaultMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
 
 	l := &cfg.LiveKit
 	f.StringVar(&l.URL, "livekit-url", envString("AGENTD_LIVEKIT_URL", ""), "livekit dialer: server URL, http(s):// or ws(s):// (env AGENTD_LIVEKIT_URL)")

@@ -3,8 +3,6 @@ package dial
 import (
 	"errors"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -22,16 +20,6 @@ func (p *Pushback) Error() string { return ErrRetryLater.Error() + ": " + p.Reas
 
 // Unwrap makes a Pushback an ErrRetryLater.
 func (p *Pushback) Unwrap() error { return ErrRetryLater }
-
-// parseRetryAfter reads a Retry-After value in seconds ("30", "30;duration=...").
-func parseRetryAfter(v string) time.Duration {
-	v, _, _ = strings.Cut(strings.TrimSpace(v), ";")
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 0 {
-		return 0
-	}
-	return min(time.Duration(n)*time.Second, time.Hour)
-}
 
 // Pace slowdown after pushback: each pushback doubles the interval between
 // dial starts (up to maxSlowdown times the configured one) and holds it for

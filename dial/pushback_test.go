@@ -96,25 +96,3 @@ func TestPushbackSlowsThenRecovers(t *testing.T) {
 		}
 	})
 }
-
-// SIP refusals with Retry-After (403, 503) and trunk limit phrases are
-// pushback; the Retry-After is read in seconds.
-func TestSIPPushback(t *testing.T) {
-	for _, c := range []struct {
-		code, reason, extra string
-		after               time.Duration
-	}{
-		{"503", "Service Unavailable", "Retry-After: 30\n", 30 * time.Second},
-		{"403", "Forbidden", "Retry-After: 120;duration=60\n", 2 * time.Minute},
-		{"403", "Too Many Calls", "", 0},
-	} {
-		_, err := sipFinalResult(parseSIPResponse(t, sipResponseText(c.code, c.reason, c.extra)))
-		pb, ok := asPushback(err)
-		if !ok || pb.RetryAfter != c.after || !strings.Contains(pb.Error(), "SIP "+c.code) {
-			t.Errorf("%s %s: %v (%+v)", c.code, c.reason, err, pb)
-		}
-	}
-	if _, err := sipFinalResult(parseSIPResponse(t, sipResponseText("403", "Forbidden", ""))); err != nil {
-		t.Errorf("plain 403 is pushback: %v", err)
-	}
-}

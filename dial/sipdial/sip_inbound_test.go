@@ -1,4 +1,4 @@
-package dial
+package sipdial
 
 import (
 	"context"
@@ -7,29 +7,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/dial"
+
 	"github.com/agentd/agentd/internal/sipptest"
 )
 
 // fakeInbound records what the SIP dialer reports.
 type fakeInbound struct {
 	mu      sync.Mutex
-	started []InboundCall
+	started []dial.InboundCall
 	ended   []string // status of each end, keyed by order
 	keys    []string
 	done    chan struct{}
 }
 
-func (f *fakeInbound) InboundStarted(_ context.Context, c InboundCall) (string, error) {
+func (f *fakeInbound) InboundStarted(_ context.Context, c dial.InboundCall) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c.To != "+15550001111" {
-		return "", ErrNoAgent
+		return "", dial.ErrNoAgent
 	}
 	f.started = append(f.started, c)
 	return "call-1", nil
 }
 
-func (f *fakeInbound) InboundEnded(_ context.Context, c InboundCall, status, _ string) {
+func (f *fakeInbound) InboundEnded(_ context.Context, c dial.InboundCall, status, _ string) {
 	f.mu.Lock()
 	f.ended = append(f.ended, status)
 	f.keys = append(f.keys, c.Key)
@@ -41,7 +43,7 @@ func (f *fakeInbound) InboundEnded(_ context.Context, c InboundCall, status, _ s
 // with caller, callee and Call-ID, and followed to the caller's BYE.
 func TestSIPInboundCall(t *testing.T) {
 	port := sipptest.FreePort(t)
-	s := newTestSIP(t, "127.0.0.1:9", func(c *SIPConfig) { c.ListenAddr = "127.0.0.1:" + strconv.Itoa(port) })
+	s := newTestSIP(t, "127.0.0.1:9", func(c *Config) { c.ListenAddr = "127.0.0.1:" + strconv.Itoa(port) })
 	in := &fakeInbound{done: make(chan struct{})}
 	s.SetInbound(in)
 	sipp := sipptest.Start(t, "inbound_call", sipptest.Options{Calls: 1, Args: []string{"-s", "+15550001111", s.LocalAddr()}})
@@ -59,7 +61,7 @@ func TestSIPInboundCall(t *testing.T) {
 		in.started[0].Dialer != "sip" || in.started[0].Key == "" {
 		t.Fatalf("started: %+v", in.started)
 	}
-	if in.ended[0] != StatusCompleted || in.keys[0] != in.started[0].Key {
+	if in.ended[0] != dial.StatusCompleted || in.keys[0] != in.started[0].Key {
 		t.Fatalf("ended: %v %v", in.ended, in.keys)
 	}
 }

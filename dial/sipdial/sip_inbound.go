@@ -1,4 +1,4 @@
-package dial
+package sipdial
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/dial"
+
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
 )
 
 // Inbound SIP calls: an INVITE to the dialer's socket for a number of a
 // voice agent is answered (signalling only, like outbound calls: the SDP
-// names a port nobody listens on), recorded through the Inbound, and
-// followed to its BYE. Without an Inbound every INVITE is refused (403).
+// names a port nobody listens on), recorded through the dial.Inbound, and
+// followed to its BYE. Without a dial.Inbound every INVITE is refused (403).
 
 // SetInbound makes the dialer answer INVITEs and report them to in.
-func (s *SIP) SetInbound(in Inbound) {
+func (s *Dialer) SetInbound(in dial.Inbound) {
 	s.mu.Lock()
 	s.inbound = in
 	s.mu.Unlock()
@@ -24,7 +26,7 @@ func (s *SIP) SetInbound(in Inbound) {
 
 // LocalAddr is the address the dialer's socket listens on (host:port):
 // where a trunk sends inbound INVITEs.
-func (s *SIP) LocalAddr() string { return s.laddr.String() }
+func (s *Dialer) LocalAddr() string { return s.laddr.String() }
 
 // sipUser is the E.164 number in a SIP URI's user part ("+1555..." or
 // "1555..."), "" when it is not one.
@@ -41,7 +43,7 @@ func sipUser(u sip.Uri) string {
 
 // onInvite answers an inbound INVITE (in its own goroutine: sipgo runs each
 // request's handler on one) and follows the call to its end.
-func (s *SIP) onInvite(req *sip.Request, tx sip.ServerTransaction) {
+func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	s.mu.Lock()
 	in, closed := s.inbound, s.closed
 	if in != nil && !closed {
@@ -49,7 +51,7 @@ func (s *SIP) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	s.mu.Unlock()
 	if in == nil || closed {
-		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "Inbound calls not accepted", nil))
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "dial.Inbound calls not accepted", nil))
 		return
 	}
 	defer s.calls.Done()
@@ -75,10 +77,10 @@ func (s *SIP) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	defer dlg.Close()
 	ctx := context.Background()
-	c := InboundCall{From: from, To: to, Dialer: s.Name(), Key: req.CallID().Value(), At: time.Now().UTC()}
+	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: req.CallID().Value(), At: time.Now().UTC()}
 	id, err := in.InboundStarted(ctx, c)
 	switch {
-	case errors.Is(err, ErrNoAgent):
+	case errors.Is(err, dial.ErrNoAgent):
 		s.log.Info("sip inbound: no voice agent for the number", "to", to, "from", from)
 		_ = dlg.Respond(sip.StatusNotFound, "Not Found", nil)
 		return
@@ -90,18 +92,18 @@ func (s *SIP) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	s.log.Info("sip inbound call answered", "call", id, "to", to, "from", from, "sipCallId", c.Key)
 	if err := dlg.RespondSDP(sdpOffer(s.host)); err != nil {
 		c.At = time.Now().UTC()
-		in.InboundEnded(ctx, c, StatusFailed, "answer not acknowledged: "+err.Error())
+		in.InboundEnded(ctx, c, dial.StatusFailed, "answer not acknowledged: "+err.Error())
 		return
 	}
 	s.followInbound(dlg)
 	c.At = time.Now().UTC()
-	in.InboundEnded(ctx, c, StatusCompleted, "")
+	in.InboundEnded(ctx, c, dial.StatusCompleted, "")
 	s.log.Info("sip inbound call ended", "call", id)
 }
 
 // followInbound waits for the caller's BYE; at MaxCallDuration, or when
 // the dialer closes, it hangs up itself.
-func (s *SIP) followInbound(dlg *sipgo.DialogServerSession) {
+func (s *Dialer) followInbound(dlg *sipgo.DialogServerSession) {
 	limit := time.NewTimer(s.cfg.MaxCallDuration)
 	defer limit.Stop()
 	select {
@@ -120,6 +122,6 @@ func (s *SIP) followInbound(dlg *sipgo.DialogServerSession) {
 
 // onAck confirms an answered inbound call; ACKs of our own outbound
 // dialogs never reach a server handler.
-func (s *SIP) onAck(req *sip.Request, tx sip.ServerTransaction) {
+func (s *Dialer) onAck(req *sip.Request, tx sip.ServerTransaction) {
 	_ = s.inDialogs.ReadAck(req, tx)
 }
