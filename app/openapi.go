@@ -101,6 +101,10 @@ func (s *Server) openAPIDocument() (map[string]any, error) {
 		if _, ok := op["summary"]; !ok {
 			op["summary"] = rt.summary
 		}
+		if _, ok := op["operationId"]; !ok {
+			op["operationId"] = rt.operation
+		}
+		standardResponses(rt, op)
 		if rt.auth == authNone {
 			op["security"] = []any{}
 		}
@@ -109,6 +113,7 @@ func (s *Server) openAPIDocument() (map[string]any, error) {
 	return map[string]any{
 		"openapi": "3.1.0",
 		"info": map[string]any{"title": "agentd API", "version": s.cfg.Version,
+			"license":     map[string]any{"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
 			"description": "Self-hosted control plane for AI voice and chat agents."},
 		"servers":    []any{map[string]any{"url": "/"}},
 		"security":   []any{map[string]any{"apiKey": []any{}}, map[string]any{"bearer": []any{}}},
@@ -124,4 +129,32 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	}
 	writeJSON(w, http.StatusOK, doc)
 	return nil
+}
+
+// standardResponses documents what the middleware answers on every route,
+// so no fragment has to repeat it: 413 for a body over the route's limit
+// (in the family's error shape) and, on keyed /v1 routes, the 429 of the
+// rate limit (its own shape; /v2 answers 401 instead).
+func standardResponses(rt route, op map[string]any) {
+	resps, _ := op["responses"].(map[string]any)
+	if resps == nil {
+		return
+	}
+	if _, ok := resps["413"]; !ok {
+		resps["413"] = familyErrorResponse(rt.family, "Request body over the route's limit")
+	}
+	if rt.auth != authNone && !strings.HasPrefix(rt.path, "/api/v2/") {
+		resps["429"] = map[string]any{"$ref": "#/components/responses/RateLimited"}
+	}
+}
+
+// familyErrorResponse is a response in a family's error shape.
+func familyErrorResponse(f Family, desc string) map[string]any {
+	schema := map[Family]string{FamilyKB: "KBError", FamilyListings: "ListingError", FamilyCalls: "CallError",
+		FamilyAgents: "AgentV1ErrorBody"}[f]
+	if schema == "" {
+		return map[string]any{"$ref": "#/components/responses/V2Error"}
+	}
+	return map[string]any{"description": desc, "content": map[string]any{"application/json": map[string]any{
+		"schema": map[string]any{"$ref": "#/components/schemas/" + schema}}}}
 }

@@ -46,3 +46,15 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 }
+
+// Every route refuses a body over its limit before anything else, even a
+// GET: the 413 the document lists for each operation.
+func TestBodyLimitOnEveryRoute(t *testing.T) {
+	e := newTestEnv(t)
+	big := strings.Repeat("x", 1<<20+1)
+	for _, path := range []string{"/api/openapi.json", "/healthz"} {
+		if code, _, _ := e.do("GET", path, "", big); code != 413 {
+			t.Fatalf("GET %s with a 1 MiB body: %d", path, code)
+		}
+	}
+}

@@ -147,3 +147,16 @@ func TestRateLimiterSlides(t *testing.T) {
 		t.Fatal("keys must not share a window")
 	}
 }
+
+// A documented /v1 route answers the rate limit's own 429 shape, which the
+// schema check holds against the OpenAPI document.
+func TestRateLimitOnDocumentedV1Route(t *testing.T) {
+	e := newTestEnv(t)
+	key := e.keyWithRole(e.orgID, "member", access.KeyOptions{RateLimit: 1})
+	if code, _, _ := e.do("GET", "/api/v1/agents", key, nil); code != 200 {
+		t.Fatalf("first request: %d", code)
+	}
+	if code, h, _ := e.do("GET", "/api/v1/agents", key, nil); code != 429 || h.Get("Retry-After") == "" {
+		t.Fatalf("second request: %d", code)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -36,6 +38,7 @@ type route struct {
 	capability string // required on /v2 routes
 	bodyLimit  int64  // bytes; 0 means 1 MiB
 	summary    string
+	operation  string // OpenAPI operationId: the handler's name, unique and stable
 }
 
 // handlerFunc is a handler that returns its error instead of writing it.
@@ -59,6 +62,7 @@ type Server struct {
 	kb       *kb.Service
 	listings listingsState
 	calls    callsState
+	webhooks webhooksState
 }
 
 // newServer builds the server and its route table.
@@ -82,6 +86,14 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 func (s *Server) handle(rt route, h handlerFunc) {
 	if rt.bodyLimit == 0 {
 		rt.bodyLimit = 1 << 20
+	}
+	if rt.operation == "" {
+		rt.operation = handlerName(h)
+	}
+	for _, other := range s.table {
+		if other.operation == rt.operation {
+			panic("app: two routes share the handler " + rt.operation + ": give one an operation name")
+		}
 	}
 	s.table = append(s.table, rt)
 	wrapped := func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
@@ -225,3 +237,11 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the real writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// handlerName is a handler method's name ("listAgents"), the route's
+// OpenAPI operationId unless the route names one.
+func handlerName(h handlerFunc) string {
+	name := runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
+	name = strings.TrimSuffix(name, "-fm")
+	return name[strings.LastIndexByte(name, '.')+1:]
+}

@@ -271,13 +271,13 @@ func (db *DB) CancelBatch(ctx context.Context, orgID, id string, now time.Time) 
 		}
 		// claim_token and lease stay on live calls: their worker still
 		// owns the attempt until it has hung up (as CancelCall).
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
-			WHERE batch_id = ? AND status IN `+openSQL, ms(now), ms(now), id)
+		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
+			WHERE batch_id = ? AND status IN `+openSQL+` RETURNING id`, ms(now), ms(now), id)
 		if err != nil {
 			return err
 		}
-		n, _ = res.RowsAffected()
-		return nil
+		n = int64(len(ids))
+		return db.emitCalls(ctx, tx, EventCallEnded, ids)
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("storage: cancel batch: %w", err)

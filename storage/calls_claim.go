@@ -74,8 +74,13 @@ func (db *DB) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, er
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, "DELETE FROM call_attempts WHERE claim_token = ?", token)
-		return err
+		if _, err = tx.ExecContext(ctx, "DELETE FROM call_attempts WHERE claim_token = ?", token); err != nil {
+			return err
+		}
+		if done && u.Status == CallFailed {
+			return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
+		}
+		return nil // deferred: it waits as before its claim, no event
 	})
 	if err != nil {
 		return false, fmt.Errorf("storage: undo claim: %w", err)

@@ -48,9 +48,11 @@ func (db *DB) StartInboundCall(ctx context.Context, c Call, at time.Time) (Call,
 			nullStr(c.SIPParticipantID), nullStr(c.Dialer), ms(at), ms(at), now, now); err != nil {
 			return fmt.Errorf("insert inbound call: %w", err)
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id, status,
-			room_id, started_at) VALUES (?, 1, ?, 'inbound', 'active', ?, ?)`, c.ID, "inbound-"+c.ID, nullStr(c.RoomID), ms(at))
-		return err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id, status,
+			room_id, started_at) VALUES (?, 1, ?, 'inbound', 'active', ?, ?)`, c.ID, "inbound-"+c.ID, nullStr(c.RoomID), ms(at)); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallAnswered, []string{c.ID})
 	})
 	if err != nil {
 		return Call{}, fmt.Errorf("storage: start inbound call: %w", err)
@@ -98,10 +100,12 @@ func (db *DB) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done
 			return err
 		}
 		done = true
-		_, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, duration = ?,
+		if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, duration = ?,
 			ended_at = (SELECT ended_at FROM calls WHERE id = ?) WHERE call_id = ? AND attempt = 1`,
-			e.Status, nullStr(e.Reason), dur, id, id)
-		return err
+			e.Status, nullStr(e.Reason), dur, id, id); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
 	})
 	if err != nil {
 		return "", false, fmt.Errorf("storage: end inbound call: %w", err)

@@ -36,8 +36,13 @@ func (db *DB) SettleVoicemail(ctx context.Context, id string, attempt int, retry
 		if done = n > 0; !done {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE call_attempts SET status = 'voicemail' WHERE call_id = ? AND attempt = ?", id, attempt)
-		return err
+		if _, err = tx.ExecContext(ctx, "UPDATE call_attempts SET status = 'voicemail' WHERE call_id = ? AND attempt = ?", id, attempt); err != nil {
+			return err
+		}
+		if retryAt != nil {
+			return db.emitCalls(ctx, tx, EventCallRetryScheduled, []string{id})
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("storage: settle voicemail: %w", err)

@@ -50,16 +50,15 @@ func (db *DB) AddDNC(ctx context.Context, orgID string, numbers []string, reason
 		// One pass over the waiting calls (status index), each probing the
 		// list's primary key: no index on calls by number to keep up on
 		// every call inserted.
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'failed', failure_reason = ?, ended_at = ?, updated_at = ?
+		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'failed', failure_reason = ?, ended_at = ?, updated_at = ?
 			WHERE status IN `+waitingSQL+` AND org_id = ? AND EXISTS (SELECT 1 FROM dnc_numbers d
-				WHERE d.org_id = calls.org_id AND d.phone_number = calls.phone_number)`,
+				WHERE d.org_id = calls.org_id AND d.phone_number = calls.phone_number) RETURNING id`,
 			ReasonDoNotCall, ms(now), ms(now), orgID)
 		if err != nil {
 			return err
 		}
-		n, _ := res.RowsAffected()
-		failed = int(n)
-		return nil
+		failed = len(ids)
+		return db.emitCalls(ctx, tx, EventCallEnded, ids)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("storage: add do-not-call numbers: %w", err)

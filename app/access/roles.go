@@ -19,6 +19,8 @@ const (
 	CapAPIKeyManage  = "apikey:manage"
 	CapOrgManage     = "org:manage"
 	CapMemberManage  = "member:manage"
+	CapWebhookManage = "webhook:manage" // webhook endpoints, their secrets and deliveries
+	CapEventsRead    = "events:read"    // the event log and its stream
 	// CapSettingsManage changes the organization's settings (calling hours)
 	// and lets a key place an immediate call outside calling hours.
 	CapSettingsManage = "settings:manage"
@@ -28,9 +30,11 @@ const (
 var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
-	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage, CapMemberManage, CapSettingsManage),
-	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapMemberManage, CapSettingsManage),
-	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite),
+	"owner": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage,
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
+	"admin": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage,
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
+	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapEventsRead),
 	"viewer": set(CapAgentRead),
 }
 

@@ -24,7 +24,7 @@ INSERT INTO call_batches (id, org_id, agent_id, name, status, created_at, update
 	SELECT batch_id, min(org_id), min(agent_id), '', 'running', min(created_at), max(updated_at)
 	FROM calls WHERE batch_id IS NOT NULL GROUP BY batch_id;
 
-CREATE INDEX calls_batch ON calls (batch_id, status) WHERE batch_id IS NOT NULL;
+-- calls_batch (batch_id, status) comes from 0008_events.sql.
 -- Inbound calls are found again by their SIP Call-ID or LiveKit room when they end.
 CREATE INDEX calls_inbound_live ON calls (status) WHERE direction = 'inbound';
 
