@@ -71,7 +71,7 @@ func TestBatchQueryAndName(t *testing.T) {
 func TestOutsideHoursMessage(t *testing.T) {
 	h := dial.DefaultCallingHours()
 	h.Enabled = true
-	hw := hoursWindow(h, "", nil, "+12125550100") // New York by area code
+	hw := hoursWindow(h, "", nil, "+12125550100")      // New York by area code
 	now := time.Date(2026, 3, 9, 3, 0, 0, 0, time.UTC) // Sunday 23:00 EDT
 	if dial.Allowed(now, dial.Window{}, hw) {
 		t.Fatal("23:00 allowed")
