@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -105,35 +106,31 @@ func (db *DB) DNCListed(ctx context.Context, orgID, number string) (bool, error)
 }
 
 // DNCListedAmong returns which of numbers are on the organization's list
-// (a batch checks all its numbers at once).
+// (a batch checks all its numbers at once): one cached statement, the
+// numbers passed as a JSON array.
 func (db *DB) DNCListedAmong(ctx context.Context, orgID string, numbers []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	const chunk = 500
-	for lo := 0; lo < len(numbers); lo += chunk {
-		part := numbers[lo:min(lo+chunk, len(numbers))]
-		args := []any{orgID}
-		for _, n := range part {
-			args = append(args, n)
-		}
-		rows, err := db.r.QueryContext(ctx, "SELECT phone_number FROM dnc_numbers WHERE org_id = ? AND phone_number IN ("+
-			placeholders("?", len(part))+")", args...)
-		if err != nil {
-			return nil, fmt.Errorf("storage: do-not-call check: %w", err)
-		}
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[n] = true
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+	if len(numbers) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(numbers)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.readRows(ctx, `SELECT j.value FROM json_each(?) j WHERE EXISTS
+		(SELECT 1 FROM dnc_numbers d WHERE d.org_id = ? AND d.phone_number = j.value)`, string(list), orgID)
+	if err != nil {
+		return nil, fmt.Errorf("storage: do-not-call check: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
 			return nil, err
 		}
+		out[n] = true
 	}
-	return out, nil
+	return out, rows.Err()
 }
 
 // ListDNC returns one page of the organization's list in number order
