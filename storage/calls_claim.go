@@ -19,7 +19,11 @@ const notPausedSQL = "(batch_id IS NULL OR batch_id NOT IN (SELECT id FROM call_
 // claimableSQL is the claim's filter on a queued call c: not in a paused
 // batch, and its agent below the agent's maxConcurrentCalls (a voice agent
 // config key; absent or 0 means no cap of its own) counting its calls being
-// dialled or talked on, inbound ones included.
+// dialled or talked on, inbound ones included. The claim applies it to the
+// due calls in claim order: read through calls_due (status, priority,
+// due_at), sorting only ties, in a subquery with a LIMIT (never
+// flattened), so it runs call by call until one passes instead of on
+// every due call before a full sort.
 const claimableSQL = `(c.batch_id IS NULL OR c.batch_id NOT IN (SELECT id FROM call_batches WHERE status = 'paused'))
 	AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = c.agent_id
 		AND coalesce(json_extract(a.config, '$.maxConcurrentCalls'), 0) > 0

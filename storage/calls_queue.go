@@ -87,8 +87,9 @@ func (db *DB) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
 		err := tx.QueryRowContext(ctx, `UPDATE calls SET status = 'connecting', claim_token = ?, worker_id = ?,
 			lease_until = ?, attempts = attempts + 1, started_at = coalesce(started_at, ?), dialer = ?,
 			room_id = NULL, job_id = NULL, sip_participant_id = NULL, updated_at = ?
-			WHERE id = (SELECT id FROM calls c WHERE status = 'queued' AND due_at <= ? AND `+claimableSQL+`
-				ORDER BY priority, due_at, created_at, id LIMIT 1)
+			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_due
+				WHERE status = 'queued' AND due_at <= ? ORDER BY priority, due_at, created_at, id LIMIT -1) c
+				WHERE `+claimableSQL+` LIMIT 1)
 			AND status = 'queued'
 			RETURNING id, attempts`,
 			cl.Token, cl.WorkerID, ms(cl.LeaseUntil), now, nullStr(cl.Dialer), now, now).Scan(&id, &attempt)
