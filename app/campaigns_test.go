@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 // Campaign tests: batches paused, resumed and cancelled end to end with the
@@ -86,7 +87,7 @@ func TestBatchPauseResume(t *testing.T) {
 	e := newTestEnv(t, opt)
 	agent := e.voiceAgent(e.orgID)
 	id := e.postBatch(e.key, agent.ID, "spring promo", 30, nil)
-	waitFor(t, "first dials", 10*time.Second, func() bool { return len(readDialLog(t, logPath)) >= 5 })
+	waitFor(t, "first dials", 10*time.Second, func() bool { return len(testbin.DialLog(t, logPath)) >= 5 })
 
 	var paused struct {
 		Data    batchView
@@ -95,9 +96,9 @@ func TestBatchPauseResume(t *testing.T) {
 	if code := e.doJSON("POST", "/api/v1/calls/batches/"+id+"/pause", e.key, nil, &paused); code != 200 || paused.Data.Status != "paused" {
 		t.Fatalf("pause: %d %+v", code, paused)
 	}
-	atPause := len(readDialLog(t, logPath))
+	atPause := len(testbin.DialLog(t, logPath))
 	time.Sleep(600 * time.Millisecond) // six pacing slots
-	after := len(readDialLog(t, logPath))
+	after := len(testbin.DialLog(t, logPath))
 	if after > atPause+1 {
 		t.Fatalf("%d dials after the pause (more than one pacing slot)", after-atPause)
 	}
@@ -122,9 +123,9 @@ func TestBatchPauseResume(t *testing.T) {
 	}
 	waitFor(t, "the rest dialled", 15*time.Second, func() bool { return e.getBatch(e.key, id).Status == "completed" })
 	b = e.getBatch(e.key, id)
-	if len(readDialLog(t, logPath)) != 30 || b.Counts["completed"] != 30 || b.Attempts != 30 || b.AnswerRate == nil ||
+	if len(testbin.DialLog(t, logPath)) != 30 || b.Counts["completed"] != 30 || b.Attempts != 30 || b.AnswerRate == nil ||
 		*b.AnswerRate != 1 || b.NextDueAt != nil {
-		t.Fatalf("done: %+v, %d dials", b, len(readDialLog(t, logPath)))
+		t.Fatalf("done: %+v, %d dials", b, len(testbin.DialLog(t, logPath)))
 	}
 	// A completed batch has nothing to pause.
 	if code, _, body := e.do("POST", "/api/v1/calls/batches/"+id+"/pause", e.key, nil); code != 409 ||
@@ -141,7 +142,7 @@ func TestBatchCancel1000(t *testing.T) {
 	e := newTestEnv(t, opt)
 	agent := e.voiceAgent(e.orgID)
 	id := e.postBatch(e.key, agent.ID, "big", 1000, nil)
-	waitFor(t, "dials under way", 20*time.Second, func() bool { return len(readDialLog(t, logPath)) >= 50 })
+	waitFor(t, "dials under way", 20*time.Second, func() bool { return len(testbin.DialLog(t, logPath)) >= 50 })
 	var out struct {
 		Data    batchView
 		Message string
@@ -149,9 +150,9 @@ func TestBatchCancel1000(t *testing.T) {
 	if code := e.doJSON("DELETE", "/api/v1/calls/batches/"+id, e.key, nil, &out); code != 200 || out.Data.Status != "cancelled" {
 		t.Fatalf("cancel: %d %+v", code, out)
 	}
-	atCancel := readDialLog(t, logPath)
+	atCancel := testbin.DialLog(t, logPath)
 	time.Sleep(time.Second)
-	if after := readDialLog(t, logPath); len(after) != len(atCancel) {
+	if after := testbin.DialLog(t, logPath); len(after) != len(atCancel) {
 		t.Fatalf("%d calls dialled after the batch was cancelled", len(after)-len(atCancel))
 	}
 	waitFor(t, "every call final", 10*time.Second, func() bool {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 // Compliance tests through HTTP: the do-not-call list (refused at schedule
@@ -120,7 +121,7 @@ func TestDoNotCall(t *testing.T) {
 		t.Fatalf("remove: %d %+v", code, removed)
 	}
 	time.Sleep(2500 * time.Millisecond) // past the first call's scheduled time
-	for _, l := range readDialLog(t, logPath) {
+	for _, l := range testbin.DialLog(t, logPath) {
 		if strings.HasPrefix(l, sched.Data.ID) {
 			t.Fatalf("the listed call was dialled: %s", l)
 		}
