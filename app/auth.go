@@ -28,6 +28,8 @@ const (
 	capMemberManage  = access.CapMemberManage
 	capWebhookManage = access.CapWebhookManage
 	capEventsRead    = access.CapEventsRead
+	// capSettingsManage: owner and admin (organization settings, calling-hours override).
+	capSettingsManage = access.CapSettingsManage
 )
 
 // principal is who a request acts as.

@@ -76,6 +76,28 @@ func (s *Server) routes() {
 	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
 		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
 
+	// Campaigns and compliance: batches, the do-not-call list, calling hours.
+	s.handle(route{method: "GET", path: "/api/v1/calls/batches", family: FamilyCalls,
+		summary: "List call batches (campaigns), newest first"}, s.listBatches)
+	s.handle(route{method: "GET", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
+		summary: "Read a batch with the counts of its calls"}, s.getBatch)
+	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/pause", family: FamilyCalls,
+		summary: "Pause a batch: no new dials, calls in progress finish"}, s.batchAction(pauseBatch))
+	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/resume", family: FamilyCalls,
+		summary: "Resume a paused batch"}, s.batchAction(resumeBatch))
+	s.handle(route{method: "DELETE", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
+		summary: "Cancel a batch: every call not yet final is cancelled"}, s.batchAction(cancelBatch))
+	s.handle(route{method: "POST", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "Add up to 10,000 numbers to the do-not-call list"}, s.addDNC)
+	s.handle(route{method: "DELETE", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "Remove numbers from the do-not-call list"}, s.removeDNC)
+	s.handle(route{method: "GET", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "List or look up numbers on the do-not-call list"}, s.listDNC)
+	s.handle(route{method: "GET", path: "/api/v2/organization/settings", capability: capAgentRead,
+		summary: "The organization's settings (calling hours)"}, s.getSettings)
+	s.handle(route{method: "PATCH", path: "/api/v2/organization/settings", capability: capSettingsManage,
+		summary: "Change the organization's settings (calling hours)"}, s.patchSettings)
+
 	// Events and webhooks (app/events).
 	wh := func(method, path, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, capability: capWebhookManage, summary: summary}, h)

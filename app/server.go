@@ -176,7 +176,7 @@ func familyOf(path string) Family {
 		return FamilyListings
 	case strings.HasPrefix(path, "/api/v1/agents"):
 		return FamilyAgents
-	case strings.HasPrefix(path, "/api/v1/calls"):
+	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		return FamilyCalls
 	}
 	return FamilyV2

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -43,7 +44,7 @@ type Config struct {
 // TelephonyConfig configures the real dialers: Dialer "sip" uses SIP,
 // "livekit" uses LiveKit. Only the chosen one is used.
 type TelephonyConfig struct {
-	SIP     dial.SIPConfig
+	SIP     sipdial.Config
 	LiveKit dial.LiveKitConfig
 }
 
@@ -57,6 +58,7 @@ type Service struct {
 	dialer  dial.Dialer // nil: no dialer configured
 	queue   *dial.Queue
 	sched   *dial.Scheduler
+	callers callerPool
 	workers []func(context.Context) error
 	closers []func() error
 }
@@ -74,6 +76,9 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	s.dialer = d
+	if sp, ok := d.(*sipdial.Dialer); ok {
+		sp.SetInbound(s) // INVITEs to an agent's number become inbound calls
+	}
 	if d != nil && cfg.DialerImpl == nil {
 		if c, ok := d.(io.Closer); ok {
 			s.closers = append(s.closers, c.Close)
@@ -134,7 +139,7 @@ func NewDialer(cfg Config, log *slog.Logger) (dial.Dialer, error) {
 	case "sim":
 		return &dial.Sim{RingFor: cfg.SimRing, TalkFor: cfg.SimTalk}, nil
 	case "sip":
-		d, err := dial.NewSIP(cfg.Telephony.SIP, log)
+		d, err := sipdial.New(cfg.Telephony.SIP, log)
 		if err != nil {
 			return nil, fmt.Errorf("sip dialer: %w", err)
 		}
