@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -24,13 +23,18 @@ type App struct {
 	srv     *Server
 	ln      net.Listener
 	http    *http.Server
+
+	metricsLn net.Listener // --metrics-addr, nil when off (app/metrics.go)
 	workers []func(context.Context) error
 	closers []func() error
 }
 
-// Open opens the database (applying migrations), listens on cfg.Addr (a busy
-// port fails here, at once), creates the first organization on an empty
-// database (printing its owner key once to cfg.Out) and wires every feature.
+// Open checks every setting (Config.Validate) before anything else, so a
+// start that fails on configuration creates no database and prints no key;
+// then listens on cfg.Addr (and --metrics-addr: a busy port fails here, at
+// once), opens the database (applying migrations) and wires every feature.
+// The first organization is created last, on an empty database, and its
+// owner key printed once to cfg.Out (app/firstrun.go).
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -41,26 +45,33 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	db, err := storage.Open(ctx, cfg.DBPath)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: cfg.Log, db: db}
-	a.ln, err = net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	key, created, err := access.Bootstrap(ctx, db)
+	mln, err := listenMetrics(cfg.MetricsAddr)
 	if err != nil {
-		a.Close()
-		return nil, fmt.Errorf("first-run setup: %w", err)
+		ln.Close()
+		return nil, err
 	}
-	if created {
-		fmt.Fprintf(cfg.Out, "owner API key: %s\n", key)
+	db, err := storage.Open(ctx, cfg.DBPath)
+	if err != nil {
+		ln.Close()
+		if mln != nil {
+			mln.Close()
+		}
+		return nil, err
 	}
+	a := &App{cfg: cfg, log: cfg.Log, db: db, ln: ln}
 	a.srv = newServer(cfg, db, cfg.Log)
-	for _, wire := range []func(context.Context) error{a.wireKB, a.wireListings, a.wireCalls} {
+	if err := a.wireMetrics(mln); err != nil {
+		a.Close()
+		return nil, err
+	}
+	for _, wire := range []func(context.Context) error{a.wireKB, a.wireListings, a.wireCalls, a.firstRun} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err

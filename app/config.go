@@ -16,6 +16,7 @@ type Config struct {
 	Out             io.Writer     // where the first-run owner key is printed
 	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
+	MetricsAddr     string        // where /metrics is served; "" is off (app/metrics.go)
 
 	KB    KBConfig
 	Calls CallsConfig

@@ -57,7 +57,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	go func() { done <- a.Run(ctx) }()
 	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs, client: &http.Client{}}
 	if k, ok := strings.CutPrefix(strings.TrimSpace(out.String()), "owner API key: "); ok {
-		e.key = k
+		e.key, _, _ = strings.Cut(k, " ") // then "(expires ...)"
 	}
 	if o, err := a.DB().FindOrg(ctx, "default"); err == nil {
 		e.orgID = o.ID

@@ -61,6 +61,7 @@ func (a *App) wireKB(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	emb = a.timedEmbedder(emb)
 	w, err := newKBWorker(a.db, emb, a.cfg.KB, a.log)
 	if err != nil {
 		return err

@@ -90,8 +90,12 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	var key string
 	select {
 	case l := <-lines:
-		var ok bool
-		if key, ok = strings.CutPrefix(l, "owner API key: "); !ok || len(key) != 44 {
+		// "owner API key: agd_... (expires YYYY-MM-DD; make another with: agentd key create)"
+		rest, ok := strings.CutPrefix(l, "owner API key: ")
+		key, rest, _ = strings.Cut(rest, " ")
+		exp, _, _ := strings.Cut(strings.TrimPrefix(rest, "(expires "), ";")
+		if d, err := time.Parse("2006-01-02", exp); !ok || len(key) != 44 || err != nil ||
+			d.Sub(time.Now()) < 29*24*time.Hour || !strings.Contains(rest, "agentd key create") {
 			t.Fatalf("first stdout line %q", l)
 		}
 	case <-time.After(10 * time.Second):

@@ -45,6 +45,7 @@ func startImportServer(t testing.TB) *importServer {
 		a.Close()
 	})
 	key, _ := strings.CutPrefix(strings.TrimSpace(out.String()), "owner API key: ")
+	key, _, _ = strings.Cut(key, " ") // then "(expires ...)"
 	return &importServer{t: t, url: "http://" + a.Addr(), key: key, dbPath: dbPath}
 }
 

@@ -119,6 +119,7 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("first line %q: %v", line, err)
 	}
+	key, _, _ = strings.Cut(key, " ") // then "(expires ...)"
 	waitHTTP(t, "http://"+addr+"/healthz")
 	base := "http://" + addr + "/api/v1"
 	call := func(method, path string, body any, out any) int {

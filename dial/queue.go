@@ -32,6 +32,8 @@ type QueueConfig struct {
 	// OnRetry is called after an attempt was sent back to scheduled (so the
 	// scheduler can wake for its due time).
 	OnRetry func()
+	// Observer, when set, is told of dials, outcomes and pacing (metrics).
+	Observer QueueObserver
 }
 
 // Queue is the outbound dial queue. It claims due queued calls from the
@@ -101,6 +103,10 @@ func NewQueue(cfg QueueConfig) *Queue {
 	if cfg.Drain <= 0 {
 		cfg.Drain = 5 * time.Second
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
+	cfg.Observer.QueueStarted(cfg.CPS, cfg.MaxConcurrent)
 	return &Queue{
 		cfg: cfg, db: cfg.DB, clk: cfg.Clock, log: cfg.Log,
 		worker:   uuid.NewString(),
@@ -204,6 +210,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 			continue
 		}
 		q.take(now)
+		q.cfg.Observer.DialStarted(q.cfg.Dialer.Name())
 		q.wg.Add(1)
 		dctx, cancel := context.WithCancelCause(context.Background())
 		q.mu.Lock()
@@ -231,6 +238,7 @@ func (q *Queue) pace(ctx context.Context) error {
 		if wait <= 0 {
 			return nil
 		}
+		q.cfg.Observer.Paced(wait)
 		if err := sleep(ctx, q.clk, wait); err != nil {
 			return err
 		}
@@ -324,6 +332,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	defer cancel()
 	now := q.clk.Now()
 	if errors.Is(dialErr, ErrRetryLater) {
+		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
 		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(q.cfg.RetryLater)); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
@@ -344,6 +353,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	if res.Status == StatusFailed && res.Reason == "" {
 		res.Reason = "call failed"
 	}
+	q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), res.Status)
 	o := storage.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
 	if res.Status == StatusCompleted || res.Duration > 0 {
 		d := res.Duration.Round(time.Millisecond).Seconds()

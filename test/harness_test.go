@@ -78,6 +78,7 @@ func start(t testing.TB, dir string, extra ...string) *server {
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if k, ok := strings.CutPrefix(sc.Text(), "owner API key: "); ok {
+				k, _, _ = strings.Cut(k, " ") // then "(expires ...)"
 				keyc <- k
 			}
 		}
