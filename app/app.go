@@ -17,16 +17,16 @@ import (
 
 // App is a running agentd: database, HTTP server and background workers.
 type App struct {
-	cfg  Config
-	log  *slog.Logger
-	db   *storage.DB
-	srv  *Server
-	ln   net.Listener
-	http *http.Server
+	cfg     Config
+	log     *slog.Logger
+	db      *storage.DB
+	srv     *Server
+	ln      net.Listener
+	http    *http.Server
+	workers []func(context.Context) error
+	closers []func() error
 
 	metricsLn net.Listener // --metrics-addr, nil when off (app/metrics.go)
-	workers   []func(context.Context) error
-	closers   []func() error
 }
 
 // Open checks every setting (Config.Validate) before anything else, so a
