@@ -23,6 +23,15 @@ type httpMetrics struct {
 	table  func() []route
 }
 
+// newHTTPMetrics makes the metrics of every route in s's table.
+func newHTTPMetrics(reg *metrics.Registry, s *Server) *httpMetrics {
+	m := &httpMetrics{reg: reg, table: func() []route { return s.table }}
+	for _, rt := range s.table {
+		m.routes = append(m.routes, reg.Route(rt.method, rt.path))
+	}
+	return m
+}
+
 // observe records one request; route is 1 + the index of the matched
 // route in the table, 0 when none matched.
 func (m *httpMetrics) observe(method string, route, status int, d time.Duration) {
@@ -77,11 +86,7 @@ func (a *App) wireMetrics(ln net.Listener) error {
 		ln.Close()
 		return err
 	}
-	m := &httpMetrics{reg: reg, table: func() []route { return a.srv.table }}
-	for _, rt := range a.srv.table {
-		m.routes = append(m.routes, reg.Route(rt.method, rt.path))
-	}
-	a.srv.metrics = m
+	a.srv.metrics = newHTTPMetrics(reg, a.srv)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,

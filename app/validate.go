@@ -25,7 +25,7 @@ func (cfg Config) Validate() error {
 	add(checkListenAddr("--addr", cfg.Addr))
 	if cfg.MetricsAddr != "" {
 		add(checkListenAddr("--metrics-addr", cfg.MetricsAddr))
-		if cfg.MetricsAddr == cfg.Addr {
+		if _, port, _ := net.SplitHostPort(cfg.Addr); cfg.MetricsAddr == cfg.Addr && port != "0" {
 			add(errors.New("--metrics-addr must differ from --addr"))
 		}
 	}
