@@ -1,0 +1,80 @@
+package dial
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestProbeSIPAnswered(t *testing.T) {
+	addr := startSipp(t, "options_ok")
+	p, err := ProbeSIP(t.Context(), SIPConfig{Trunk: addr, ResponseTimeout: 2 * time.Second})
+	if err != nil || p.Status != 200 || p.Server != "sipp" {
+		t.Fatalf("probe: %+v %v", p, err)
+	}
+}
+
+// A trunk address where nothing answers fails within the response timeout.
+func TestProbeSIPDeadTrunk(t *testing.T) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	start := time.Now()
+	_, err := ProbeSIP(t.Context(), SIPConfig{Trunk: addr, ResponseTimeout: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "OPTIONS to trunk") {
+		t.Fatalf("probe of a dead trunk: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}
+
+// probeLiveKit is the smallest LiveKit Twirp stand-in the probe needs: it
+// checks the token's HS256 signature with secret and answers ListRooms and
+// ListSIPOutboundTrunk.
+func probeLiveKit(t *testing.T, secret string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		i := strings.LastIndexByte(tok, '.')
+		mac := hmac.New(sha256.New, []byte(secret))
+		if i > 0 {
+			mac.Write([]byte(tok[:i]))
+		}
+		if i < 0 || base64.RawURLEncoding.EncodeToString(mac.Sum(nil)) != tok[i+1:] {
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"code":"unauthenticated","msg":"invalid token"}`))
+			return
+		}
+		switch r.URL.Path {
+		case "/twirp/livekit.RoomService/ListRooms":
+			w.Write([]byte(`{"rooms":[{"name":"a"}]}`))
+		case "/twirp/livekit.SIP/ListSIPOutboundTrunk":
+			w.Write([]byte(`{"items":[{"sip_trunk_id":"ST_probe"}]}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestProbeLiveKit(t *testing.T) {
+	url := probeLiveKit(t, "right-secret")
+	cfg := LiveKitConfig{URL: url, APIKey: "k", APISecret: "right-secret", OutboundTrunkID: "ST_probe", AgentName: "a"}
+	p, err := ProbeLiveKit(t.Context(), cfg)
+	if err != nil || p.Rooms != 1 || p.ServerTime.IsZero() || time.Since(p.ServerTime).Abs() > 5*time.Second {
+		t.Fatalf("probe: %+v %v", p, err)
+	}
+	cfg.OutboundTrunkID = "ST_other"
+	if _, err := ProbeLiveKit(t.Context(), cfg); err == nil || LiveKitUnauthenticated(err) {
+		t.Fatalf("unknown trunk: %v", err)
+	}
+	cfg.APISecret = "wrong-secret"
+	if _, err := ProbeLiveKit(t.Context(), cfg); !LiveKitUnauthenticated(err) {
+		t.Fatalf("wrong secret: %v, want unauthenticated", err)
+	}
+}
