@@ -3,6 +3,7 @@ package dial
 import (
 	"context"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/emiago/sipgo"
@@ -23,8 +24,12 @@ type SIPProbe struct {
 // with the digest credentials when a password is set. The error is set when
 // no SIP answer came at all (nothing listens, a firewall drops it, wrong
 // transport); any answer, even 4xx, shows a SIP server at the address and
-// is for the caller to judge.
+// is for the caller to judge. The local port is always a fresh one, so a
+// probe works beside a running server bound to a fixed --sip-listen port.
 func ProbeSIP(ctx context.Context, cfg SIPConfig) (SIPProbe, error) {
+	if host, _, err := net.SplitHostPort(cfg.ListenAddr); err == nil {
+		cfg.ListenAddr = net.JoinHostPort(host, "0")
+	}
 	s, err := NewSIP(cfg, nil)
 	if err != nil {
 		return SIPProbe{}, err
