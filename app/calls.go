@@ -81,7 +81,7 @@ func (a *App) wireCalls(ctx context.Context) error {
 		DB: a.db, Dialer: qd, Log: a.log,
 		CPS: cfg.DialCPS, MaxConcurrent: cfg.MaxConcurrent, Lease: cfg.Lease, Poll: cfg.Poll,
 		Drain: cfg.Drain, RetryLater: cfg.RetryLater,
-		OnRetry: func() { sched.Wake() }, Observer: a.queueObserver(),
+		OnRetry: func() { sched.Wake() }, Observer: a.queueObserver(qd.Name()),
 	})
 	sched = dial.NewScheduler(a.db, nil, cfg.Poll, a.log, st.queue.Wake)
 	st.sched = sched

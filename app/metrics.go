@@ -113,12 +113,13 @@ func (a *App) MetricsAddr() string {
 	return a.metricsLn.Addr().String()
 }
 
-// queueObserver is the dial queue's metrics observer (nil when off).
-func (a *App) queueObserver() dial.QueueObserver {
+// queueObserver is the metrics observer of a dial queue using dialer (nil
+// when metrics are off).
+func (a *App) queueObserver(dialer string) dial.QueueObserver {
 	if a.srv.metrics == nil {
 		return nil
 	}
-	return a.srv.metrics.reg.Queue()
+	return a.srv.metrics.reg.Queue(dialer)
 }
 
 // timedEmbedder times the embedder's calls when metrics are on.

@@ -2,8 +2,11 @@ package app
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -20,19 +23,26 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
-// scrape reads /metrics and parses it with Prometheus' own text parser.
-func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+// scrapeText reads /metrics.
+func scrapeText(t *testing.T, addr string) string {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("/metrics: %d", resp.StatusCode)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
 	}
+	return string(b)
+}
+
+// scrape reads /metrics and parses it with Prometheus' own text parser.
+func scrape(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
 	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(scrapeText(t, addr)))
 	if err != nil {
 		t.Fatalf("parse /metrics: %v", err)
 	}
@@ -143,6 +153,15 @@ func TestMetricsMoveWithTrafficWithoutIDs(t *testing.T) {
 		t.Errorf("cps limit %v, want 200", v)
 	}
 
+	// Prometheus' own linter (naming, units, help), when installed.
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		c := exec.Command(promtool, "check", "metrics")
+		c.Stdin = strings.NewReader(scrapeText(t, addr))
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s", err, out)
+		}
+	}
+
 	routes := map[string]bool{metrics.Unmatched: true}
 	for _, rt := range e.app.srv.table {
 		routes[rt.path] = true
@@ -158,6 +177,39 @@ func TestMetricsMoveWithTrafficWithoutIDs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The example alert rules in the README are testdata/prometheus/alerts.yml,
+// which promtool accepts (when installed) and which name only metrics that
+// agentd serves.
+func TestAlertRules(t *testing.T) {
+	rules, err := os.ReadFile("../testdata/prometheus/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), string(rules)) {
+		t.Error("README's alert rules differ from testdata/prometheus/alerts.yml")
+	}
+	e := newTestEnv(t, func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	e.do("GET", "/healthz", "", nil) // request counters appear with the first status
+	served := scrape(t, e.app.MetricsAddr())
+	for _, name := range regexp.MustCompile(`agentd_[a-z_]+`).FindAllString(string(rules), -1) {
+		base := strings.TrimSuffix(name, "_bucket")
+		if served[base] == nil {
+			t.Errorf("alert rules name %s, which /metrics does not serve", name)
+		}
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus)")
+	}
+	if out, err := exec.Command(promtool, "check", "rules", "../testdata/prometheus/alerts.yml").CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s", err, out)
 	}
 }
 

@@ -26,17 +26,28 @@ import (
 	"github.com/agentd/agentd/internal/testbin"
 )
 
-// agentd runs the binary in dir with AGENTD_DB unset and returns stdout,
+// agentd runs the binary in dir without AGENTD_* variables and returns stdout,
 // stderr and the exit error.
 func agentd(t *testing.T, dir string, args ...string) (string, string, error) {
 	t.Helper()
 	c := exec.Command(agentdBin, args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "AGENTD_DB=")
+	c.Dir, c.Env = dir, cleanEnv()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
 	return out.String(), errb.String(), err
+}
+
+// cleanEnv is the environment without AGENTD_* settings, so the defaults
+// apply as for a new user.
+func cleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTD_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // served is an agentd serve child process.
@@ -56,8 +67,7 @@ func startServe(t *testing.T, dir string, args ...string) *served {
 	addr := freePort(t)
 	s := &served{url: "http://" + addr, logs: &testbin.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(agentdBin, append([]string{"serve", "--addr", addr}, args...)...)
-	s.cmd.Dir = dir
-	s.cmd.Env = append(os.Environ(), "AGENTD_DB=")
+	s.cmd.Dir, s.cmd.Env = dir, cleanEnv()
 	stdout, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = s.logs
 	if err := s.cmd.Start(); err != nil {
@@ -171,16 +181,17 @@ func TestStartWithoutUsableKeyHints(t *testing.T) {
 }
 
 // The README's quick start places a simulated call in three commands, run
-// here as written (the binary for ./agentd, a free port for 8080).
+// here as written: the test binary for ./agentd (built as "go build -o
+// agentd ." builds it), a free port for 8080, the printed key for agd_...
 func TestQuickStartAsWritten(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := []string{
-		"./agentd serve --dialer sim",
-		"./agentd agent create --name demo --type voice --phone +14155550001",
-		`curl -s localhost:8080/api/v1/calls/outbound -H "x-api-key: $KEY" -H 'Content-Type: application/json' -d "{\"agentId\":\"$AGENT\",\"phoneNumber\":\"+14155550100\"}"`,
+		"go build -o agentd . && ./agentd serve --dialer sim",
+		"AGENT=$(./agentd agent create --name demo --type voice --phone +14155550001 | cut -d' ' -f2)",
+		`curl -s localhost:8080/api/v1/calls/outbound -H "x-api-key: agd_..." -H 'Content-Type: application/json' -d "{\"agentId\":\"$AGENT\",\"phoneNumber\":\"+14155550100\"}"`,
 	}
 	for _, l := range lines {
 		if !strings.Contains(string(readme), l) {
@@ -188,23 +199,22 @@ func TestQuickStartAsWritten(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	s := startServe(t, dir, strings.Fields(lines[0])[2:]...)
+	s := startServe(t, dir, strings.Fields(lines[0])[8:]...) // after "./agentd serve"
 	if s.key == "" {
 		t.Fatal("no key printed")
 	}
-	out, errOut, err := agentd(t, dir, strings.Fields(lines[1])[1:]...)
-	f := strings.Fields(out)
-	if err != nil || len(f) < 2 || f[0] != "agent" {
-		t.Fatalf("agent create: %v %q %q", err, out, errOut)
-	}
-	sh := exec.Command("sh", "-c", strings.ReplaceAll(lines[2], "localhost:8080", strings.TrimPrefix(s.url, "http://")))
-	sh.Env = append(os.Environ(), "KEY="+s.key, "AGENT="+f[1])
+	script := strings.NewReplacer("./agentd", agentdBin, "localhost:8080", strings.TrimPrefix(s.url, "http://"),
+		"agd_...", s.key).Replace(lines[1] + "\n" + lines[2])
+	sh := exec.Command("sh", "-c", script)
+	sh.Dir, sh.Env = dir, cleanEnv()
+	var errb bytes.Buffer
+	sh.Stderr = &errb
 	body, err := sh.Output()
 	var call struct {
 		Data struct{ ID, Status string }
 	}
 	if err != nil || json.Unmarshal(body, &call) != nil || call.Data.Status != "queued" {
-		t.Fatalf("curl: %v %s", err, body)
+		t.Fatalf("commands 2 and 3: %v %s %s", err, body, errb.String())
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		out, _, _ := agentd(t, dir, "calls", "get", call.Data.ID, "--json")

@@ -13,8 +13,19 @@ import (
 // registry's dial metrics.
 type Queue struct{ r *Registry }
 
-// Queue returns the observer to set as dial.QueueConfig.Observer.
-func (r *Registry) Queue() Queue { return Queue{r} }
+// Outcomes are the outcomes a dial can end with (dial.QueueObserver).
+var Outcomes = []string{"completed", "busy", "no_answer", "failed", "cancelled", "retry_later"}
+
+// Queue returns the observer to set as dial.QueueConfig.Observer of a
+// queue dialling with dialer; its series start at 0 rather than appear
+// with the first call, so rates and alerts see them from the start.
+func (r *Registry) Queue(dialer string) Queue {
+	r.dials.WithLabelValues(dialer)
+	for _, o := range Outcomes {
+		r.outcomes.WithLabelValues(dialer, o)
+	}
+	return Queue{r}
+}
 
 // QueueStarted records the CPS budget and the concurrency cap.
 func (q Queue) QueueStarted(cps float64, maxConcurrent int) {

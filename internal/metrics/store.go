@@ -43,7 +43,7 @@ func newStoreCollector(s Store) *storeCollector {
 	pool := []string{"pool"}
 	return &storeCollector{s: s,
 		calls:      prometheus.NewDesc("agentd_calls", "Calls not ended yet, by status, in the whole database (all processes): the dial queue depth by state.", []string{"status"}, nil),
-		kb:         prometheus.NewDesc("agentd_kb_sources_backlog", "Knowledge sources waiting for (pending) or in processing, in the whole database.", []string{"status"}, nil),
+		kb:         prometheus.NewDesc("agentd_knowledge_sources_backlog", "Knowledge sources waiting for (pending) or in processing, in the whole database.", []string{"status"}, nil),
 		open:       prometheus.NewDesc("agentd_db_open_connections", "Open database connections, by pool (writer, reader).", pool, nil),
 		inUse:      prometheus.NewDesc("agentd_db_in_use_connections", "Database connections in use, by pool.", pool, nil),
 		idle:       prometheus.NewDesc("agentd_db_idle_connections", "Idle database connections, by pool.", pool, nil),
