@@ -45,12 +45,9 @@ type Registry struct {
 	// stay free of endpoint URLs and ids.
 }
 
-// Unmatched is the route label of a request no route matched (404, 405);
-// Preflight is the one of a CORS preflight (OPTIONS).
-const (
-	Unmatched = "unmatched"
-	Preflight = "preflight"
-)
+// Unmatched is the route label of a request no route matched (404, 405,
+// and CORS preflights, which are answered before routing).
+const Unmatched = "unmatched"
 
 // New makes a registry with the Go runtime and process collectors.
 func New() *Registry {
