@@ -19,7 +19,9 @@ type callsState struct{ *calls.Service }
 // wireCalls sets up the dialer, the dial queue and the scheduler, run with
 // the server and closed after it.
 func (a *App) wireCalls(ctx context.Context) error {
-	svc, err := calls.New(a.db, a.cfg.Calls, a.log)
+	cfg := a.cfg.Calls
+	cfg.Observe = a.queueObserver
+	svc, err := calls.New(a.db, cfg, a.log)
 	if err != nil {
 		return err
 	}

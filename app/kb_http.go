@@ -14,7 +14,9 @@ import (
 // wireKB opens the knowledge base (embedder, queue recovery) before the
 // server takes requests, and runs its worker and index warm-up beside it.
 func (a *App) wireKB(ctx context.Context) error {
-	svc, err := kb.Open(ctx, a.db, a.cfg.KB, a.log)
+	cfg := a.cfg.KB
+	cfg.Observe = a.timedEmbedder
+	svc, err := kb.Open(ctx, a.db, cfg, a.log)
 	if err != nil {
 		return err
 	}

@@ -57,6 +57,7 @@ type Server struct {
 	table       []route
 	keys        *keyCache
 	limiter     *rateLimiter
+	metrics     *httpMetrics // nil unless --metrics-addr (app/metrics.go)
 
 	// Feature state, set up by each feature's wire function.
 	kb       *kb.Service
@@ -96,7 +97,11 @@ func (s *Server) handle(rt route, h handlerFunc) {
 		}
 	}
 	s.table = append(s.table, rt)
+	idx := len(s.table) // 1 + the route's index, for the metrics label
 	wrapped := func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if ri := requestInfoFrom(r.Context()); ri != nil {
+			ri.route = idx
+		}
 		if r.ContentLength > rt.bodyLimit {
 			s.writeError(w, r, rt.family, errorf(http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("request body too large (max %d bytes)", rt.bodyLimit)))
@@ -135,6 +140,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !rec.wrote {
 				s.writeError(rec, r, familyOf(r.URL.Path), fmt.Errorf("panic: %v", v))
 			}
+		}
+		if s.metrics != nil {
+			s.metrics.observe(r.Method, info.route, rec.status, time.Since(start))
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
@@ -186,6 +194,7 @@ func familyOf(path string) Family {
 type requestInfo struct {
 	id        string
 	keyPrefix string
+	route     int // 1 + index in the route table of the matched route; 0: none
 }
 
 type requestInfoKey struct{}

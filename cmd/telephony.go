@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +11,7 @@ import (
 
 // addTelephonyFlags adds the settings of the sip and livekit dialers to
 // serve. Only the dialer chosen with --dialer is used and checked (by
-// checkDialer, which names a missing flag and its variable). Secrets are better
+// calls.CheckDialer, which names a missing flag and its variable). Secrets are better
 // given by environment than by flag (a flag shows in ps).
 func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f := c.Flags()
@@ -37,34 +35,4 @@ func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f.StringVar(&l.AgentName, "livekit-agent-name", envString("AGENTD_LIVEKIT_AGENT_NAME", ""), "livekit dialer: agent dispatched into each call's room (env AGENTD_LIVEKIT_AGENT_NAME)")
 	f.DurationVar(&l.RingTimeout, "livekit-ring-timeout", envDuration("AGENTD_LIVEKIT_RING_TIMEOUT", 30*time.Second), "livekit dialer: how long the callee may ring (env AGENTD_LIVEKIT_RING_TIMEOUT)")
 	f.DurationVar(&l.PollInterval, "livekit-poll-interval", envDuration("AGENTD_LIVEKIT_POLL_INTERVAL", 5*time.Second), "livekit dialer: room check of an answered call when no webhook ends it; negative disables (env AGENTD_LIVEKIT_POLL_INTERVAL)")
-}
-
-// checkDialer refuses an unknown --dialer and names the missing settings
-// of the chosen one by flag and environment variable, which says more to
-// an operator than the dialer's own "trunk address is required".
-func checkDialer(name string, cfg calls.TelephonyConfig) error {
-	var missing []string
-	need := func(v, flag, env string) {
-		if strings.TrimSpace(v) == "" {
-			missing = append(missing, fmt.Sprintf("--%s (env %s)", flag, env))
-		}
-	}
-	switch name {
-	case "", "none", "sim":
-	case "sip":
-		need(cfg.SIP.Trunk, "sip-trunk", "AGENTD_SIP_TRUNK")
-	case "livekit":
-		l := cfg.LiveKit
-		need(l.URL, "livekit-url", "AGENTD_LIVEKIT_URL")
-		need(l.APIKey, "livekit-api-key", "AGENTD_LIVEKIT_API_KEY")
-		need(l.APISecret, "livekit-api-secret", "AGENTD_LIVEKIT_API_SECRET")
-		need(l.OutboundTrunkID, "livekit-trunk-id", "AGENTD_LIVEKIT_TRUNK_ID")
-		need(l.AgentName, "livekit-agent-name", "AGENTD_LIVEKIT_AGENT_NAME")
-	default:
-		return fmt.Errorf("--dialer %q: use none, sim, sip or livekit", name)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("--dialer %s needs %s", name, strings.Join(missing, ", "))
-	}
-	return nil
 }

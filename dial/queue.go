@@ -35,6 +35,8 @@ type QueueConfig struct {
 	// HoursTTL is how long an organization's calling hours are cached for
 	// the checks at dial time; default 5 s.
 	HoursTTL time.Duration
+	// Observer, when set, is told of dials, outcomes and pacing (metrics).
+	Observer QueueObserver
 }
 
 // Queue is the outbound dial queue. It claims due queued calls from the
@@ -113,6 +115,10 @@ func NewQueue(cfg QueueConfig) *Queue {
 	if cfg.HoursTTL <= 0 {
 		cfg.HoursTTL = 5 * time.Second
 	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
+	cfg.Observer.QueueStarted(cfg.CPS, cfg.MaxConcurrent)
 	return &Queue{
 		cfg: cfg, db: cfg.DB, clk: cfg.Clock, log: cfg.Log,
 		worker:   uuid.NewString(),
@@ -228,6 +234,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 			continue
 		}
 		q.take(now)
+		q.cfg.Observer.DialStarted(q.cfg.Dialer.Name())
 		q.wg.Add(1)
 		dctx, cancel := context.WithCancelCause(context.Background())
 		q.mu.Lock()
@@ -256,6 +263,7 @@ func (q *Queue) pace(ctx context.Context) error {
 		if wait <= 0 {
 			return nil
 		}
+		q.cfg.Observer.Paced(wait)
 		if err := sleep(ctx, q.clk, wait); err != nil {
 			return err
 		}
@@ -371,6 +379,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 			q.pacer.pushback(now, pb)
 			wait = max(wait, pb.RetryAfter)
 		}
+		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
 		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
@@ -391,6 +400,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	if res.Status == StatusFailed && res.Reason == "" {
 		res.Reason = "call failed"
 	}
+	q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), res.Status)
 	o := storage.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
 	if res.Status == StatusCompleted || res.Duration > 0 {
 		d := res.Duration.Round(time.Millisecond).Seconds()

@@ -39,6 +39,9 @@ type Config struct {
 	// DialerImpl, when set, is used instead of Dialer (tests and embedders),
 	// and stays theirs to close.
 	DialerImpl dial.Dialer
+	// Observe, when set, gives the dial queue an observer for the named
+	// dialer (the server's metrics).
+	Observe func(dialer string) dial.QueueObserver
 }
 
 // TelephonyConfig configures the real dialers: Dialer "sip" uses SIP,
@@ -105,7 +108,7 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		DB: db, Dialer: qd, Log: log,
 		CPS: cfg.DialCPS, MaxConcurrent: cfg.MaxConcurrent, Lease: cfg.Lease, Poll: cfg.Poll,
 		Drain: cfg.Drain, RetryLater: cfg.RetryLater,
-		OnRetry: func() { sched.Wake() },
+		OnRetry: func() { sched.Wake() }, Observer: observer(cfg, qd.Name()),
 	})
 	sched = dial.NewScheduler(db, nil, cfg.Poll, log, s.queue.Wake)
 	s.sched = sched
@@ -191,4 +194,12 @@ func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progr
 		return dial.Result{}, fmt.Errorf("dial log: %w", err)
 	}
 	return l.Dialer.Dial(ctx, c, p)
+}
+
+// observer is cfg's queue observer for the dialer, nil when none is asked.
+func observer(cfg Config, dialer string) dial.QueueObserver {
+	if cfg.Observe == nil {
+		return nil
+	}
+	return cfg.Observe(dialer)
 }

@@ -60,6 +60,9 @@ type Config struct {
 	// TestEmbedder, when set, replaces the configured embedder (tests and
 	// benchmarks inject failing or slow embedders here).
 	TestEmbedder embed.Embedder
+	// Observe, when set, wraps the embedder the service uses (the server
+	// times its calls for metrics).
+	Observe func(embed.Embedder) embed.Embedder
 }
 
 // NewEmbedder builds the embedder cfg selects. Listings share it, so

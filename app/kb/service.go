@@ -33,6 +33,9 @@ func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*S
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Observe != nil {
+		emb = cfg.Observe(emb)
+	}
 	w, err := newWorker(db, emb, cfg, log)
 	if err != nil {
 		return nil, err
