@@ -74,4 +74,10 @@ func (s *Server) routes() {
 		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
 	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
 		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
+
+	// The dashboard (app/web): HTML pages that check the session cookie
+	// themselves; not API routes, so not in the OpenAPI document.
+	for _, rt := range s.site.Routes() {
+		s.page(rt)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -62,6 +63,7 @@ type Server struct {
 	kb       *kb.Service
 	listings listingsState
 	calls    callsState
+	site     *web.Site // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -76,6 +78,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
+	s.site = s.newSite()
 	s.routes()
 	return s
 }

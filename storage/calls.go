@@ -224,6 +224,7 @@ type CallFilter struct {
 	AgentID     string
 	Direction   string
 	PhoneNumber string
+	BatchID     string
 	From, To    *time.Time // createdAt range, inclusive
 	SortBy      string     // createdAt (default), scheduledAt, priority
 	Desc        bool
@@ -250,6 +251,9 @@ func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) 
 	}
 	if f.PhoneNumber != "" {
 		where, args = append(where, "c.phone_number = ?"), append(args, f.PhoneNumber)
+	}
+	if f.BatchID != "" {
+		where, args = append(where, "c.batch_id = ?"), append(args, f.BatchID)
 	}
 	if f.From != nil {
 		where, args = append(where, "c.created_at >= ?"), append(args, ms(*f.From))

@@ -46,6 +46,9 @@ type Result struct {
 	HeadingPath []string `json:"headingPath"`
 	Content     string   `json:"content"`
 	Score       float64  `json:"score"`
+	// FoundBy says which ranking found the chunk: keyword, semantic or
+	// both (the dashboard's playground shows it; the API does not).
+	FoundBy string `json:"-"`
 }
 
 // Validate checks a search and fills its defaults (limit 5, mode hybrid).
@@ -113,6 +116,7 @@ func hybridDepth(limit int) int { return max(4*limit, 40) }
 func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, error) {
 	var ids []int64
 	scores := map[int64]float64{}
+	found := map[int64]string{}
 	switch req.Mode {
 	case ModeKeyword:
 		hits, err := s.keywordSearch(ctx, req, req.Limit)
@@ -122,6 +126,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 		for _, h := range hits {
 			ids = append(ids, h.ID)
 			scores[h.ID] = h.Score
+			found[h.ID] = ModeKeyword
 		}
 	case ModeSemantic:
 		hits, err := s.semanticSearch(ctx, req, req.Limit)
@@ -131,6 +136,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 		for _, h := range hits {
 			ids = append(ids, h.ID)
 			scores[h.ID] = float64(h.Score)
+			found[h.ID] = ModeSemantic
 		}
 	default:
 		depth := hybridDepth(req.Limit)
@@ -147,10 +153,16 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 		kwIDs := make([]int64, len(kw))
 		for i, h := range kw {
 			kwIDs[i] = h.ID
+			found[h.ID] = ModeKeyword
 		}
 		vIDs := make([]int64, len(vh))
 		for i, h := range vh {
 			vIDs[i] = h.ID
+			if found[h.ID] == ModeKeyword {
+				found[h.ID] = "both"
+			} else {
+				found[h.ID] = ModeSemantic
+			}
 		}
 		for _, f := range storage.FuseRRF(storage.RRFK, kwIDs, vIDs) {
 			if len(ids) == req.Limit {
@@ -171,7 +183,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 			continue // deleted between the ranking and the read
 		}
 		out = append(out, Result{DocumentID: c.SourceID, ExternalID: c.ExternalID, Title: c.Title, ChunkIndex: c.ChunkIndex,
-			HeadingPath: c.HeadingPath, Content: c.Content, Score: scores[id]})
+			HeadingPath: c.HeadingPath, Content: c.Content, Score: scores[id], FoundBy: found[id]})
 	}
 	return out, nil
 }
