@@ -67,7 +67,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		fmt.Fprintf(cfg.Out, "setup link: %s\n", link)
 	}
 	a.srv = newServer(cfg, db, cfg.Log)
-	for _, wire := range []func(context.Context) error{a.wireKB, a.wireListings, a.wireCalls, a.wireWeb} {
+	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireCalls, a.wireWeb} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err

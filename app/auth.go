@@ -26,6 +26,8 @@ const (
 	capAPIKeyManage  = access.CapAPIKeyManage
 	capOrgManage     = access.CapOrgManage
 	capMemberManage  = access.CapMemberManage
+	capWebhookManage = access.CapWebhookManage
+	capEventsRead    = access.CapEventsRead
 )
 
 // principal is who a request acts as.

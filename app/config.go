@@ -21,6 +21,7 @@ type Config struct {
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
 
-	KB    kb.Config
-	Calls calls.Config
+	KB       kb.Config
+	Calls    calls.Config
+	Webhooks WebhooksConfig
 }

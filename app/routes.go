@@ -75,6 +75,26 @@ func (s *Server) routes() {
 	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
 		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
 
+	// Events and webhooks (app/events).
+	wh := func(method, path, summary string, h handlerFunc) {
+		s.handle(route{method: method, path: path, capability: capWebhookManage, summary: summary}, h)
+	}
+	wh(http.MethodPost, "/api/v2/webhooks", "Create a webhook endpoint (its signing secret is shown once)", s.createWebhook)
+	wh(http.MethodGet, "/api/v2/webhooks", "List webhook endpoints", s.listWebhooks)
+	wh(http.MethodGet, "/api/v2/webhooks/:id", "Read a webhook endpoint", s.getWebhook)
+	wh(http.MethodPatch, "/api/v2/webhooks/:id", "Change a webhook endpoint's URL, events, description or enabled", s.updateWebhook)
+	wh(http.MethodDelete, "/api/v2/webhooks/:id", "Delete a webhook endpoint with its deliveries", s.deleteWebhook)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/rotate-secret", "New signing secret; the old one also signs for 24 h", s.rotateWebhookSecret)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/test", "Send a ping event to the endpoint", s.testWebhook)
+	wh(http.MethodGet, "/api/v2/webhooks/:id/deliveries", "List the endpoint's deliveries with every attempt", s.listDeliveries)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/deliveries/:deliveryId/retry", "Send a delivery again now (replay)", s.retryDelivery)
+	ev := func(path, summary string, h handlerFunc) {
+		s.handle(route{method: http.MethodGet, path: path, capability: capEventsRead, summary: summary}, h)
+	}
+	ev("/api/v2/events", "Pull the event log after a cursor", s.listEvents)
+	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.streamEvents)
+	ev("/api/v2/events/types", "The event catalogue", s.listEventTypes)
+
 	// The dashboard (app/web): HTML pages that check the session cookie
 	// themselves; not API routes, so not in the OpenAPI document.
 	for _, rt := range s.site.Routes() {

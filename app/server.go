@@ -63,6 +63,7 @@ type Server struct {
 	kb       *kb.Service
 	listings listingsState
 	calls    callsState
+	webhooks webhooksState
 	site     *web.Site // the dashboard (app/web)
 }
 

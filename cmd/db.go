@@ -4,13 +4,19 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/storage"
 )
 
 // openDB opens the database named by --db for a CLI command; it may be open
-// in a running server at the same time.
+// in a running server at the same time. Events the command causes (a
+// cancelled call, an import) carry the same views as the server's.
 func openDB(ctx context.Context, g *globals) (*storage.DB, error) {
-	return storage.Open(ctx, g.db)
+	db, err := storage.Open(ctx, g.db)
+	if err == nil {
+		events.Install(db, events.FeatureViews())
+	}
+	return db, err
 }
 
 // resolveOrg finds ORG by name or id; with one organization in the

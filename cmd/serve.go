@@ -43,6 +43,7 @@ func newServe(g *globals) *cobra.Command {
 	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)
+	addWebhookFlags(c, &cfg.Webhooks)
 	return c
 }
 

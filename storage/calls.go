@@ -180,6 +180,20 @@ func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
 	// every statement keep one).
 	const chunk = 400 // 21 parameters each, under SQLite's 32766
 	const row = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	insert := func(n int) string {
+		return `INSERT INTO calls (id, org_id, agent_id, direction, status, phone_number,
+				caller_id, contact_name, contact_email, priority, scheduled_at, due_at, max_retries, retry_config,
+				call_window, metadata, call_metadata, batch_id, started_at, created_at, updated_at)
+				VALUES ` + row + strings.Repeat(", "+row, n-1)
+	}
+	var full *sql.Stmt // a full chunk's statement, parsed once: parsing it costs a tenth of a batch
+	if len(calls) >= chunk {
+		sts, err := db.writerStmts(ctx, insert(chunk))
+		if err != nil {
+			return nil, fmt.Errorf("storage: insert calls: %w", err)
+		}
+		full = sts[0]
+	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		for lo := 0; lo < len(calls); lo += chunk {
 			part := calls[lo:min(lo+chunk, len(calls))]
@@ -190,14 +204,17 @@ func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
 					ms(c.DueAt), c.MaxRetries, nullJSON(c.RetryPolicy), nullJSON(c.Window), string(c.Metadata),
 					nullJSON(c.CallMetadata), nullStr(c.BatchID), nullMS(c.StartedAt), ms(now), ms(now))
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO calls (id, org_id, agent_id, direction, status, phone_number,
-				caller_id, contact_name, contact_email, priority, scheduled_at, due_at, max_retries, retry_config,
-				call_window, metadata, call_metadata, batch_id, started_at, created_at, updated_at)
-				VALUES `+row+strings.Repeat(", "+row, len(part)-1), args...); err != nil {
+			var err error
+			if len(part) == chunk {
+				_, err = tx.StmtContext(ctx, full).ExecContext(ctx, args...)
+			} else {
+				_, err = tx.ExecContext(ctx, insert(len(part)), args...)
+			}
+			if err != nil {
 				return fmt.Errorf("storage: insert calls: %w", err)
 			}
 		}
-		return nil
+		return db.emitCalls(ctx, tx, EventCallQueued, idsWithStatus(calls, CallQueued))
 	})
 	if err != nil {
 		return nil, err
@@ -367,9 +384,11 @@ func (db *DB) CancelCall(ctx context.Context, orgID, id string, now time.Time) (
 		}
 		// claim_token and lease stay: the dialing worker still owns the
 		// attempt until it has hung up and recorded it.
-		_, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
-			WHERE id = ?`, ms(now), ms(now), id)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
+			WHERE id = ?`, ms(now), ms(now), id); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
 	})
 	if err != nil {
 		return Call{}, prev, err

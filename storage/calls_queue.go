@@ -32,14 +32,16 @@ func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error)
 	var queued int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		n := ms(now)
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'queued', updated_at = ?
-			WHERE status IN ('initiated', 'scheduled') AND due_at <= ?`, n, n)
+		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'queued', updated_at = ?
+			WHERE status IN ('initiated', 'scheduled') AND due_at <= ? RETURNING id`, n, n)
 		if err != nil {
 			return err
 		}
-		queued, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', updated_at = ? WHERE status = 'initiated'`, n)
-		return err
+		queued = int64(len(ids))
+		if _, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', updated_at = ? WHERE status = 'initiated'`, n); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallQueued, ids)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("storage: promote due calls: %w", err)
@@ -126,6 +128,10 @@ func (db *DB) RecordProgress(ctx context.Context, id, token string, p Progress) 
 	var live bool
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		at := ms(p.At)
+		var prev string
+		if err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ?", id).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, room_id = coalesce(?, room_id),
 			job_id = coalesce(?, job_id), sip_participant_id = coalesce(?, sip_participant_id),
 			answered_at = CASE WHEN ? = 'active' THEN coalesce(answered_at, ?) ELSE answered_at END, updated_at = ?
@@ -137,10 +143,15 @@ func (db *DB) RecordProgress(ctx context.Context, id, token string, p Progress) 
 		n, _ := res.RowsAffected()
 		live = n > 0
 		if live {
-			_, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, room_id = coalesce(?, room_id)
-				WHERE claim_token = ?`, p.Status, nullStr(p.RoomID), token)
+			if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, room_id = coalesce(?, room_id)
+				WHERE claim_token = ?`, p.Status, nullStr(p.RoomID), token); err != nil {
+				return err
+			}
+			if prev != p.Status {
+				return db.emitCalls(ctx, tx, callEventType(p.Status, false), []string{id})
+			}
 		}
-		return err
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("storage: call progress: %w", err)
@@ -217,9 +228,14 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 			}
 			o.Status = CallCancelled
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, sip_code = ?,
-			duration = ?, ended_at = ? WHERE claim_token = ?`, o.Status, reason, sipCode, o.Duration, end, token)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, sip_code = ?,
+			duration = ?, ended_at = ? WHERE claim_token = ?`, o.Status, reason, sipCode, o.Duration, end, token); err != nil {
+			return err
+		}
+		if !settled {
+			return nil // cancelled: call.ended was written by the cancel
+		}
+		return db.emitCalls(ctx, tx, callEventType(o.Status, o.RetryAt != nil), []string{id})
 	})
 	if err != nil {
 		return false, fmt.Errorf("storage: finish call attempt: %w", err)

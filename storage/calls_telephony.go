@@ -77,7 +77,7 @@ func (db *DB) SaveCallResult(ctx context.Context, orgID string, r CallResult, no
 				return err
 			}
 		}
-		return nil
+		return db.emitCalls(ctx, tx, EventCallResult, []string{r.CallID})
 	})
 	if err != nil {
 		return fmt.Errorf("storage: save call result: %w", err)
@@ -139,9 +139,11 @@ func (db *DB) CompleteCallFromWebhook(ctx context.Context, callID string, attemp
 			return err
 		}
 		done = true
-		_, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = 'completed', duration = ?, ended_at = ?
-			WHERE call_id = ? AND attempt = ? AND status = 'active'`, dur, endAt, callID, attempt)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = 'completed', duration = ?, ended_at = ?
+			WHERE call_id = ? AND attempt = ? AND status = 'active'`, dur, endAt, callID, attempt); err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, EventCallEnded, []string{callID})
 	})
 	if err != nil {
 		return false, fmt.Errorf("storage: complete call from webhook: %w", err)

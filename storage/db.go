@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"modernc.org/sqlite"
@@ -42,10 +43,18 @@ type DB struct {
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
+	wstmts struct { // prepared on the writer, for hot statements inside transactions
+		sync.Mutex
+		m map[string]*sql.Stmt
+	}
 
 	keyListMu    sync.Mutex
 	keyListEpoch int64
 	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
+
+	views    atomic.Pointer[EventViews] // how events render their data (storage/events.go)
+	txEvents sync.Map                   // *sql.Tx -> true once it wrote events
+	eventSig broadcast                  // fired after a commit that wrote events
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -94,6 +103,12 @@ func (db *DB) Close() error {
 		st.Close()
 	}
 	db.stmts = nil
+	db.wstmts.Lock()
+	for _, st := range db.wstmts.m {
+		st.Close()
+	}
+	db.wstmts.m = nil
+	db.wstmts.Unlock()
 	db.stmtMu.Unlock()
 	if db.shm != nil {
 		db.shm.close()
@@ -110,10 +125,15 @@ func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
+		db.txEvents.Delete(tx)
 		return err
 	}
+	_, wrote := db.txEvents.LoadAndDelete(tx)
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
+	}
+	if wrote {
+		db.eventSig.fire()
 	}
 	return nil
 }
@@ -206,6 +226,31 @@ func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	}
 	db.stmts[query] = st
 	return st, nil
+}
+
+// writerStmts prepares hot statements once on the writer connection (call
+// it outside a transaction: the writer is the only connection); bind them
+// to a transaction with tx.StmtContext. Parsing costs more than running the
+// delivery worker's statements.
+func (db *DB) writerStmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
+	db.wstmts.Lock()
+	defer db.wstmts.Unlock()
+	out := make([]*sql.Stmt, len(queries))
+	for i, q := range queries {
+		st, ok := db.wstmts.m[q]
+		if !ok {
+			var err error
+			if st, err = db.w.PrepareContext(ctx, q); err != nil {
+				return nil, err
+			}
+			if db.wstmts.m == nil {
+				db.wstmts.m = map[string]*sql.Stmt{}
+			}
+			db.wstmts.m[q] = st
+		}
+		out[i] = st
+	}
+	return out, nil
 }
 
 // readRows runs a hot read through the statement cache.

@@ -126,9 +126,11 @@ func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m Vec
 		if err := putVectors(ctx, tx, space, m.Dims, items); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'completed', chunk_count = ?, error = NULL,
-			lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`, len(chunks), ms(time.Now()), j.SourceID)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'completed', chunk_count = ?, error = NULL,
+			lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`, len(chunks), ms(time.Now()), j.SourceID); err != nil {
+			return err
+		}
+		return db.emitSource(ctx, tx, EventKBSourceCompleted, j.SourceID)
 	})
 }
 
@@ -139,9 +141,11 @@ func (db *DB) FailKBSource(ctx context.Context, j KBJob, owner, msg string) erro
 		if err := checkJob(ctx, tx, j, owner); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'failed', error = ?, lease_owner = NULL, lease_until = NULL,
-			updated_at = ? WHERE id = ?`, msg, ms(time.Now()), j.SourceID)
-		return err
+		if _, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'failed', error = ?, lease_owner = NULL, lease_until = NULL,
+			updated_at = ? WHERE id = ?`, msg, ms(time.Now()), j.SourceID); err != nil {
+			return err
+		}
+		return db.emitSource(ctx, tx, EventKBSourceFailed, j.SourceID)
 	})
 }
 

@@ -178,9 +178,11 @@ func (db *DB) syncListings(ctx context.Context, orgID string, writes []ListingWr
 			}
 		}
 		if vs != nil {
-			return syncListingVectors(ctx, tx, *vs, writes, out)
+			if err := syncListingVectors(ctx, tx, *vs, writes, out); err != nil {
+				return err
+			}
 		}
-		return nil
+		return db.emitListingsSynced(ctx, tx, orgID, writes, out, stale, now)
 	})
 	return out, err
 }

@@ -36,12 +36,12 @@ func AddMember(ctx context.Context, db *storage.DB, a Actor, orgID, email, role 
 // ChangeRole gives a member another role. Only an owner may touch an owner
 // or make one; the last owner keeps the role.
 func ChangeRole(ctx context.Context, db *storage.DB, a Actor, orgID, userID, role string) (storage.User, error) {
-	if err := checkRole(a, role); err != nil {
-		return storage.User{}, err
-	}
 	u, err := member(ctx, db, orgID, userID)
 	if err != nil {
 		return u, err
+	}
+	if err := checkRole(a, role); err != nil {
+		return storage.User{}, err
 	}
 	if u.Role == "owner" {
 		if a.Role != "owner" {

@@ -19,15 +19,19 @@ const (
 	CapAPIKeyManage  = "apikey:manage"
 	CapOrgManage     = "org:manage"
 	CapMemberManage  = "member:manage"
+	CapWebhookManage = "webhook:manage" // webhook endpoints, their secrets and deliveries
+	CapEventsRead    = "events:read"    // the event log and its stream
 )
 
 // Roles lists the roles in order of power.
 var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
-	"owner":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage, CapMemberManage),
-	"admin":  set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapMemberManage),
-	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite),
+	"owner": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage,
+		CapMemberManage, CapWebhookManage, CapEventsRead),
+	"admin": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage,
+		CapMemberManage, CapWebhookManage, CapEventsRead),
+	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapEventsRead),
 	"viewer": set(CapAgentRead),
 }
 

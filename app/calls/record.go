@@ -141,9 +141,31 @@ func Get(ctx context.Context, db *storage.DB, orgID, id string) (Record, error) 
 	if err != nil {
 		return Record{}, err
 	}
-	rec := record(c)
-	if err := addResult(ctx, db, &rec); err != nil {
+	res, err := db.GetCallResult(ctx, c.ID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return View(c, atts, nil), nil
+	}
+	if err != nil {
 		return Record{}, err
+	}
+	return View(c, atts, &res), nil
+}
+
+// View is a call as GET /api/v1/calls/{id} shows it: the record, the voice
+// agent's result (nil: none yet) and the attempt history.
+func View(c storage.Call, atts []storage.CallAttempt, res *storage.CallResult) Record {
+	rec := record(c)
+	v := &ResultView{Transcript: json.RawMessage("null")}
+	rec.ResultView = v
+	if res != nil {
+		if len(res.Transcript) > 0 {
+			v.Transcript = res.Transcript
+		}
+		v.Outcome = res.Outcome
+		v.ResultUpdatedAt = timePtr(&res.UpdatedAt)
+		if res.Summary != nil {
+			rec.Summary = res.Summary
+		}
 	}
 	for _, a := range atts {
 		ca := Attempt{Attempt: a.Attempt, Status: a.Status, FailureReason: strPtr(a.FailureReason),
@@ -154,8 +176,12 @@ func Get(ctx context.Context, db *storage.DB, orgID, id string) (Record, error) 
 		}
 		rec.AttemptHistory = append(rec.AttemptHistory, ca)
 	}
-	return rec, nil
+	return rec
 }
+
+// EventView is View of a snapshot taken inside an event's transaction, the
+// data of every call.* event.
+func EventView(s storage.CallSnapshot) any { return View(s.Call, s.Attempts, s.Result) }
 
 // Get reads one call of the organization.
 func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {

@@ -156,27 +156,3 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 	}
 	return rec, "Call result recorded", nil
 }
-
-// addResult adds the voice agent's result to a call record read by Get:
-// transcript, outcome, and its summary over the call's (the dial queue
-// rewrites the call's summary column when an attempt ends).
-func addResult(ctx context.Context, db *storage.DB, rec *Record) error {
-	v := &ResultView{Transcript: json.RawMessage("null")}
-	rec.ResultView = v
-	res, err := db.GetCallResult(ctx, rec.ID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if len(res.Transcript) > 0 {
-		v.Transcript = res.Transcript
-	}
-	v.Outcome = res.Outcome
-	v.ResultUpdatedAt = timePtr(&res.UpdatedAt)
-	if res.Summary != nil {
-		rec.Summary = res.Summary
-	}
-	return nil
-}

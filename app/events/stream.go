@@ -1,0 +1,87 @@
+package events
+
+import (
+	"context"
+	"time"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// StreamConfig is how a live stream of the log behaves.
+type StreamConfig struct {
+	Poll      time.Duration // look for other processes' events; default 1 s
+	KeepAlive time.Duration // idle time before Ping; default 15 s
+}
+
+// Sink receives a stream: Open once the cursor is known to be good (send
+// the headers), then each event with its body, and Ping when idle.
+type Sink interface {
+	Open() error
+	Send(e Event, body []byte) error
+	Ping() error
+}
+
+// Stream sends the organization's events logged after the cursor (an event
+// id; "" means from now on) to the sink, in log order, until ctx ends or
+// the sink fails. It polls the log, so events written by any process on
+// the database arrive; this process's own commits wake it at once. An
+// unknown cursor is an error before Open.
+func Stream(ctx context.Context, db *storage.DB, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = 15 * time.Second
+	}
+	var seq int64
+	var err error
+	if after == "" {
+		seq, err = db.LastEventSeq(ctx)
+	} else {
+		seq, err = resolveCursor(ctx, db, orgID, after)
+	}
+	if err != nil {
+		return err
+	}
+	if err := sink.Open(); err != nil {
+		return err
+	}
+	idle := time.Now()
+	for {
+		// Take the wake-up channel before reading, so a commit in between
+		// is never missed.
+		committed := db.EventsCommitted()
+		evs, err := db.ListEvents(ctx, storage.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
+		if err != nil {
+			return err
+		}
+		for _, e := range evs {
+			if err := sink.Send(view(e), Body(e)); err != nil {
+				return err
+			}
+			seq = e.Seq
+		}
+		if len(evs) == 200 {
+			continue
+		}
+		if len(evs) > 0 {
+			idle = time.Now()
+		}
+		wait := min(cfg.Poll, max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-committed:
+		case <-t.C:
+		}
+		t.Stop()
+		if time.Since(idle) >= cfg.KeepAlive {
+			if err := sink.Ping(); err != nil {
+				return err
+			}
+			idle = time.Now()
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package cmd
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/safehttp"
+	"github.com/agentd/agentd/storage"
+)
+
+// addWebhookFlags adds the event delivery flags of serve.
+func addWebhookFlags(c *cobra.Command, cfg *app.WebhooksConfig) {
+	f := c.Flags()
+	f.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
+		"let webhook receivers live on loopback, private and link-local addresses: on-premises receivers and tests (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
+	f.DurationVar(&cfg.Timeout, "webhook-timeout", envDuration("AGENTD_WEBHOOK_TIMEOUT", 10*time.Second), "time a receiver has to answer (env AGENTD_WEBHOOK_TIMEOUT)")
+	f.DurationVar(&cfg.Lease, "webhook-lease", envDuration("AGENTD_WEBHOOK_LEASE", 0), "claim lease of a delivery; default timeout + 20s (env AGENTD_WEBHOOK_LEASE)")
+	f.DurationVar(&cfg.Poll, "webhook-poll", envDuration("AGENTD_WEBHOOK_POLL", time.Second), "how often to look for events of other processes (env AGENTD_WEBHOOK_POLL)")
+	f.MarkHidden("webhook-lease")
+	f.MarkHidden("webhook-poll")
+}
+
+// webhookCommands are the webhook commands: create, list, delete,
+// deliveries and retry, on the database directly.
+func webhookCommands(g *globals) []*cobra.Command {
+	root := &cobra.Command{Use: "webhook", Short: "Manage webhook endpoints and their deliveries"}
+	var orgFlag string
+	var allowPrivate bool
+	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
+	root.PersistentFlags().BoolVar(&allowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
+		"accept receivers on loopback, private and link-local addresses (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
+	svc := func(db *storage.DB) *events.Service {
+		return &events.Service{DB: db, Guard: safehttp.New(safehttp.Options{AllowPrivate: allowPrivate})}
+	}
+
+	var types, desc string
+	create := &cobra.Command{
+		Use:   "create URL",
+		Short: "Create a webhook endpoint; prints its signing secret once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+				ev := strings.Split(types, ",")
+				w, err := svc(db).Create(c.Context(), o.ID, events.Input{URL: &args[0], Events: &ev, Description: &desc})
+				if err != nil {
+					return callCLIErr(err)
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), w)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "webhook %s -> %s (%s)\nsigning secret (shown once): %s\n", w.ID, w.URL,
+					strings.Join(w.Events, ","), w.Secret)
+				return nil
+			})
+		},
+	}
+	create.Flags().StringVar(&types, "events", "*", "event types, comma-separated, or * for all")
+	create.Flags().StringVar(&desc, "description", "", "what the endpoint is for")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List webhook endpoints (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+				ws, err := svc(db).List(c.Context(), o.ID)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), ws)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tURL\tEVENTS\tENABLED")
+				for _, w := range ws {
+					state := "yes"
+					if !w.Enabled {
+						state = "no"
+						if w.DisabledReason != nil {
+							state += ": " + *w.DisabledReason
+						}
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.ID, w.URL, strings.Join(w.Events, ","), state)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+
+	del := &cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete a webhook endpoint with its deliveries",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+				if err := svc(db).Delete(c.Context(), o.ID, args[0]); err != nil {
+					return callCLIErr(err)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "webhook %s deleted\n", args[0])
+				return nil
+			})
+		},
+	}
+
+	var dq events.DeliveryQuery
+	deliveries := &cobra.Command{
+		Use:   "deliveries ID",
+		Short: "List an endpoint's deliveries, newest first, with their attempts",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+				page, err := svc(db).Deliveries(c.Context(), o.ID, args[0], dq)
+				if err != nil {
+					return callCLIErr(err)
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), page)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tEVENT\tTYPE\tSTATUS\tATTEMPTS\tCODE\tNEXT")
+				for _, d := range page.Deliveries {
+					code, next := "-", "-"
+					if d.ResponseCode != nil {
+						code = fmt.Sprint(*d.ResponseCode)
+					} else if d.Error != nil {
+						code = *d.Error
+					}
+					if d.NextAttemptAt != nil {
+						next = *d.NextAttemptAt
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", d.ID, d.EventID, d.EventType, d.Status, d.Attempts, code, next)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	deliveries.Flags().StringVar(&dq.Status, "status", "", "pending, delivering, succeeded, failed or paused")
+	deliveries.Flags().IntVar(&dq.Limit, "limit", 50, "page size (1-100)")
+	deliveries.Flags().IntVar(&dq.Offset, "offset", 0, "deliveries to skip")
+
+	retry := &cobra.Command{
+		Use:   "retry ID DELIVERY_ID",
+		Short: "Send a delivery again (the server's worker sends it within a second)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+				d, err := svc(db).Retry(c.Context(), o.ID, args[0], args[1])
+				if err != nil {
+					return callCLIErr(err)
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), d)
+				}
+				fmt.Fprintf(c.OutOrStdout(), "delivery %s of event %s queued again\n", d.ID, d.EventID)
+				return nil
+			})
+		},
+	}
+	root.AddCommand(create, list, del, deliveries, retry)
+	return []*cobra.Command{root}
+}
