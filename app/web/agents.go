@@ -56,17 +56,17 @@ type agentForm struct {
 // agentPageData is the agent form page: the form, and on an existing agent
 // its jobs.
 type agentPageData struct {
-	Form          agentForm
-	New           bool
-	Jobs          []storage.Job
-	Types         []string
-	Statuses      []string
-	Positions     []string
-	JobStatuses   []string
-	JobTriggers   []string
-	JobTrust      []string
-	ErrorField    string
-	CreatedAt     string
+	Form        agentForm
+	New         bool
+	Jobs        []storage.Job
+	Types       []string
+	Statuses    []string
+	Positions   []string
+	JobStatuses []string
+	JobTriggers []string
+	JobTrust    []string
+	ErrorField  string
+	CreatedAt   string
 }
 
 func (s *Site) agentPageData(f agentForm, isNew bool) agentPageData {

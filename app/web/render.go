@@ -28,7 +28,9 @@ type page struct {
 
 // Can reports whether the signed-in user's role holds a capability
 // ("agent:write"): templates show an action only when it does.
-func (p page) Can(capability string) bool { return p.User.OrgID != "" && access.Can(p.User.Role, capability) }
+func (p page) Can(capability string) bool {
+	return p.User.OrgID != "" && access.Can(p.User.Role, capability)
+}
 
 // CSRF is the session's token for the forms' hidden field.
 func (p page) CSRF() string { return p.User.CSRFToken }

@@ -11,9 +11,9 @@ import (
 
 // signInData fills the sign-in and setup forms again after a refusal.
 type signInData struct {
-	Email string
-	Next  string
-	Token string
+	Email  string
+	Next   string
+	Token  string
 	MinLen int
 }
 

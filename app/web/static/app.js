@@ -47,27 +47,40 @@ const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_
 // liveCalls follows the organization's call events: a row of the calls
 // list gets its new status, attempts and duration; the call detail page
 // re-renders its content in place. EventSource resumes after a dropped
-// connection with Last-Event-ID by itself.
+// connection with Last-Event-ID by itself. A role without events:read
+// (viewer) cannot open the stream: the page then polls itself every 5 s.
 function liveCalls(list, detail) {
-  if (!window.EventSource) return;
   const badge = document.querySelector("[data-live]");
-  const src = new EventSource("/api/v2/events/stream?" + callEvents.map((t) => "type=" + t).join("&"));
-  src.addEventListener("open", () => {
-    if (badge) { badge.hidden = false; badge.classList.remove("off"); badge.textContent = "live"; }
-  });
-  src.addEventListener("error", () => {
-    if (badge && src.readyState !== EventSource.OPEN) { badge.classList.add("off"); badge.textContent = "reconnecting"; }
-  });
+  const show = (text, off) => {
+    if (!badge) return;
+    badge.hidden = false;
+    badge.textContent = text;
+    badge.classList.toggle("off", off);
+  };
   let refreshing = false;
+  const refresh = () => {
+    if (refreshing) return;
+    refreshing = true;
+    refreshFrom(list, detail).finally(() => { refreshing = false; });
+  };
+  const poll = () => {
+    show("auto-refresh", false);
+    setInterval(refresh, 5000);
+  };
+  if (!window.EventSource) return poll();
+  const src = new EventSource("/api/v2/events/stream?" + callEvents.map((t) => "type=" + t).join("&"));
+  let opened = false;
+  src.addEventListener("open", () => { opened = true; show("live", false); });
+  src.addEventListener("error", () => {
+    if (!opened) { src.close(); poll(); return; }
+    if (src.readyState !== EventSource.OPEN) show("reconnecting", true);
+  });
   const onEvent = (ev) => {
     let call;
     try { call = JSON.parse(ev.data).data; } catch { return; }
     if (!call || !call.id) return;
     if (list) updateRow(list, call);
-    if (detail && detail.dataset.callDetail === call.id && !refreshing) {
-      refreshing = true;
-      refreshDetail(detail).finally(() => { refreshing = false; });
-    }
+    if (detail && detail.dataset.callDetail === call.id) refresh();
   };
   for (const t of callEvents) src.addEventListener(t, onEvent);
   window.addEventListener("pagehide", () => src.close());
@@ -93,13 +106,25 @@ function updateRow(list, call) {
   if (dur && typeof call.duration === "number") dur.textContent = call.duration.toFixed(1) + "s";
 }
 
-// refreshDetail fetches the call page again and swaps its content in.
-async function refreshDetail(detail) {
+// refreshFrom fetches the page again and swaps in the call detail, or the
+// status, attempts and duration of each row of the list.
+async function refreshFrom(list, detail) {
   const res = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
   if (!res.ok) return;
   const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+  if (list) {
+    for (const fresh of doc.querySelectorAll("tr[data-call]")) {
+      const row = list.querySelector(`tr[data-call="${CSS.escape(fresh.dataset.call)}"]`);
+      if (!row) continue;
+      for (const f of ["status", "attempts", "duration"]) {
+        const cell = row.querySelector(`[data-field="${f}"]`);
+        const next = fresh.querySelector(`[data-field="${f}"]`);
+        if (cell && next && cell.innerHTML !== next.innerHTML) cell.innerHTML = next.innerHTML;
+      }
+    }
+  }
   const fresh = doc.querySelector("[data-call-detail]");
-  if (!fresh) return;
+  if (!detail || !fresh) return;
   const live = detail.querySelector("[data-live]");
   detail.replaceChildren(...fresh.childNodes);
   const again = detail.querySelector("[data-live]");
