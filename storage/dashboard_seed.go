@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -63,14 +64,44 @@ func (db *DB) SeedHistory(ctx context.Context, calls []HistoryCall) error {
 }
 
 // WeekOfCalls makes n calls of one agent spread over the week before now,
-// deterministic: mostly ended (completed, no answer, busy, failed,
-// cancelled), a few queued, scheduled or being dialled, and two calls in
-// five in batches of 500. It feeds SeedHistory in tests and benchmarks.
+// deterministic, with a working day's shape (busy from 8 to 20, quiet at
+// night and at the weekend): mostly ended (completed, no answer, busy,
+// failed, cancelled), a few queued, scheduled or being dialled, and two
+// calls in five in batches of 500. It feeds SeedHistory in tests,
+// benchmarks and the dashboard's screenshots.
 func WeekOfCalls(orgID, agentID string, n int, now time.Time) []HistoryCall {
-	week := 7 * 24 * time.Hour
+	const hours = 7 * 24
+	start := now.Truncate(time.Hour).Add(-(hours - 1) * time.Hour)
+	cum := make([]float64, hours)
+	total := 0.0
+	for h := range cum {
+		t := start.Add(time.Duration(h) * time.Hour)
+		w := 0.12
+		if hr := t.Hour(); hr >= 8 && hr < 20 {
+			w = 1 + 0.7*math.Sin(float64(hr-8)/12*math.Pi)
+		}
+		if wd := t.Weekday(); wd == time.Saturday || wd == time.Sunday {
+			w *= 0.35
+		}
+		total += w
+		cum[h] = total
+	}
 	out := make([]HistoryCall, n)
+	h := 0
 	for i := range out {
-		created := now.Add(-week + time.Duration(int64(week)/int64(n)*int64(i)))
+		pos := (float64(i) + 0.5) / float64(n) * total
+		for h < hours-1 && cum[h] <= pos {
+			h++
+		}
+		lo := 0.0
+		if h > 0 {
+			lo = cum[h-1]
+		}
+		frac := (pos - lo) / (cum[h] - lo)
+		created := start.Add(time.Duration(h)*time.Hour + time.Duration(frac*float64(time.Hour)))
+		if created.After(now) {
+			created = now.Add(-time.Duration(n-i) * time.Millisecond)
+		}
 		c := HistoryCall{OrgID: orgID, AgentID: agentID, CreatedAt: created, Phone: fmt.Sprintf("+1555%07d", i%10_000_000)}
 		if i%5 < 2 {
 			c.BatchID = fmt.Sprintf("batch-%04d", i/500)
@@ -79,7 +110,7 @@ func WeekOfCalls(orgID, agentID string, n int, now time.Time) []HistoryCall {
 			c.Direction = "inbound"
 		}
 		end := created.Add(time.Duration(30+i%300) * time.Second)
-		switch k := i % 100; {
+		switch k := i * 37 % 100; {
 		case k < 55:
 			c.Status, c.AnsweredAt, c.EndedAt = CallCompleted, &created, &end
 		case k < 70:

@@ -69,7 +69,9 @@ func buildChart(hours []storage.HourCount, from time.Time, loc *time.Location) c
 		x := padLeft + float64(i)*barW
 		if t.Hour() == 0 {
 			fmt.Fprintf(&b, `<line class="day" x1="%.1f" x2="%.1f" y1="%g" y2="%g"/>`, x, x, padTop, chartH-padBot+4)
-			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g">%s</text>`, x+3, chartH-8, html.EscapeString(t.Format("Mon 2 Jan")))
+			if x+70 < chartW { // a label that would be cut at the right edge is left out
+				fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g">%s</text>`, x+3, chartH-8, html.EscapeString(t.Format("Mon 2 Jan")))
+			}
 		}
 		m := counts[i]
 		if len(m) == 0 {

@@ -104,6 +104,12 @@ func (s *Site) funcs() template.FuncMap {
 		"label":  label,
 		"pretty": pretty,
 		"add":    func(a, b int) int { return a + b },
+		"short": func(id string) string {
+			if len(id) > 13 {
+				return id[:8] + "…"
+			}
+			return id
+		},
 		"pct": func(a, b int) string {
 			if b == 0 {
 				return "–"
