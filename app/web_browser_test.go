@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-		"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
