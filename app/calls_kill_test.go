@@ -1,16 +1,11 @@
 package app
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,20 +44,18 @@ func TestKillDuringDialing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--db", dbPath, "--addr", addr, "--dialer", "sim",
+	addr := testbin.FreeAddr(t)
+	start := func() *testbin.Server {
+		return testbin.Serve(t, testbin.Proc{Bin: bin, Addr: addr, Args: []string{"--db", dbPath, "--dialer", "sim",
 			"--sim-call-seconds", "0.5", "--dial-cps", "100", "--max-concurrent-calls", "20",
-			"--dial-lease", "1s", "--dial-log", dialLog, "--log-level", "error")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		waitHealthy(t, "http://"+addr)
-		return cmd
+			"--dial-lease", "1s", "--dial-log", dialLog, "--log-level", "error"}})
 	}
 	srv := start()
-	defer func() { srv.Process.Kill(); srv.Wait() }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", srv.Logs.String())
+		}
+	}()
 
 	// 200 calls in 20 batches of 10; every other batch retries a failed
 	// (interrupted) attempt once, so both endings of an interruption occur.
@@ -84,17 +77,14 @@ func TestKillDuringDialing(t *testing.T) {
 	}
 	// Kill once enough attempts are in flight (ring 1 s + talk 0.5 s each).
 	deadline := time.Now().Add(20 * time.Second)
-	for len(readDialLog(t, dialLog)) < 40 {
+	for len(testbin.DialLog(t, dialLog)) < 40 {
 		if time.Now().After(deadline) {
 			t.Fatal("calls never started dialling")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := srv.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	srv.Wait()
-	before := len(readDialLog(t, dialLog))
+	srv.Kill()
+	before := len(testbin.DialLog(t, dialLog))
 	live, _, err := db.ListCalls(ctx, storage.CallFilter{OrgID: org.ID, Statuses: []string{"connecting", "ringing", "active"}, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +122,7 @@ func TestKillDuringDialing(t *testing.T) {
 
 	dials := map[string]int{} // "call attempt" -> times dialled
 	perCall := map[string]int{}
-	for _, l := range readDialLog(t, dialLog) {
+	for _, l := range testbin.DialLog(t, dialLog) {
 		dials[l]++
 		perCall[strings.Fields(l)[0]]++
 	}
@@ -178,53 +168,11 @@ func TestKillDuringDialing(t *testing.T) {
 		t.Errorf("%d interrupted attempts, %d of them retried: both endings should occur", interrupted, retried)
 	}
 	t.Logf("after restart: %d dials in all, %d interrupted attempts settled, %d retried", len(dials), interrupted, retried)
-	srv.Process.Signal(syscall.SIGTERM)
-}
-
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitHealthy(t *testing.T, base string) {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatal("server did not become healthy")
+	srv.Stop(10 * time.Second)
 }
 
 // httpDo sends a JSON request with the key (for tests without a testEnv).
 func httpDo(t *testing.T, method, url, key string, body any) (int, http.Header, []byte) {
 	e := &testEnv{t: t, client: &http.Client{}}
 	return e.do(method, strings.TrimPrefix(url, e.url), key, body)
-}
-
-func readDialLog(t *testing.T, path string) []string {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }

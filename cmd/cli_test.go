@@ -1,17 +1,12 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -28,29 +23,21 @@ func TestMain(m *testing.M) { os.Exit(testbin.Main(m, &agentdBin)) }
 // on a non-zero exit unless wantErr.
 func run(t *testing.T, dir string, wantErr bool, args ...string) string {
 	t.Helper()
-	c := exec.Command(agentdBin, args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "AGENTD_DB="+filepath.Join(dir, "agentd.db"))
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
+	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + filepath.Join(dir, "agentd.db")}, args...)
 	if (err != nil) != wantErr {
-		t.Fatalf("agentd %v: err %v\nstdout %s\nstderr %s", args, err, out.String(), errb.String())
+		t.Fatalf("agentd %v: err %v\nstdout %s\nstderr %s", args, err, out, errOut)
 	}
-	if wantErr && !strings.HasPrefix(errb.String(), "agentd: ") {
-		t.Fatalf("agentd %v: error not printed once as 'agentd: ...': %q", args, errb.String())
+	if wantErr && !strings.HasPrefix(errOut, "agentd: ") {
+		t.Fatalf("agentd %v: error not printed once as 'agentd: ...': %q", args, errOut)
 	}
-	return out.String()
+	return out
 }
 
-func freePort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freePort is testbin.FreeAddr (other tests of this package use the name).
+func freePort(t *testing.T) string { return testbin.FreeAddr(t) }
+
+// waitHTTP is testbin.WaitHTTP with a 10 s limit.
+func waitHTTP(t *testing.T, url string) { testbin.WaitHTTP(t, url, 10*time.Second) }
 
 func TestVersion(t *testing.T) {
 	out := run(t, t.TempDir(), false, "version")
@@ -67,41 +54,15 @@ func TestVersion(t *testing.T) {
 // with it, and stops within the shutdown budget on SIGTERM.
 func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	dir := t.TempDir()
-	addr := freePort(t)
-	srv := exec.Command(agentdBin, "serve", "--addr", addr, "--log-format", "json")
-	srv.Dir = dir
-	srv.Env = append(os.Environ(), "AGENTD_DB=")
-	srv.Args = append(srv.Args, "--db", filepath.Join(dir, "agentd.db"))
-	stdout, _ := srv.StdoutPipe()
-	var logs bytes.Buffer
-	srv.Stderr = &logs
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
+	// An empty AGENTD_DB loses to --db.
+	srv := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Env: []string{"AGENTD_DB="},
+		Args: []string{"--log-format", "json", "--db", filepath.Join(dir, "agentd.db")}})
+	key := srv.Key
+	if out := srv.Stdout(); len(out) != 2 || !strings.HasPrefix(out[0], testbin.KeyPrefix) || len(key) != 44 ||
+		!strings.HasPrefix(out[1], "setup link: "+srv.URL+"/setup?token=") {
+		t.Fatalf("stdout %q, want the key line and the setup link", out)
 	}
-	defer srv.Process.Kill()
-	lines := make(chan string, 10)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	var key string
-	select {
-	case l := <-lines:
-		var ok bool
-		if key, ok = strings.CutPrefix(l, "owner API key: "); !ok || len(key) != 44 {
-			t.Fatalf("first stdout line %q", l)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no key printed")
-	}
-	if l := <-lines; !strings.HasPrefix(l, "setup link: http://"+addr+"/setup?token=") {
-		t.Fatalf("second stdout line %q, want the setup link", l)
-	}
-	waitHTTP(t, "http://"+addr+"/healthz")
-	req, _ := http.NewRequest("GET", "http://"+addr+"/api/v2/api-keys", nil)
+	req, _ := http.NewRequest("GET", srv.URL+"/api/v2/api-keys", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 200 {
@@ -112,43 +73,19 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	// The CLI works on the same file while the server runs.
 	run(t, dir, false, "--db", filepath.Join(dir, "agentd.db"), "user", "add", "v@example.test", "--role", "viewer")
 
-	start := time.Now()
-	srv.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- srv.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve exited with %v; log:\n%s", err, logs.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop within 10 s of SIGTERM")
+	if err := srv.Stop(10 * time.Second); err != nil {
+		t.Fatalf("serve did not stop cleanly within 10 s of SIGTERM: %v; log:\n%s", err, srv.Logs.String())
 	}
-	if time.Since(start) > 10*time.Second {
-		t.Fatal("slow shutdown")
+	if out := srv.Stdout(); len(out) != 2 {
+		t.Fatalf("stdout printed more than the key and the setup link: %q", out)
 	}
-	if more, ok := <-lines; ok {
-		t.Fatalf("stdout printed more than the key and the setup link: %q", more)
-	}
-	if strings.Contains(logs.String(), key) {
+	logs := srv.Logs.String()
+	if strings.Contains(logs, key) {
 		t.Fatal("the key appears in the log")
 	}
-	if !strings.Contains(logs.String(), `"msg":"request"`) || !strings.Contains(logs.String(), `"key":"agd_`) {
-		t.Fatalf("no JSON request log line with key prefix:\n%s", logs.String())
+	if !strings.Contains(logs, `"msg":"request"`) || !strings.Contains(logs, `"key":"agd_`) {
+		t.Fatalf("no JSON request log line with key prefix:\n%s", logs)
 	}
-}
-
-func waitHTTP(t *testing.T, url string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never answered", url)
 }
 
 func TestOrgUserKeyCommands(t *testing.T) {

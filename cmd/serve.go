@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -36,8 +37,8 @@ func newServe(g *globals) *cobra.Command {
 	}
 	f := c.Flags()
 	f.StringVar(&cfg.Addr, "addr", envString("AGENTD_ADDR", "127.0.0.1:8080"), "listen address (env AGENTD_ADDR)")
-	f.StringVar(&logFormat, "log-format", envString("AGENTD_LOG_FORMAT", "text"), "log format: text or json (env AGENTD_LOG_FORMAT)")
-	f.StringVar(&logLevel, "log-level", envString("AGENTD_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
+	f.Var(oneOf(&logFormat, envString("AGENTD_LOG_FORMAT", "text"), "text", "json"), "log-format", "log format: text or json (env AGENTD_LOG_FORMAT)")
+	f.Var(newChoice(&logLevel, envString("AGENTD_LOG_LEVEL", "info"), checkLevel), "log-level", "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
 	f.StringVar(&cfg.PublicURL, "public-url", envString("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
 	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
@@ -45,6 +46,15 @@ func newServe(g *globals) *cobra.Command {
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)
 	return c
+}
+
+// checkLevel accepts what slog does: debug, info, warn, error, any case.
+func checkLevel(v string) error {
+	var lv slog.Level
+	if lv.UnmarshalText([]byte(v)) != nil {
+		return errors.New("use debug, info, warn or error")
+	}
+	return nil
 }
 
 // newLogger builds the slog logger on stderr (stdout carries the owner key).

@@ -19,11 +19,6 @@ import (
 type Sim struct {
 	RingFor time.Duration // how long the phone rings; 0 means 1 s, negative means not at all
 	TalkFor time.Duration // how long an answered call lasts; 0 means 3 s (--sim-call-seconds)
-
-	// Now and Sleep replace the clock in tests; nil means the real one.
-	// Sleep must return ctx's error when ctx ends first.
-	Now   func() time.Time
-	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 var _ Dialer = (*Sim)(nil)
@@ -54,7 +49,7 @@ func (s *Sim) Dial(ctx context.Context, c Call, progress func(Progress)) (Result
 	tag := fmt.Sprintf("%s-%d", c.ID, c.Attempt)
 	report := func(status string) {
 		if progress != nil {
-			progress(Progress{Status: status, At: s.now(), RoomID: "sim-room-" + tag,
+			progress(Progress{Status: status, At: time.Now(), RoomID: "sim-room-" + tag,
 				JobID: "sim-job-" + tag, SIPParticipantID: "sim-sip-" + tag})
 		}
 	}
@@ -68,16 +63,16 @@ func (s *Sim) Dial(ctx context.Context, c Call, progress func(Progress)) (Result
 	if suffix == SimBusySuffix {
 		return Result{Status: StatusBusy, SIPCode: 486}, nil
 	}
-	if err := s.sleep(ctx, ring); err != nil {
+	if err := sleep(ctx, RealClock{}, ring); err != nil {
 		return Result{Status: StatusCancelled}, nil
 	}
 	if suffix == SimNoAnswerSuffix {
 		return Result{Status: StatusNoAnswer, SIPCode: 408}, nil
 	}
-	answered := s.now()
+	answered := time.Now()
 	report(StatusActive)
-	if err := s.sleep(ctx, talk); err != nil {
-		return Result{Status: StatusCancelled, Duration: s.now().Sub(answered)}, nil
+	if err := sleep(ctx, RealClock{}, talk); err != nil {
+		return Result{Status: StatusCancelled, Duration: time.Since(answered)}, nil
 	}
 	return Result{
 		Status:   StatusCompleted,
@@ -85,30 +80,6 @@ func (s *Sim) Dial(ctx context.Context, c Call, progress func(Progress)) (Result
 		Duration: talk,
 		Summary:  fmt.Sprintf("Simulated call with %s lasted %s", c.PhoneNumber, talk),
 	}, nil
-}
-
-func (s *Sim) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
-func (s *Sim) sleep(ctx context.Context, d time.Duration) error {
-	if s.Sleep != nil {
-		return s.Sleep(ctx, d)
-	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // lastDigits returns the last n decimal digits of s, ignoring anything else.

@@ -11,24 +11,26 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 const testKey = "sk-test-secret-key"
 
-// embedServer is an OpenAI-compatible /v1/embeddings server whose
-// behaviour per request number (from 1) is set by the test.
+// embedServer is an OpenAI-compatible /v1/embeddings handler whose
+// behaviour per request number (from 1) is set by the test; newEmbedServer
+// serves it on a socket, newBubbleOpenAI calls it in process.
 type embedServer struct {
 	*httptest.Server
+	h       http.Handler
 	calls   atomic.Int32
 	dims    int
-	handler func(n int32, w http.ResponseWriter, input []string) bool // true: handled
 	gotDims atomic.Int32
 }
 
-func newEmbedServer(t *testing.T, dims int, handler func(n int32, w http.ResponseWriter, input []string) bool) *embedServer {
-	s := &embedServer{dims: dims, handler: handler}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func newEmbedHandler(dims int, handler func(n int32, w http.ResponseWriter, input []string) bool) *embedServer {
+	s := &embedServer{dims: dims}
+	s.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := s.calls.Add(1)
 		if r.URL.Path != "/v1/embeddings" || r.Method != http.MethodPost || r.Header.Get("Authorization") != "Bearer "+testKey {
 			http.Error(w, `{"error":{"message":"bad request line or key"}}`, http.StatusUnauthorized)
@@ -48,9 +50,43 @@ func newEmbedServer(t *testing.T, dims int, handler func(n int32, w http.Respons
 			return
 		}
 		writeEmbeddings(w, req.Input, dims, false)
-	}))
+	})
+	return s
+}
+
+func newEmbedServer(t *testing.T, dims int, handler func(n int32, w http.ResponseWriter, input []string) bool) *embedServer {
+	s := newEmbedHandler(dims, handler)
+	s.Server = httptest.NewServer(s.h)
 	t.Cleanup(s.Close)
 	return s
+}
+
+// inProcess is an http.RoundTripper that serves each request with h on the
+// client's side. Tests of retries and timeouts use it inside a synctest
+// bubble: a socket's waits would hold the bubble's clock still.
+type inProcess struct{ h http.Handler }
+
+func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() { defer close(done); p.h.ServeHTTP(rec, r) }()
+	select {
+	case <-done:
+		return rec.Result(), nil
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+// newBubbleOpenAI is a client of srv's handler through inProcess.
+func newBubbleOpenAI(t *testing.T, srv *embedServer, mod func(*OpenAIConfig)) *OpenAI {
+	t.Helper()
+	return newTestOpenAI(t, "http://embeddings.test", func(c *OpenAIConfig) {
+		c.HTTPClient = &http.Client{Transport: inProcess{srv.h}}
+		if mod != nil {
+			mod(c)
+		}
+	})
 }
 
 // vectorFor is a deterministic unnormalised vector for a text.
@@ -110,6 +146,10 @@ func checkVectors(t *testing.T, texts []string, got [][]float32) {
 		}
 	}
 }
+
+// maxBackoffs bounds the backoff waits of newTestOpenAI's client (at most
+// 5 ms each, three retries).
+const maxBackoffs = 15 * time.Millisecond
 
 var fiveTexts = []string{"a", "bb", "ccc", "dddd", "eeeee"}
 
@@ -187,62 +227,74 @@ func TestOpenAIRetries(t *testing.T) {
 			return true
 		}, "bad JSON in response", 1, 0},
 	}
+	// In a synctest bubble the waits (backoff, Retry-After) take no real
+	// time and are measured exactly.
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newEmbedServer(t, 8, func(n int32, w http.ResponseWriter, _ []string) bool { return tc.fail(n, w) })
-			o := newTestOpenAI(t, srv.URL, nil)
-			start := time.Now()
-			got, err := o.Embed(context.Background(), []string{"a", "bb"})
-			if tc.wantErr == "" {
-				if err != nil {
-					t.Fatal(err)
+			synctest.Test(t, func(t *testing.T) {
+				srv := newEmbedHandler(8, func(n int32, w http.ResponseWriter, _ []string) bool { return tc.fail(n, w) })
+				o := newBubbleOpenAI(t, srv, nil)
+				start := time.Now()
+				got, err := o.Embed(context.Background(), []string{"a", "bb"})
+				if tc.wantErr == "" {
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkVectors(t, []string{"a", "bb"}, got)
+				} else {
+					if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("error %v, want ErrEmbedder with %q", err, tc.wantErr)
+					}
+					if strings.Contains(err.Error(), testKey) {
+						t.Fatal("error leaks the API key")
+					}
 				}
-				checkVectors(t, []string{"a", "bb"}, got)
-			} else {
-				if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want ErrEmbedder with %q", err, tc.wantErr)
+				if c := srv.calls.Load(); c != tc.wantCalls {
+					t.Errorf("%d requests, want %d", c, tc.wantCalls)
 				}
-				if strings.Contains(err.Error(), testKey) {
-					t.Fatal("error leaks the API key")
+				if d := time.Since(start); d < tc.minWait || d > tc.minWait+maxBackoffs {
+					t.Errorf("retried after %v, Retry-After said %v", d, tc.minWait)
 				}
-			}
-			if c := srv.calls.Load(); c != tc.wantCalls {
-				t.Errorf("%d requests, want %d", c, tc.wantCalls)
-			}
-			if d := time.Since(start); d < tc.minWait {
-				t.Errorf("retried after %v, Retry-After said %v", d, tc.minWait)
-			}
+			})
 		})
 	}
 }
 
 func TestOpenAISlowServerTimesOut(t *testing.T) {
-	release := make(chan struct{})
-	srv := newEmbedServer(t, 8, func(n int32, w http.ResponseWriter, _ []string) bool {
-		<-release
-		return false
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		srv := newEmbedHandler(8, func(n int32, w http.ResponseWriter, _ []string) bool {
+			<-release
+			return false
+		})
+		defer close(release) // so the handlers end inside the bubble
+		o := newBubbleOpenAI(t, srv, func(c *OpenAIConfig) { c.Timeout = 30 * time.Millisecond; c.MaxRetries = 1 })
+		start := time.Now()
+		_, err := o.Embed(context.Background(), []string{"a"})
+		if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), "gave up after 2 attempts") {
+			t.Fatalf("error %v", err)
+		}
+		if d := time.Since(start); d < 60*time.Millisecond || d > 60*time.Millisecond+maxBackoffs {
+			t.Fatalf("gave up after %v, want two 30 ms timeouts", d)
+		}
 	})
-	defer close(release) // before srv.Close (cleanup), so handlers end
-	o := newTestOpenAI(t, srv.URL, func(c *OpenAIConfig) { c.Timeout = 30 * time.Millisecond; c.MaxRetries = 1 })
-	_, err := o.Embed(context.Background(), []string{"a"})
-	if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), "gave up after 2 attempts") {
-		t.Fatalf("error %v", err)
-	}
 }
 
 func TestOpenAICancelled(t *testing.T) {
-	srv := newEmbedServer(t, 8, func(n int32, w http.ResponseWriter, _ []string) bool {
-		http.Error(w, "busy", http.StatusServiceUnavailable)
-		return true
+	synctest.Test(t, func(t *testing.T) {
+		srv := newEmbedHandler(8, func(n int32, w http.ResponseWriter, _ []string) bool {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+			return true
+		})
+		o := newBubbleOpenAI(t, srv, func(c *OpenAIConfig) { c.BackoffBase, c.BackoffMax = time.Hour, time.Hour })
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := o.Embed(ctx, fiveTexts)
+		if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) != 50*time.Millisecond {
+			t.Fatalf("error %v after %v, want the context's error at its 50 ms deadline", err, time.Since(start))
+		}
 	})
-	o := newTestOpenAI(t, srv.URL, func(c *OpenAIConfig) { c.BackoffBase, c.BackoffMax = time.Hour, time.Hour })
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := o.Embed(ctx, fiveTexts)
-	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 5*time.Second {
-		t.Fatalf("error %v after %v, want the context's error promptly", err, time.Since(start))
-	}
 }
 
 func TestNewOpenAIValidates(t *testing.T) {

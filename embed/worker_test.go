@@ -79,7 +79,7 @@ func TestWorkerProcessesSource(t *testing.T) {
 	if err != nil || srcs[0].Status != "completed" || srcs[0].ChunkCount < 5 {
 		t.Fatalf("%+v %v", srcs, err)
 	}
-	hits, err := db.KBKeywordSearch(ctx, col, "supersonic nozzle", storage.KBFilter{}, 5)
+	hits, err := storage.NewKBTextIndex(db).Search(ctx, storage.KBSpace(col), "supersonic nozzle", 5, nil)
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("keyword %v %v", hits, err)
 	}

@@ -1,6 +1,7 @@
 // Package storage keeps everything agentd knows in one SQLite file: schema,
-// embedded migrations, hand-written queries and the vector index. It imports
-// no other agentd package; all SQL of the project lives here.
+// embedded migrations, hand-written queries, and the in-memory mirrors that
+// fill storage/search's indexes from it. It imports no other agentd package
+// but storage/search; all SQL of the project lives here.
 package storage
 
 import (
@@ -17,7 +18,6 @@ import (
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
-	_ "modernc.org/sqlite/vec" // registers sqlite-vec (vec0) on every connection
 )
 
 // Sentinel errors returned (wrapped) by storage methods; app maps them to
@@ -52,9 +52,10 @@ type DB struct {
 	keyListEpoch int64
 	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
 
-	views    atomic.Pointer[EventViews] // how events render their data (storage/events.go)
-	txEvents sync.Map                   // *sql.Tx -> true once it wrote events
-	eventSig broadcast                  // fired after a commit that wrote events
+	views       atomic.Pointer[EventViews] // how events render their data (storage/events.go)
+	txEvents    sync.Map                   // *sql.Tx -> true once it wrote events
+	eventSig    broadcast                  // fired after a commit that wrote events
+	listingText *TextIndex                 // keyword index of listings, loaded per organization on first search
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -75,6 +76,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
 	db := &DB{path: path, w: w}
+	db.listingText = newTextIndex(db, loadListingText)
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err

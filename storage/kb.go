@@ -94,16 +94,11 @@ func (db *DB) ListCollections(ctx context.Context, orgID string, limit, offset i
 	return out, total, rows.Err()
 }
 
-// DeleteCollection removes a collection with its sources, chunks, full-text
-// entries and vectors.
+// DeleteCollection removes a collection with its sources, chunks and
+// vectors.
 func (db *DB) DeleteCollection(ctx context.Context, orgID, id string) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "DELETE FROM kb_chunks_fts WHERE rowid IN (SELECT k.id FROM kb_chunks k JOIN kb_collections c ON c.id = k.collection_id WHERE c.id = ? AND c.org_id = ?)", id, orgID)
-		if err != nil {
-			return err
-		}
-		_ = res
-		res, err = tx.ExecContext(ctx, "DELETE FROM kb_collections WHERE id = ? AND org_id = ?", id, orgID)
+		res, err := tx.ExecContext(ctx, "DELETE FROM kb_collections WHERE id = ? AND org_id = ?", id, orgID)
 		if err != nil {
 			return err
 		}
@@ -295,7 +290,7 @@ func (db *DB) DeleteSources(ctx context.Context, collectionID string, externalID
 	return deleted, notFound, err
 }
 
-// deleteSourceChunks removes a source's chunks, their full-text entries and vectors.
+// deleteSourceChunks removes a source's chunks and their vectors.
 func deleteSourceChunks(ctx context.Context, tx *sql.Tx, collectionID, sourceID string) error {
 	rows, err := tx.QueryContext(ctx, "SELECT id FROM kb_chunks WHERE source_id = ?", sourceID)
 	if err != nil {
@@ -312,9 +307,6 @@ func deleteSourceChunks(ctx context.Context, tx *sql.Tx, collectionID, sourceID 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil || len(ids) == 0 {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM kb_chunks_fts WHERE rowid IN (SELECT id FROM kb_chunks WHERE source_id = ?)", sourceID); err != nil {
 		return err
 	}
 	if err := deleteVectors(ctx, tx, KBSpace(collectionID), ids); err != nil {

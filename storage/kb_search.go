@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentd/agentd/storage/search"
 )
 
 // KBFilter restricts a knowledge search: by content role and by equality
@@ -38,51 +40,44 @@ func (f KBFilter) where() (string, []any) {
 	return b.String(), args
 }
 
-// ScoredID is an id with a score (higher is better).
-type ScoredID struct {
-	ID    int64
-	Score float64
-}
+// NewKBTextIndex is the keyword index of knowledge chunks (space
+// "kb:<collectionId>", the chunks' vector space: every chunk is written
+// with its vector, which logs it): title, heading path and chunk text.
+func NewKBTextIndex(db *DB) *TextIndex { return newTextIndex(db, loadKBText) }
 
-// KBKeywordSearch ranks a collection's chunks by BM25 for the words of
-// query (FTS5 with Porter stemming finds and scores the candidates,
-// bm25Rerank applies the standard idf) and returns the best k chunk ids.
-func (db *DB) KBKeywordSearch(ctx context.Context, collectionID, query string, f KBFilter, k int) ([]ScoredID, error) {
-	terms := matchTerms(query)
-	if len(terms) == 0 || k <= 0 {
+func loadKBText(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]textDoc, error) {
+	col, ok := strings.CutPrefix(space, "kb:")
+	if !ok {
 		return nil, nil
 	}
-	cond, args := f.where()
-	join := ""
-	if cond != "" {
-		join = " JOIN kb_sources s ON s.id = c.source_id"
+	q := `SELECT c.id, s.title, c.heading_path, c.content FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id WHERE c.collection_id = ?`
+	args := []any{col}
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		q += " AND c.id IN (" + strings.Repeat("?,", len(ids)-1) + "?)"
+		for _, id := range ids {
+			args = append(args, id)
+		}
 	}
-	q := `SELECT kb_chunks_fts.rowid FROM kb_chunks_fts
-		JOIN kb_chunks c ON c.id = kb_chunks_fts.rowid` + join + `
-		WHERE kb_chunks_fts MATCH ? AND c.collection_id = ?` + cond + ` ORDER BY bm25(kb_chunks_fts), kb_chunks_fts.rowid LIMIT ?`
-	tx, err := db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("storage: load chunk text: %w", err)
 	}
-	defer tx.Rollback()
-	rows, err := tx.QueryContext(ctx, q, append(append([]any{matchExpr(terms), collectionID}, args...), bm25Candidates(k))...)
-	if err != nil {
-		return nil, fmt.Errorf("storage: keyword search: %w", err)
-	}
-	var cands []int64
+	defer rows.Close()
+	var out []textDoc
 	for rows.Next() {
 		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
+		var title, hp, content string
+		if err := rows.Scan(&id, &title, &hp, &content); err != nil {
 			return nil, err
 		}
-		cands = append(cands, id)
+		var path []string
+		json.Unmarshal([]byte(hp), &path)
+		out = append(out, textDoc{id: id, fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}})
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return bm25Rerank(ctx, tx, terms, cands, k)
+	return out, rows.Err()
 }
 
 // KBAllowedChunks returns the ids of a collection's chunks that pass f, as

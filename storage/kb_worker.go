@@ -18,15 +18,17 @@ type KBJob struct {
 	Revision     int64
 }
 
-// KBChunk is one processed chunk ready to store: its text, heading path,
-// the text indexed for BM25 (title and headings in front) and its vector.
+// KBChunk is one processed chunk ready to store: its text, heading path
+// and vector.
 type KBChunk struct {
 	Index       int
 	Content     string
 	HeadingPath []string
 	Tokens      int
-	Body        string
-	Vec         []float32
+	// Body is not stored: the keyword index reads title, headings and
+	// content from the chunk row. Kept until its callers stop setting it.
+	Body string
+	Vec  []float32
 }
 
 // ClaimKBSource takes the oldest queued source (pending, or processing
@@ -76,9 +78,9 @@ func checkJob(ctx context.Context, tx *sql.Tx, j KBJob, owner string) error {
 	return nil
 }
 
-// CompleteKBSource replaces the source's chunks, full-text entries and
-// vectors (made by model m) and marks it completed with its chunk count,
-// all in one transaction. A job overtaken by a newer write, a deletion, a
+// CompleteKBSource replaces the source's chunks and vectors (made by model
+// m; writing them logs the chunks for the keyword index too) and marks it
+// completed with its chunk count, all in one transaction. A job overtaken by a newer write, a deletion, a
 // reclaim or a change of the collection's model is ErrConflict and writes
 // nothing.
 func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m VectorModel, chunks []KBChunk) error {
@@ -98,11 +100,6 @@ func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m Vec
 			return err
 		}
 		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, "INSERT INTO kb_chunks_fts (rowid, body) VALUES (?, ?)")
-		if err != nil {
-			return err
-		}
-		defer fts.Close()
 		items := make([]VectorItem, 0, len(chunks))
 		for _, c := range chunks {
 			hp := c.HeadingPath
@@ -116,9 +113,6 @@ func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m Vec
 			}
 			id, err := res.LastInsertId()
 			if err != nil {
-				return err
-			}
-			if _, err := fts.ExecContext(ctx, id, c.Body); err != nil {
 				return err
 			}
 			items = append(items, VectorItem{ID: id, Vec: c.Vec})

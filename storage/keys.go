@@ -130,7 +130,7 @@ func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 func (db *DB) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 	rows, err := db.readRows(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
 		k.expires_at, k.revoked_at, k.created_at
-		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.id`, orgID)
+		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.rowid DESC`, orgID)
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,7 @@ type ListingWrite struct {
 	Hash      []byte     // hash of every stored field
 	EmbedHash []byte     // hash of the embedded text
 	Terms     []AttrTerm // attribute index rows
-	Keywords  string     // attribute text for the keyword index
+	Keywords  string     // unused: the keyword index reads the attributes; kept until callers stop setting it
 	Vec       []float32  // new vector; nil keeps the stored one
 }
 
@@ -108,9 +108,9 @@ func (db *DB) ListingStates(ctx context.Context, orgID string, externalIDs []str
 }
 
 // SyncListings writes every listing in one immediate transaction: inserts
-// get a new UUID, updates replace the row, its attribute terms and its
-// keyword entry. A write that fails is rolled back alone (its savepoint) and
-// reported in its result. Then stale listings are deleted, and with vs the
+// get a new UUID, updates replace the row and its attribute terms, and each
+// write is logged for the keyword index. A write that fails is rolled back
+// alone (its savepoint) and reported in its result. Then stale listings are deleted, and with vs the
 // new vectors are put and the deleted listings' vectors removed. A space
 // made by another embedder model is reset first (its listings re-embed as
 // they are synced again).
@@ -177,6 +177,9 @@ func (db *DB) syncListings(ctx context.Context, orgID string, writes []ListingWr
 				return err
 			}
 		}
+		if err := pruneVectorLog(ctx, tx); err != nil {
+			return err
+		}
 		if vs != nil {
 			if err := syncListingVectors(ctx, tx, *vs, writes, out); err != nil {
 				return err
@@ -213,7 +216,7 @@ func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes [
 
 // listingStmts are the statements of a sync, prepared once per transaction.
 type listingStmts struct {
-	insert, update, delAttrs, addAttr, delFTS, addFTS *sql.Stmt
+	insert, update, delAttrs, addAttr, logText *sql.Stmt
 }
 
 func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error) {
@@ -229,8 +232,7 @@ func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error)
 			attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`},
 		{&s.delAttrs, `DELETE FROM listing_attrs WHERE listing_id = ?`},
 		{&s.addAttr, `INSERT OR IGNORE INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?)`},
-		{&s.delFTS, `DELETE FROM listings_fts WHERE rowid = ?`},
-		{&s.addFTS, `INSERT INTO listings_fts (rowid, org, title, description, category, attrs) VALUES (?, ?, ?, ?, ?, ?)`},
+		{&s.logText, `INSERT INTO vector_log (space, item_id) VALUES (?, ?)`},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -243,14 +245,15 @@ func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error)
 }
 
 func (s *listingStmts) close() {
-	for _, st := range []*sql.Stmt{s.insert, s.update, s.delAttrs, s.addAttr, s.delFTS, s.addFTS} {
+	for _, st := range []*sql.Stmt{s.insert, s.update, s.delAttrs, s.addAttr, s.logText} {
 		if st != nil {
 			st.Close()
 		}
 	}
 }
 
-// write stores one listing with its attribute terms and keyword entry.
+// write stores one listing with its attribute terms and logs it for the
+// keyword index.
 func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite, now int64) (int64, string, error) {
 	l := &w.Listing
 	var price any
@@ -287,23 +290,20 @@ func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite,
 		if _, err := s.delAttrs.ExecContext(ctx, seq); err != nil {
 			return 0, "", err
 		}
-		if _, err := s.delFTS.ExecContext(ctx, seq); err != nil {
-			return 0, "", err
-		}
 	}
 	for _, t := range w.Terms {
 		if _, err := s.addAttr.ExecContext(ctx, orgID, t.Key, t.Value, seq); err != nil {
 			return 0, "", err
 		}
 	}
-	if _, err := s.addFTS.ExecContext(ctx, seq, orgToken(orgID), l.Title, l.Description, l.Category, w.Keywords); err != nil {
+	if _, err := s.logText.ExecContext(ctx, listingTextSpace(orgID), seq); err != nil {
 		return 0, "", err
 	}
 	return seq, id, nil
 }
 
 // deleteStale hard-deletes the listings of the scope's category that are
-// not kept, with their attribute terms and keyword entries.
+// not kept, with their attribute terms, and logs them for the keyword index.
 func deleteStale(ctx context.Context, tx *sql.Tx, orgID string, sc StaleScope) ([]int64, error) {
 	keep, err := json.Marshal(nonNil(sc.Keep))
 	if err != nil {
@@ -326,10 +326,9 @@ func deleteStale(ctx context.Context, tx *sql.Tx, orgID string, sc StaleScope) (
 	if err := rows.Close(); err != nil {
 		return nil, err
 	}
-	// Attribute rows go with the listing (ON DELETE CASCADE); the keyword
-	// index is a virtual table and is cleaned here.
+	// Attribute rows go with the listing (ON DELETE CASCADE).
 	for _, s := range seqs {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM listings_fts WHERE rowid = ?", s); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES (?, ?)", listingTextSpace(orgID), s); err != nil {
 			return nil, err
 		}
 	}

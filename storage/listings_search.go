@@ -3,10 +3,12 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/agentd/agentd/storage/search"
 )
 
 // ListingFilter narrows a listing search. Every set field must hold.
@@ -120,61 +122,116 @@ func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, 
 	return out, nil
 }
 
+// Field weights of a listing's keyword index: a title word counts most,
+// then the category, the attributes and the description.
+const (
+	weightTitle       = 4
+	weightCategory    = 2
+	weightAttributes  = 1.5
+	weightDescription = 1
+)
+
 // KeywordListings ranks the organization's listings by BM25 against the
-// words of query (any word may match; title words weigh most) and returns
-// up to limit sequence ids, best first. allow, when not nil, keeps only
-// those listings (the filter's matches): FTS5 ranks all matches itself and
-// the loop stops once limit allowed ones are found.
+// words of query (every word must match; title words weigh most) and
+// returns up to limit sequence ids, best first. allow, when not nil, keeps
+// only those listings (the filter's matches).
 func (db *DB) KeywordListings(ctx context.Context, orgID, query string, allow map[int64]bool, limit int) ([]int64, error) {
-	match := ftsQuery(query)
-	if match == "" || limit <= 0 {
-		return nil, nil
+	x := db.listingText
+	q := search.TextQuery{Terms: x.tok.Tokens(query, nil), K: limit, All: true}
+	if allow != nil {
+		q.Allow = make([]int64, 0, len(allow))
+		for id, ok := range allow {
+			if ok {
+				q.Allow = append(q.Allow, id)
+			}
+		}
 	}
-	match = `org : "` + orgToken(orgID) + `" AND {title description category attrs} : (` + match + `)`
-	q, args := "SELECT rowid FROM listings_fts WHERE listings_fts MATCH ? ORDER BY rank", []any{match}
-	if allow == nil {
-		q += " LIMIT ?"
-		args = append(args, limit)
-	}
-	rows, err := db.r.QueryContext(ctx, q, args...)
+	hits, err := x.search(ctx, listingTextSpace(orgID), q)
 	if err != nil {
 		return nil, fmt.Errorf("storage: keyword listings: %w", err)
 	}
+	out := make([]int64, len(hits))
+	for i, h := range hits {
+		out[i] = h.ID
+	}
+	return out, nil
+}
+
+// listingTextSpace is the keyword index space of an organization's
+// listings: every listing write logs its row under it.
+func listingTextSpace(orgID string) string { return "listing-text:" + orgID }
+
+// loadListingText reads an organization's listings as keyword documents:
+// title, category, attribute keys and values, description.
+func loadListingText(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]textDoc, error) {
+	org, ok := strings.CutPrefix(space, "listing-text:")
+	if !ok {
+		return nil, nil
+	}
+	q := "SELECT id, title, description, category, attributes FROM listings WHERE org_id = ?"
+	args := []any{org}
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		q += " AND id IN (" + strings.Repeat("?,", len(ids)-1) + "?)"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: load listing text: %w", err)
+	}
 	defer rows.Close()
-	var out []int64
-	for rows.Next() && len(out) < limit {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
+	var out []textDoc
+	for rows.Next() {
+		var id int64
+		var title, desc, cat, attrs string
+		if err := rows.Scan(&id, &title, &desc, &cat, &attrs); err != nil {
 			return nil, err
 		}
-		if allow == nil || allow[s] {
-			out = append(out, s)
-		}
+		out = append(out, textDoc{id: id, fields: []search.Field{
+			{Text: title, Weight: weightTitle},
+			{Text: cat, Weight: weightCategory},
+			{Text: attrWords(attrs), Weight: weightAttributes},
+			{Text: desc, Weight: weightDescription},
+		}})
 	}
 	return out, rows.Err()
 }
 
-// orgToken is an organization id as one FTS token (no separators).
-func orgToken(orgID string) string {
-	return "o" + strings.Map(func(r rune) rune {
-		if unicode.IsLetter(r) || unicode.IsNumber(r) {
-			return unicode.ToLower(r)
+// attrWords is the text of an attributes object: its keys and its values
+// (array elements included), one per line.
+func attrWords(attrs string) string {
+	dec := json.NewDecoder(strings.NewReader(attrs))
+	dec.UseNumber()
+	var b strings.Builder
+	depth := 0
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			return b.String()
 		}
-		return -1
-	}, orgID)
-}
-
-// ftsQuery turns free text into a safe FTS5 query: each word quoted (so no
-// operator or column syntax gets through), any of them may match.
-func ftsQuery(q string) string {
-	words := strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
-	if len(words) > 32 {
-		words = words[:32]
+		switch v := t.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+			} else if depth--; depth == 0 {
+				return b.String() // the end: no read past it
+			}
+			continue
+		case string:
+			b.WriteString(v)
+		case json.Number:
+			b.WriteString(v.String())
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		default:
+			continue // null
+		}
+		b.WriteByte('\n')
 	}
-	for i, w := range words {
-		words[i] = `"` + w + `"`
-	}
-	return strings.Join(words, " AND ")
 }
 
 // prefixed qualifies a column list with a table alias.

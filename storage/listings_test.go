@@ -70,8 +70,64 @@ func TestKeywordListingsPerOrg(t *testing.T) {
 			t.Errorf("%q: %v %v, want %d", q, got, err, want)
 		}
 	}
-	// The organization's token never matches as a search word.
-	if got, _ := db.KeywordListings(ctx, org, orgToken(org), nil, 10); len(got) != 0 {
-		t.Fatalf("org token matched: %v", got)
+	// The organization id is no search word.
+	if got, _ := db.KeywordListings(ctx, org, org, nil, 10); len(got) != 0 {
+		t.Fatalf("org id matched: %v", got)
+	}
+}
+
+// The listings' keyword index follows writes of this and another process:
+// updates, stale deletions; it searches attributes and keeps the allow set.
+func TestKeywordListingsFollowWrites(t *testing.T) {
+	db, org := listingOrg(t)
+	other := openTestDB(t, db.Path())
+	ctx := context.Background()
+	w := lw("a")
+	w.Title, w.Description, w.Attributes = "Oak table", "solid wood", []byte(`{"Finish":"matte","tags":["dining","extendable"],"seats":6,"new":true}`)
+	out, err := db.SyncListings(ctx, org, []ListingWrite{w, lw("b")}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := out.Results[0].Seq
+	for q, want := range map[string]int{"oak tables": 1, "extendable dining": 1, "finish matte": 1, "6 seats": 1, "true": 1, "wood": 1, "oak sofa": 0} {
+		if got, err := db.KeywordListings(ctx, org, q, nil, 10); err != nil || len(got) != want {
+			t.Errorf("%q: %v %v, want %d", q, got, err, want)
+		}
+	}
+	if got, _ := db.KeywordListings(ctx, org, "oak", map[int64]bool{a + 100: true}, 10); len(got) != 0 {
+		t.Fatalf("allow set ignored: %v", got)
+	}
+	w.Seq, w.Title = a, "Pine table"
+	if _, err := other.SyncListings(ctx, org, []ListingWrite{w}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.KeywordListings(ctx, org, "oak", nil, 10); len(got) != 0 {
+		t.Fatalf("old title still found: %v", got)
+	}
+	if got, _ := db.KeywordListings(ctx, org, "pine", nil, 10); len(got) != 1 || got[0] != a {
+		t.Fatalf("new title not found: %v", got)
+	}
+	if _, err := other.SyncListings(ctx, org, nil, &StaleScope{Keep: []string{"b"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.KeywordListings(ctx, org, "pine", nil, 10); len(got) != 0 {
+		t.Fatalf("deleted listing found: %v", got)
+	}
+}
+
+// A title word outranks the same word in a description.
+func TestKeywordListingsTitleFirst(t *testing.T) {
+	db, org := listingOrg(t)
+	ctx := context.Background()
+	d, ti := lw("d"), lw("t")
+	d.Title, d.Description = "Armchair", "goes with a sofa"
+	ti.Title, ti.Description = "Sofa", "three seats, grey fabric"
+	out, err := db.SyncListings(ctx, org, []ListingWrite{d, ti}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.KeywordListings(ctx, org, "sofa", nil, 10)
+	if err != nil || len(got) != 2 || got[0] != out.Results[1].Seq {
+		t.Fatalf("sofa: %v %v", got, err)
 	}
 }

@@ -110,7 +110,7 @@ func (db *DB) FindOrg(ctx context.Context, idOrName string) (Org, error) {
 
 // ListOrgs lists every organization, oldest first.
 func (db *DB) ListOrgs(ctx context.Context) ([]Org, error) {
-	rows, err := db.r.QueryContext(ctx, "SELECT id, name, created_at FROM orgs ORDER BY created_at, id")
+	rows, err := db.r.QueryContext(ctx, "SELECT id, name, created_at FROM orgs ORDER BY created_at, rowid")
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func (db *DB) FindUser(ctx context.Context, orgID, email string) (User, error) {
 
 // FirstOwner returns the organization's oldest owner.
 func (db *DB) FirstOwner(ctx context.Context, orgID string) (User, error) {
-	return db.oneUser(ctx, "WHERE org_id = ? AND role = 'owner' ORDER BY created_at, id LIMIT 1", orgID)
+	return db.oneUser(ctx, "WHERE org_id = ? AND role = 'owner' ORDER BY created_at, rowid LIMIT 1", orgID)
 }
 
 func (db *DB) oneUser(ctx context.Context, where string, args ...any) (User, error) {
@@ -182,7 +182,7 @@ func (db *DB) oneUser(ctx context.Context, where string, args ...any) (User, err
 
 // ListUsers lists the users of an organization, oldest first.
 func (db *DB) ListUsers(ctx context.Context, orgID string) ([]User, error) {
-	return db.users(ctx, "WHERE org_id = ? ORDER BY created_at, id", orgID)
+	return db.users(ctx, "WHERE org_id = ? ORDER BY created_at, rowid", orgID)
 }
 
 func (db *DB) users(ctx context.Context, where string, args ...any) ([]User, error) {

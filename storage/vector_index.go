@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"github.com/agentd/agentd/storage/search"
 )
 
 // VectorIndex is the in-memory mirror of the vectors table used for
-// search: one contiguous float32 matrix per space, loaded from SQLite on the
-// first search of that space (or by Warm) and kept in step with every
-// committed write, by this process or another one on the same file, by
-// replaying vector_log before each search. SQLite stays the source of
-// truth; a restart rebuilds the mirror. It is safe for concurrent use.
+// search: one search.VectorSpace per space, loaded from SQLite on the first
+// search of that space (or by Warm) and kept in step with every committed
+// write, by this process or another one on the same file, by replaying
+// vector_log before each search. SQLite stays the source of truth; a
+// restart rebuilds the mirror. It is safe for concurrent use.
 //
 // Typical use (any feature):
 //
@@ -25,19 +27,15 @@ type VectorIndex struct {
 	syncMu  sync.Mutex // one catch-up at a time
 	mu      sync.RWMutex
 	lastSeq int64
-	spaces  map[string]*vspace
+	spaces  map[string]*search.VectorSpace
 }
 
-// VectorHit is one search result: the item id and its cosine similarity
-// (dot product of unit vectors; higher is closer).
-type VectorHit struct {
-	ID    int64
-	Score float32
-}
+// VectorHit is one vector search result (see search.VectorHit).
+type VectorHit = search.VectorHit
 
 // NewVectorIndex returns an empty mirror of db's vectors; spaces load lazily.
 func NewVectorIndex(db *DB) *VectorIndex {
-	return &VectorIndex{db: db, spaces: map[string]*vspace{}}
+	return &VectorIndex{db: db, spaces: map[string]*search.VectorSpace{}}
 }
 
 // Warm loads every space whose name starts with prefix ("" for all), so the
@@ -70,7 +68,7 @@ func (x *VectorIndex) Len(ctx context.Context, space string) (int, error) {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.spaces[space].len(), nil
+	return x.spaces[space].Len(), nil
 }
 
 // Search returns the k items of space closest to query (cosine), best
@@ -87,14 +85,7 @@ func (x *VectorIndex) Search(ctx context.Context, space string, query []float32,
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	sp := x.spaces[space]
-	if sp.len() == 0 || sp.dims != len(query) {
-		return nil, nil
-	}
-	if allow != nil {
-		return sp.searchIDs(query, k, allow), nil
-	}
-	return sp.search(query, k), nil
+	return x.spaces[space].Search(query, k, allow), nil
 }
 
 // SearchExact is Search without the int8 coarse pass: every vector scored
@@ -108,11 +99,7 @@ func (x *VectorIndex) SearchExact(ctx context.Context, space string, query []flo
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	sp := x.spaces[space]
-	if sp.len() == 0 || sp.dims != len(query) {
-		return nil, nil
-	}
-	return sp.searchIDs(query, k, sp.ids), nil
+	return x.spaces[space].SearchExact(query, k), nil
 }
 
 // sync replays vector_log since the last catch-up onto the loaded spaces and
@@ -135,7 +122,7 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 		}
 	}
 	reload, changed, maxSeq := d.reload, d.changed, d.maxSeq
-	loaded := map[string]*vspace{}
+	loaded := map[string]*search.VectorSpace{}
 	for s := range reload {
 		sp, err := loadSpace(ctx, tx, s)
 		if err != nil {
@@ -162,11 +149,11 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 		found := make(map[int64]bool, len(items))
 		for _, it := range items {
 			found[it.ID] = true
-			sp.put(it.ID, it.Vec)
+			sp.Put(it.ID, it.Vec)
 		}
 		for _, id := range changed[s] {
 			if !found[id] {
-				sp.remove(id)
+				sp.Remove(id)
 			}
 		}
 	}
@@ -234,12 +221,13 @@ func readLogDelta(ctx context.Context, tx *sql.Tx, last int64, have func(string)
 	return d, rows.Err()
 }
 
-// loadSpace reads every vector of a space.
-func loadSpace(ctx context.Context, tx *sql.Tx, space string) (*vspace, error) {
-	sp := &vspace{pos: map[int64]int{}}
-	err := tx.QueryRowContext(ctx, "SELECT dims FROM vector_spaces WHERE space = ?", space).Scan(&sp.dims)
+// loadSpace reads every vector of a space (an empty space when it has no
+// vectors yet) and builds its int8 copy.
+func loadSpace(ctx context.Context, tx *sql.Tx, space string) (*search.VectorSpace, error) {
+	var dims int
+	err := tx.QueryRowContext(ctx, "SELECT dims FROM vector_spaces WHERE space = ?", space).Scan(&dims)
 	if err == sql.ErrNoRows {
-		return sp, nil
+		return search.NewVectorSpace(0, 0), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: load vector space: %w", err)
@@ -248,30 +236,28 @@ func loadSpace(ctx context.Context, tx *sql.Tx, space string) (*vspace, error) {
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM vectors WHERE space = ?", space).Scan(&n); err != nil {
 		return nil, err
 	}
-	sp.ids = make([]int64, 0, n)
-	sp.vecs = make([]float32, 0, n*sp.dims)
+	sp := search.NewVectorSpace(dims, n)
 	rows, err := tx.QueryContext(ctx, "SELECT item_id, vec FROM vectors WHERE space = ?", space)
 	if err != nil {
 		return nil, fmt.Errorf("storage: load vector space: %w", err)
 	}
 	defer rows.Close()
+	v := make([]float32, 0, dims)
 	for rows.Next() {
 		var id int64
 		var b []byte
 		if err := rows.Scan(&id, &b); err != nil {
 			return nil, err
 		}
-		if len(b) != 4*sp.dims {
+		if len(b) != 4*dims {
 			continue // written for another model before a reset; never searched
 		}
-		sp.pos[id] = len(sp.ids)
-		sp.ids = append(sp.ids, id)
-		sp.vecs = decodeVectorInto(sp.vecs, b)
+		sp.Put(id, decodeVectorInto(v[:0], b))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	sp.requantize()
+	sp.Quantize()
 	return sp, nil
 }
 

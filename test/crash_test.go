@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 // crashFlags run the sim dialer fast: short talks, a dial rate and
@@ -33,12 +34,12 @@ func crashFlags(t testing.TB, dir string) []string {
 // or "" when the binary has none: a source a killed process was processing
 // then stays "processing" until the built-in lease (2 min) runs out.
 func kbLeaseFlag(t testing.TB) string {
-	out, err := exec.Command(agentdBin, "serve", "--help").CombinedOutput()
+	out, errOut, err := testbin.Run(agentdBin, "", nil, "serve", "--help")
 	if err != nil {
-		t.Fatalf("serve --help: %v\n%s", err, out)
+		t.Fatalf("serve --help: %v\n%s%s", err, out, errOut)
 	}
 	for _, f := range []string{"--kb-lease", "--kb-worker-lease", "--embed-lease"} {
-		if strings.Contains(string(out), f+" ") {
+		if strings.Contains(out, f+" ") {
 			return f
 		}
 	}
@@ -290,10 +291,10 @@ func TestCrashSafety(t *testing.T) {
 			delay = time.Duration(rng.IntN(100)) * time.Millisecond
 		}
 		time.Sleep(delay)
-		s.kill()
+		s.Kill()
 		close(c.stop)
 		wg.Wait()
-		logProblems(led, cycle, s.logs.String())
+		logProblems(led, cycle, s.Logs.String())
 	}
 	t.Logf("%d kills survived in %s: acknowledged %d sources, %d listings, %d calls in %d batches, %d cancels; cut off by a kill: %v",
 		kills, time.Since(began).Round(time.Millisecond), len(led.sources), len(led.listings), len(led.calls), led.batches,
@@ -314,10 +315,10 @@ func TestCrashSafety(t *testing.T) {
 	}
 	checkAcknowledged(t, s, key, coll, led, limit, kills)
 	t.Logf("settled and checked in %s", time.Since(settled).Round(time.Millisecond))
-	if err := s.stop(); err != nil {
+	if err := s.Stop(15 * time.Second); err != nil {
 		t.Errorf("final SIGTERM stop: %v", err)
 	}
-	logProblems(led, kills, s.logs.String())
+	logProblems(led, kills, s.Logs.String())
 	checkCrashDB(t, s.db, filepath.Join(dir, "dial.log"))
 	for i, b := range led.bad {
 		if i == 20 {

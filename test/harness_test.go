@@ -5,20 +5,16 @@
 package test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,112 +30,32 @@ var agentdBin string
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m, &agentdBin)) }
 
-// server is one running agentd child process.
+// server is one running agentd child process (testbin.Server: its URL,
+// owner Key, Logs, Kill and Stop) with the suite's HTTP and CLI helpers.
 type server struct {
-	t    testing.TB
-	dir  string
-	db   string
-	addr string
-	url  string
-	key  string // owner key printed on first run (empty on restarts)
-	cmd  *exec.Cmd
-	logs *testbin.Buffer
-	done chan error
-}
-
-func freeAddr(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	*testbin.Server
+	t  testing.TB
+	db string
 }
 
 // start runs agentd serve on dir/agentd.db with extra flags and waits
 // until it answers /healthz.
 func start(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
-	s := &server{t: t, dir: dir, db: filepath.Join(dir, "agentd.db"), addr: freeAddr(t), logs: &testbin.Buffer{}, done: make(chan error, 1)}
-	s.url = "http://" + s.addr
-	args := append([]string{"serve", "--db", s.db, "--addr", s.addr, "--log-format", "json"}, extra...)
-	s.cmd = exec.Command(agentdBin, args...)
-	s.cmd.Dir = dir
-	s.cmd.Stderr = s.logs
-	out, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	keyc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if k, ok := strings.CutPrefix(sc.Text(), "owner API key: "); ok {
-				keyc <- k
-			}
-		}
-		close(keyc)
-	}()
-	go func() { s.done <- s.cmd.Wait() }()
-	t.Cleanup(func() { s.kill() })
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if resp, err := http.Get(s.url + "/healthz"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		select {
-		case err := <-s.done:
-			t.Fatalf("agentd exited at start: %v\n%s", err, s.logs.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("agentd did not answer within 20 s\n%s", s.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	select {
-	case s.key = <-keyc:
-	case <-time.After(100 * time.Millisecond):
-	}
-	return s
+	db := filepath.Join(dir, "agentd.db")
+	p := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Args: append([]string{"--db", db, "--log-format", "json"}, extra...)})
+	return &server{Server: p, t: t, db: db}
 }
 
-// kill sends SIGKILL (no graceful stop) and waits for the process to go.
-func (s *server) kill() {
-	if s.cmd.ProcessState != nil {
-		return
-	}
-	s.cmd.Process.Signal(syscall.SIGKILL)
-	select {
-	case <-s.done:
-	case <-time.After(10 * time.Second):
-	}
-}
-
-// stop sends SIGTERM and waits for a clean exit.
-func (s *server) stop() error {
-	s.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case err := <-s.done:
-		return err
-	case <-time.After(15 * time.Second):
-		return fmt.Errorf("no exit within 15 s of SIGTERM")
-	}
-}
-
-// cli runs an agentd CLI command on the server's database.
+// cli runs an agentd CLI command on the server's database and returns its
+// stdout.
 func (s *server) cli(args ...string) string {
 	s.t.Helper()
-	c := exec.Command(agentdBin, append([]string{"--db", s.db}, args...)...)
-	out, err := c.CombinedOutput()
+	out, errOut, err := testbin.Run(agentdBin, "", nil, append([]string{"--db", s.db}, args...)...)
 	if err != nil {
-		s.t.Fatalf("agentd %v: %v\n%s", args, err, out)
+		s.t.Fatalf("agentd %v: %v\n%s%s", args, err, out, errOut)
 	}
-	return string(out)
+	return out
 }
 
 // newOrg creates an organization through the CLI and returns its owner key.
@@ -183,7 +99,7 @@ func (s *server) call(method, path, key string, body any) (resp, error) {
 		j, _ := json.Marshal(b)
 		rd = bytes.NewReader(j)
 	}
-	req, err := http.NewRequestWithContext(context.Background(), method, s.url+path, rd)
+	req, err := http.NewRequestWithContext(context.Background(), method, s.URL+path, rd)
 	if err != nil {
 		return resp{}, err
 	}

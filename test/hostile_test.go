@@ -163,7 +163,7 @@ func fillPath(p, id string) string {
 // family's shape, and the database unchanged by refused requests.
 func TestHostileInput(t *testing.T) {
 	s := start(t, t.TempDir())
-	seedIDs := seed(t, s, s.key)
+	seedIDs := seed(t, s, s.Key)
 	routes := routesFromOpenAPI(t, s)
 	if len(routes) < 10 {
 		t.Fatalf("only %d routes documented", len(routes))
@@ -171,7 +171,7 @@ func TestHostileInput(t *testing.T) {
 	tried := 0
 	check := func(rt apiRoute, label, path string, body any) resp {
 		t.Helper()
-		r, err := s.call(rt.method, path, s.key, body)
+		r, err := s.call(rt.method, path, s.Key, body)
 		tried++
 		if err != nil {
 			t.Errorf("%s %s [%s]: %v", rt.method, rt.path, label, err)
@@ -240,7 +240,7 @@ func TestHostileInput(t *testing.T) {
 		}
 	}
 	t.Logf("%d hostile requests over %d routes", tried, len(routes))
-	if strings.Contains(s.logs.String(), s.key) {
+	if strings.Contains(s.Logs.String(), s.Key) {
 		t.Fatal("an API key appears in the server log")
 	}
 }

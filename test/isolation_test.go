@@ -12,7 +12,7 @@ import (
 // appear in the log.
 func TestIsolation(t *testing.T) {
 	s := start(t, t.TempDir())
-	ids := seed(t, s, s.key)
+	ids := seed(t, s, s.Key)
 	keyB := s.newOrg("orgb")
 	routes := routesFromOpenAPI(t, s)
 	coll := ids["collection"]
@@ -94,8 +94,8 @@ func TestIsolation(t *testing.T) {
 			}
 		}
 	}
-	for _, key := range []string{s.key, keyB, revoked, removed} {
-		if strings.Contains(s.logs.String(), key) {
+	for _, key := range []string{s.Key, keyB, revoked, removed} {
+		if strings.Contains(s.Logs.String(), key) {
 			t.Fatal("an API key appears in the server log")
 		}
 	}

@@ -181,7 +181,7 @@ func TestLoad(t *testing.T) {
 	if allowed := max(int(float64(warm)*loadRSSGrowth), loadRSSSlack); warm > 0 && end-warm > allowed {
 		t.Errorf("RSS grew from %d KiB after warm-up to %d KiB at the end (more than %d KiB)", warm, end, allowed)
 	}
-	logs := s.logs.String()
+	logs := s.Logs.String()
 	if strings.Contains(logs, "database is locked") {
 		t.Errorf("server log mentions database is locked")
 	}

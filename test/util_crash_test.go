@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testbin"
 )
 
 // Call states (DECISIONS.md "Calls").
@@ -198,11 +199,10 @@ func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 	// The dial log: one line per dial, written after the claim committed
 	// and before the dialer ran. A repeated line is a double dial; a line
 	// without its attempt row is a dial nobody recorded.
-	b, err := os.ReadFile(dialLog)
-	if err != nil {
+	if _, err := os.Stat(dialLog); err != nil {
 		t.Fatalf("dial log: %v", err)
 	}
-	lines := strings.Fields(strings.ReplaceAll(string(b), " ", "_"))
+	lines := testbin.DialLog(t, dialLog)
 	dup := map[string]int{}
 	for _, l := range lines {
 		dup[l]++
@@ -213,7 +213,7 @@ func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 		}
 		var id string
 		var att int
-		if _, err := fmt.Sscanf(strings.Replace(l, "_", " ", 1), "%s %d", &id, &att); err != nil {
+		if _, err := fmt.Sscanf(l, "%s %d", &id, &att); err != nil {
 			t.Errorf("dial log line %q: %v", l, err)
 			continue
 		}

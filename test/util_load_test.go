@@ -44,7 +44,7 @@ func (s *server) newKey(rate int) string {
 // rssKB is the resident set size of the child process in KiB, from
 // /proc/<pid>/status (Linux only; 0 elsewhere).
 func (s *server) rssKB() int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}

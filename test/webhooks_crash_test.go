@@ -176,7 +176,7 @@ func TestWebhookDeliveryCrashSafety(t *testing.T) {
 			}
 		})
 		time.Sleep(time.Duration(300+rng.IntN(1500)) * time.Millisecond)
-		s.kill()
+		s.Kill()
 		close(stop)
 		wg.Wait()
 	}
@@ -204,7 +204,7 @@ func TestWebhookDeliveryCrashSafety(t *testing.T) {
 	if !ok {
 		t.Fatalf("%d of %d logged events never reached the receiver, e.g. %v", len(missing), len(logged), missing[:min(5, len(missing))])
 	}
-	if err := s.stop(); err != nil {
+	if err := s.Stop(15 * time.Second); err != nil {
 		t.Errorf("final stop: %v", err)
 	}
 

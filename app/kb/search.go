@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
 )
 
 // Search modes: hybrid fuses keyword and semantic rankings; the other two
@@ -164,7 +165,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 				found[h.ID] = ModeSemantic
 			}
 		}
-		for _, f := range storage.FuseRRF(storage.RRFK, kwIDs, vIDs) {
+		for _, f := range search.FuseRRF(search.RRFK, kwIDs, vIDs) {
 			if len(ids) == req.Limit {
 				break
 			}

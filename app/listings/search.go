@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
 )
 
 // Listing search limits.
@@ -156,7 +157,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		}
 		lists = append(lists, vs)
 	}
-	seqs, scores := fuse(lists, q.Limit)
+	seqs, scores := fuseRRF(lists, q.Limit)
 	ls, err := db.ListingsBySeq(ctx, q.Filter.OrgID, seqs)
 	if err != nil {
 		return nil, err
@@ -189,36 +190,17 @@ func vectorRanking(ctx context.Context, vec *Vectors, q Query, allow []int64, de
 	return out, nil
 }
 
-// ---- Rank fusion -------------------------------------------------------
-//
-// fuse is the only place listing search merges its rankings; it is to be
-// replaced by the one fusion of storage/search, so keep it self-contained.
-
-// rrfK is the reciprocal rank fusion constant.
-const rrfK = 60
-
-// fuse merges rankings (listing seqs, best first) by reciprocal rank
-// fusion and keeps the best n, ties broken by the newer listing; scores
-// holds every fused listing's score.
-func fuse(lists [][]int64, n int) ([]int64, map[int64]float64) {
-	scores := map[int64]float64{}
-	for _, l := range lists {
-		for rank, s := range l {
-			scores[s] += 1 / float64(rrfK+rank+1)
+// fuseRRF merges rankings by reciprocal rank fusion (the engine's, shared
+// with knowledge search) and keeps the best n.
+func fuseRRF(lists [][]int64, n int) ([]int64, map[int64]float64) {
+	fused := search.FuseRRF(search.RRFK, lists...)
+	out := make([]int64, 0, min(n, len(fused)))
+	scores := make(map[int64]float64, len(fused))
+	for _, f := range fused {
+		scores[f.ID] = f.Score
+		if len(out) < n {
+			out = append(out, f.ID)
 		}
-	}
-	out := make([]int64, 0, len(scores))
-	for s := range scores {
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if scores[out[i]] != scores[out[j]] {
-			return scores[out[i]] > scores[out[j]]
-		}
-		return out[i] > out[j]
-	})
-	if len(out) > n {
-		out = out[:n]
 	}
 	return out, scores
 }

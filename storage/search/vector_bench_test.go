@@ -1,4 +1,4 @@
-package storage
+package search
 
 import (
 	"fmt"
@@ -9,20 +9,18 @@ import (
 
 // benchSpace builds a mirror space of n random unit vectors (the hard case
 // for any approximation: no clusters to exploit).
-func benchSpace(n, dims int) *vspace {
+func benchSpace(n, dims int) *VectorSpace {
 	r := rand.New(rand.NewSource(42))
-	sp := &vspace{dims: dims, pos: make(map[int64]int, n), ids: make([]int64, 0, n), vecs: make([]float32, 0, n*dims)}
+	sp := NewVectorSpace(dims, n)
 	for i := range n {
-		sp.pos[int64(i)] = i
-		sp.ids = append(sp.ids, int64(i))
-		sp.vecs = append(sp.vecs, randUnit(r, dims)...)
+		sp.Put(int64(i), randUnit(r, dims))
 	}
-	sp.requantize()
+	sp.Quantize()
 	return sp
 }
 
 // recallAt10 compares the int8+rerank search with exact float32 search.
-func recallAt10(sp *vspace, queries [][]float32) float64 {
+func recallAt10(sp *VectorSpace, queries [][]float32) float64 {
 	found := 0
 	for _, q := range queries {
 		want := map[int64]bool{}
@@ -42,7 +40,7 @@ func recallAt10(sp *vspace, queries [][]float32) float64 {
 // int8 coarse pass on all cores + exact float32 rerank of the best 100.
 // Reports recall@10 against exact search and the mirror's memory.
 //
-//	go test ./storage -run '^$' -bench VectorSearch -benchtime 200x -count 3
+//	go test ./storage/search -run '^$' -bench VectorSearch -benchtime 200x -count 3
 func BenchmarkVectorSearch(b *testing.B) {
 	for _, dims := range []int{384, 1536} {
 		b.Run(fmt.Sprintf("n=100000/dims=%d", dims), func(b *testing.B) {

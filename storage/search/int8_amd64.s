@@ -1,4 +1,4 @@
-// AVX2 kernel of the int8 coarse pass (see vector_int8.go).
+// AVX2 kernel of the int8 coarse pass (see int8.go).
 
 #include "textflag.h"
 

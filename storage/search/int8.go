@@ -1,4 +1,4 @@
-package storage
+package search
 
 import (
 	"math"
@@ -20,8 +20,10 @@ type qmatrix struct {
 // far inside this depth.
 func rerankDepth(k int) int { return max(10*k, 100) }
 
-// requantize rebuilds the int8 copy from the float32 matrix.
-func (sp *vspace) requantize() {
+// Quantize builds the int8 copy from the float32 matrix; from then on Put
+// and Remove keep it in step. Call it once a space is loaded: searches of
+// more than a few hundred vectors then scan the int8 copy first.
+func (sp *VectorSpace) Quantize() {
 	q := &qmatrix{dims: (sp.dims + 31) / 32 * 32}
 	q.data = make([]int8, 0, len(sp.ids)*q.dims)
 	q.scale = make([]float32, 0, len(sp.ids))
@@ -82,7 +84,7 @@ const qblock = 256
 
 // searchQuantized scores every row on the int8 copy (split across cores),
 // keeps the best rerankDepth(k) rows and reranks them on float32.
-func (sp *vspace) searchQuantized(query []float32, k int) []VectorHit {
+func (sp *VectorSpace) searchQuantized(query []float32, k int) []VectorHit {
 	q := sp.q
 	qv := make([]int8, q.dims)
 	quantize(qv, query)

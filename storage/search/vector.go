@@ -1,34 +1,54 @@
-package storage
+package search
 
 import (
-	"container/heap"
 	"runtime"
 	"sort"
 	"sync"
 )
 
-// vspace is one space of the mirror: ids and their vectors as one
-// contiguous row-major float32 matrix (row i is vecs[i*dims:(i+1)*dims]).
-type vspace struct {
+// VectorHit is one search result: the item id and its cosine similarity
+// (dot product of unit vectors; higher is closer).
+type VectorHit struct {
+	ID    int64
+	Score float32
+}
+
+// VectorSpace is exact nearest-neighbour search over one space's vectors
+// (one embedder's vectors of one feature: a collection's chunks, an
+// organization's listings), held in memory as one contiguous row-major
+// float32 matrix (row i is vecs[i*dims:(i+1)*dims]) plus, once Quantize has
+// run, an int8 copy for a coarse pass. A brute-force scan stays exact and
+// needs no tuning; at 100,000 vectors it answers in a few milliseconds.
+// Vectors should be L2-normalised: scores are dot products. Not safe for
+// concurrent writes: callers hold a lock (reads may run together).
+type VectorSpace struct {
 	dims int
 	ids  []int64
 	vecs []float32
 	pos  map[int64]int // id -> row
-	q    *qmatrix      // int8 copy for the coarse pass; nil when not worth it
+	q    *qmatrix      // int8 copy for the coarse pass; nil until Quantize
 }
 
-func (sp *vspace) len() int {
+// NewVectorSpace returns an empty space of dims-long vectors with room for
+// capacity of them.
+func NewVectorSpace(dims, capacity int) *VectorSpace {
+	return &VectorSpace{dims: dims, ids: make([]int64, 0, capacity), vecs: make([]float32, 0, capacity*dims),
+		pos: make(map[int64]int, capacity)}
+}
+
+// Len is the number of vectors (0 for a nil space).
+func (sp *VectorSpace) Len() int {
 	if sp == nil {
 		return 0
 	}
 	return len(sp.ids)
 }
 
-func (sp *vspace) row(i int) []float32 { return sp.vecs[i*sp.dims : (i+1)*sp.dims] }
+func (sp *VectorSpace) row(i int) []float32 { return sp.vecs[i*sp.dims : (i+1)*sp.dims] }
 
-// put inserts or replaces a vector (vectors of other dimensions are skipped:
+// Put inserts or replaces a vector (vectors of other dimensions are skipped:
 // they belong to a model the space was reset away from).
-func (sp *vspace) put(id int64, v []float32) {
+func (sp *VectorSpace) Put(id int64, v []float32) {
 	if len(v) != sp.dims {
 		return
 	}
@@ -43,8 +63,9 @@ func (sp *vspace) put(id int64, v []float32) {
 	sp.q.add(v)
 }
 
-// remove deletes a vector by moving the last row into its place.
-func (sp *vspace) remove(id int64) {
+// Remove deletes a vector by moving the last row into its place; an
+// unknown id is ignored.
+func (sp *VectorSpace) Remove(id int64) {
 	i, ok := sp.pos[id]
 	if !ok {
 		return
@@ -65,10 +86,35 @@ func (sp *vspace) remove(id int64) {
 // minParallelRows is the smallest slice of rows worth its own goroutine.
 const minParallelRows = 8192
 
+// Search returns the k vectors closest to query (highest dot product), best
+// first, ties by lower id. allow, when not nil, restricts the search to
+// those ids (a candidate filter computed by the caller); ids absent from the
+// space are ignored. A query of other dimensions than the space's gives no
+// hits.
+func (sp *VectorSpace) Search(query []float32, k int, allow []int64) []VectorHit {
+	if k <= 0 || sp.Len() == 0 || len(query) != sp.dims {
+		return nil
+	}
+	if allow != nil {
+		return sp.searchIDs(query, k, allow)
+	}
+	return sp.search(query, k)
+}
+
+// SearchExact is Search over every vector without the int8 coarse pass:
+// every vector scored in float32. It is the reference that recall is
+// measured against.
+func (sp *VectorSpace) SearchExact(query []float32, k int) []VectorHit {
+	if k <= 0 || sp.Len() == 0 || len(query) != sp.dims {
+		return nil
+	}
+	return sp.searchIDs(query, k, sp.ids)
+}
+
 // search is exact top-k by dot product over every row, split across cores.
 // With an int8 copy it first scores rows on the int8 copy (a quarter of the
 // memory traffic) and reranks the best candidates exactly.
-func (sp *vspace) search(query []float32, k int) []VectorHit {
+func (sp *VectorSpace) search(query []float32, k int) []VectorHit {
 	n := len(sp.ids)
 	if sp.q != nil && n > 4*rerankDepth(k) {
 		return sp.searchQuantized(query, k)
@@ -92,7 +138,7 @@ func (sp *vspace) search(query []float32, k int) []VectorHit {
 }
 
 // searchIDs scores only the allowed ids.
-func (sp *vspace) searchIDs(query []float32, k int, allow []int64) []VectorHit {
+func (sp *VectorSpace) searchIDs(query []float32, k int, allow []int64) []VectorHit {
 	t := newTopK(k)
 	for _, id := range allow {
 		if i, ok := sp.pos[id]; ok {
@@ -115,7 +161,7 @@ func splitRows(n int) [][2]int {
 
 // merge combines per-part top lists into hits, best first (ties by lower id,
 // so results are stable).
-func (sp *vspace) merge(tops []topK, k int) []VectorHit {
+func (sp *VectorSpace) merge(tops []topK, k int) []VectorHit {
 	var hits []VectorHit
 	for _, t := range tops {
 		for _, e := range t.h {
@@ -154,41 +200,4 @@ func dot(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
-}
-
-// topK keeps the k best (row, score) pairs in a min-heap.
-type topK struct {
-	k int
-	h entryHeap
-}
-
-type entry struct {
-	row   int32
-	score float32
-}
-
-func newTopK(k int) topK { return topK{k: k, h: make(entryHeap, 0, k)} }
-
-func (t *topK) offer(row int32, score float32) {
-	if len(t.h) < t.k {
-		heap.Push(&t.h, entry{row, score})
-		return
-	}
-	if score > t.h[0].score {
-		t.h[0] = entry{row, score}
-		heap.Fix(&t.h, 0)
-	}
-}
-
-type entryHeap []entry
-
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *entryHeap) Push(x any)        { *h = append(*h, x.(entry)) }
-func (h *entryHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

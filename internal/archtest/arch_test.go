@@ -1,0 +1,202 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentd/agentd"
+
+// Packages named by the rules.
+const (
+	appPkg     = module + "/app"
+	cmdPkg     = module + "/cmd"
+	storagePkg = module + "/storage"
+	searchPkg  = module + "/storage/search"
+)
+
+// httpAllowed are the packages under app/ that may import net/http, and
+// why. Keep it small: a feature's rules belong in a package without HTTP.
+var httpAllowed = map[string]string{
+	module + "/app/web":            "the dashboard: templates and page handlers",
+	module + "/app/events/deliver": "webhook delivery is an HTTP client",
+}
+
+// pkg is what `go list -json` says about one package.
+type pkg struct {
+	ImportPath     string
+	Dir            string
+	GoFiles        []string
+	IgnoredGoFiles []string // other platforms' files (epoch_other.go ...)
+	Imports        []string
+	TestImports    []string
+	XTestImports   []string
+}
+
+// allImports is what the package imports, its tests included.
+func (p pkg) allImports() []string {
+	return slices.Concat(p.Imports, p.TestImports, p.XTestImports)
+}
+
+// under reports whether path is the package prefix or one below it.
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// listPackages runs go list on every package of the module.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	readSources(t, root)
+	c := exec.Command("go", "list", "-json=ImportPath,Dir,GoFiles,IgnoredGoFiles,Imports,TestImports,XTestImports", "./...")
+	c.Dir = root
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var ps []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) < 5 {
+		t.Fatalf("go list found %d packages", len(ps))
+	}
+	return ps
+}
+
+// readSources reads every folder and Go file of the module: go test caches
+// a result with the files the test opened, so a changed import, file or
+// package makes these tests run again instead of replaying a pass.
+func readSources(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			_, err = os.ReadFile(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Imports point inward: cmd -> app -> app/<feature> -> storage/search,
+// embed, dial -> storage.
+func TestImportsPointInward(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.allImports() {
+			// Nothing imports the HTTP layer but the CLI (and app's own
+			// external tests).
+			if imp == appPkg && p.ImportPath != cmdPkg && p.ImportPath != appPkg {
+				t.Errorf("%s imports %s: only cmd may", p.ImportPath, appPkg)
+			}
+		}
+		for _, imp := range p.Imports {
+			if under(imp, cmdPkg) && p.ImportPath != module {
+				t.Errorf("%s imports %s: only main may", p.ImportPath, imp)
+			}
+			switch {
+			case under(p.ImportPath, appPkg) && p.ImportPath != appPkg:
+				// Feature packages: their rules, no HTTP.
+				if imp == appPkg || under(imp, cmdPkg) {
+					t.Errorf("feature package %s imports %s", p.ImportPath, imp)
+				}
+				if imp == "net/http" && httpAllowed[p.ImportPath] == "" {
+					t.Errorf("feature package %s imports net/http; move the HTTP part to app (or, for a package "+
+						"that delivers over HTTP, add it to httpAllowed with the reason)", p.ImportPath)
+				}
+			case p.ImportPath == searchPkg:
+				// The search engine knows no SQL and no feature.
+				for _, bad := range []string{appPkg, cmdPkg, storagePkg, module + "/dial"} {
+					if imp == bad || (bad != storagePkg && under(imp, bad)) {
+						t.Errorf("%s imports %s", p.ImportPath, imp)
+					}
+				}
+			case under(p.ImportPath, storagePkg):
+				// SQL and persistence only.
+				for _, bad := range []string{appPkg, cmdPkg, module + "/dial", module + "/embed"} {
+					if under(imp, bad) {
+						t.Errorf("%s imports %s", p.ImportPath, imp)
+					}
+				}
+			case under(p.ImportPath, module+"/dial") || under(p.ImportPath, module+"/embed"):
+				if under(imp, appPkg) || under(imp, cmdPkg) {
+					t.Errorf("%s imports %s", p.ImportPath, imp)
+				}
+			}
+		}
+	}
+}
+
+// pendingShrink are packages over their limit that other branches of
+// issue 17 are making smaller right now (app: the feature packages;
+// storage: the search engine to storage/search).
+// TODO(lead): empty this map once those branches are merged, so the limits
+// fail for these packages too; AGENTD_ARCH_STRICT=1 applies them now.
+var pendingShrink = map[string]bool{storagePkg: true}
+
+// Packages stay small: no package's non-test Go code over 4,000 lines, and
+// the HTTP layer (package app, its own files) under 3,500.
+func TestPackageSizes(t *testing.T) {
+	strict := os.Getenv("AGENTD_ARCH_STRICT") == "1"
+	for _, p := range listPackages(t) {
+		limit := 4000
+		if p.ImportPath == appPkg {
+			limit = 3500
+		}
+		n := 0
+		for _, f := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(p.Dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += bytes.Count(b, []byte("\n"))
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if name == "" {
+			name = "main"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Logf("%s: %d lines of non-test Go (limit %d)", p.ImportPath, n, limit)
+			switch {
+			case n <= limit:
+			case pendingShrink[p.ImportPath] && !strict:
+				t.Skipf("TODO(lead): %s has %d lines, over its limit of %d, while other branches shrink it; "+
+					"AGENTD_ARCH_STRICT=1 fails here", p.ImportPath, n, limit)
+			default:
+				t.Errorf("%s has %d lines of non-test Go, over the limit of %d: split it", p.ImportPath, n, limit)
+			}
+		})
+	}
+}

@@ -1,0 +1,207 @@
+package testbin
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// KeyPrefix starts the one stdout line of a first run: the owner API key.
+const KeyPrefix = "owner API key: "
+
+// FreeAddr is a loopback address whose port was free a moment ago, for
+// --addr of a child process (which cannot report a ":0" port back).
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// WaitHTTP polls url until it answers (any status) or limit passes, then
+// fails the test.
+func WaitHTTP(t testing.TB, url string, limit time.Duration) {
+	t.Helper()
+	if !answers(url, limit, nil) {
+		t.Fatalf("%s never answered within %s", url, limit)
+	}
+}
+
+// answers polls url until it answers, limit passes or exited is ready.
+func answers(url string, limit time.Duration, exited <-chan struct{}) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			return true
+		}
+		select {
+		case <-exited:
+			return false
+		default:
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Server is one `agentd serve` child process on a loopback port.
+type Server struct {
+	Addr string    // host:port it listens on
+	URL  string    // "http://" + Addr
+	Key  string    // owner API key printed on a first run, else ""
+	Logs *Buffer   // everything it wrote to stderr
+	Cmd  *exec.Cmd // the process
+	Err  error     // how it exited, once Exited is closed
+
+	args []string      // for failure messages
+	done chan struct{} // closed when it exited, after Err is set
+	read chan struct{} // closed when stdout reached its end
+	mu   sync.Mutex    // guards out
+	out  []string      // its stdout lines so far
+}
+
+// Proc is how to start a child process.
+type Proc struct {
+	Bin  string   // the binary (see Main, Build)
+	Dir  string   // working directory; "" is the test's
+	Addr string   // --addr; "" picks FreeAddr
+	Env  []string // added to the test's environment (later entries win)
+	Args []string // after "serve --addr Addr"
+}
+
+// Serve starts p.Bin serve --addr ... p.Args and waits up to 20 s until
+// GET /healthz answers; it fails the test, with the log, if the process
+// exits or never answers. The process is killed when the test ends.
+func Serve(t testing.TB, p Proc) *Server {
+	t.Helper()
+	if p.Addr == "" {
+		p.Addr = FreeAddr(t)
+	}
+	s := &Server{Addr: p.Addr, URL: "http://" + p.Addr, Logs: &Buffer{}, done: make(chan struct{}), read: make(chan struct{})}
+	s.args = append([]string{"serve", "--addr", p.Addr}, p.Args...)
+	s.Cmd = exec.Command(p.Bin, s.args...)
+	s.Cmd.Dir = p.Dir
+	s.Cmd.Env = append(os.Environ(), p.Env...)
+	s.Cmd.Stderr = s.Logs
+	stdout, err := s.Cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first := make(chan string, 1)
+	go func() {
+		defer close(s.read)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.out = append(s.out, sc.Text())
+			if len(s.out) == 1 {
+				first <- sc.Text()
+			}
+			s.mu.Unlock()
+		}
+	}()
+	go func() {
+		<-s.read // Wait closes the pipe: read it to the end first
+		s.Err = s.Cmd.Wait()
+		close(s.done)
+	}()
+	t.Cleanup(s.Kill)
+	if !answers(s.URL+"/healthz", 20*time.Second, s.done) {
+		s.Kill()
+		t.Fatalf("agentd %v did not answer within 20 s (exit %v)\n%s", s.args, s.Err, s.Logs.String())
+	}
+	// A first run prints the key before it listens: it is in the pipe now.
+	select {
+	case l := <-first:
+		s.Key, _ = strings.CutPrefix(l, KeyPrefix)
+	case <-time.After(100 * time.Millisecond):
+	}
+	return s
+}
+
+// Stdout is every line the process printed on stdout so far.
+func (s *Server) Stdout() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.out...)
+}
+
+// Exited is closed when the process has exited; Err then holds how.
+func (s *Server) Exited() <-chan struct{} { return s.done }
+
+// Kill sends SIGKILL (no graceful stop) and waits up to 10 s for the
+// process to go.
+func (s *Server) Kill() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.Cmd.Process.Signal(syscall.SIGKILL)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// Stop sends SIGTERM and waits up to limit for the exit, which it returns.
+func (s *Server) Stop(limit time.Duration) error {
+	s.Cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+		return s.Err
+	case <-time.After(limit):
+		return fmt.Errorf("no exit within %s of SIGTERM", limit)
+	}
+}
+
+// Run runs bin with args in dir (env added to the test's) to the end and
+// returns its stdout, stderr and exit error.
+func Run(bin, dir string, env []string, args ...string) (stdout, stderr string, err error) {
+	c := exec.Command(bin, args...)
+	c.Dir = dir
+	c.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err = c.Run()
+	return out.String(), errb.String(), err
+}
+
+// DialLog is the lines of a --dial-log file ("callID attempt", one per
+// Dial, written before the dialer runs so a kill cannot lose it); nil
+// when the file does not exist yet.
+func DialLog(t testing.TB, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for l := range strings.Lines(string(b)) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
