@@ -126,7 +126,7 @@ type dayRow struct {
 func dailyRows(hours []storage.HourCount, from time.Time, loc *time.Location) []dayRow {
 	var days []dayRow
 	index := map[string]int{}
-	for i := 0; i < chartHours; i += 1 {
+	for i := 0; i < chartHours; i++ {
 		d := from.Add(time.Duration(i) * time.Hour).In(loc).Format("Mon 2 Jan")
 		if _, ok := index[d]; !ok {
 			index[d] = len(days)
