@@ -117,4 +117,10 @@ func (s *Server) routes() {
 	ev("/api/v2/events", "Pull the event log after a cursor", s.listEvents)
 	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.streamEvents)
 	ev("/api/v2/events/types", "The event catalogue", s.listEventTypes)
+
+	// The dashboard (app/web): HTML pages that check the session cookie
+	// themselves; not API routes, so not in the OpenAPI document.
+	for _, rt := range s.site.Routes() {
+		s.page(rt)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -64,6 +65,7 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
+	site     *web.Site // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -78,6 +80,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
+	s.site = s.newSite()
 	s.routes()
 	return s
 }

@@ -18,7 +18,7 @@ type ListOptions struct {
 	AgentID     string
 	Direction   string
 	PhoneNumber string
-	BatchID     string
+	BatchID     string // the dashboard's batch filter (not a query parameter of the API)
 	From, To    *time.Time
 	SortBy      string // createdAt (default), scheduledAt, priority
 	SortOrder   string // asc or desc (default)

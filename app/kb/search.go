@@ -52,6 +52,9 @@ type Result struct {
 	HeadingPath []string `json:"headingPath"`
 	Content     string   `json:"content"`
 	Score       float64  `json:"score"`
+	// FoundBy says which ranking found the chunk: keyword, semantic or
+	// both (the dashboard's playground shows it; the API does not).
+	FoundBy string `json:"-"`
 }
 
 // Validate checks a search and fills its defaults (limit 5, mode hybrid).
@@ -176,6 +179,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 		ranked = search.FuseScores(cands, alpha)
 	}
 	ranked = ranked[:min(len(ranked), req.Limit)]
+	found := foundBy(req.Mode, kw, vh)
 	ids := make([]int64, len(ranked))
 	for i, f := range ranked {
 		ids[i] = f.ID
@@ -191,7 +195,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 			continue // deleted between the ranking and the read
 		}
 		out = append(out, Result{DocumentID: c.SourceID, ExternalID: c.ExternalID, Title: c.Title, ChunkIndex: c.ChunkIndex,
-			HeadingPath: c.HeadingPath, Content: c.Content, Score: f.Score})
+			HeadingPath: c.HeadingPath, Content: c.Content, Score: f.Score, FoundBy: found[f.ID]})
 	}
 	return out, nil
 }
@@ -278,4 +282,25 @@ func (s *Service) semanticSearch(ctx context.Context, req SearchRequest, k int) 
 	}
 	hits, err := s.index.Search(ctx, storage.KBSpace(req.CollectionID), vecs[0], k, allow)
 	return vecs[0], hits, err
+}
+
+// foundBy says which ranking found each hit (keyword, semantic or both),
+// which the dashboard shows beside a result.
+func foundBy(mode string, kw []storage.ScoredID, vh []storage.VectorHit) map[int64]string {
+	found := make(map[int64]string, len(kw)+len(vh))
+	if mode != ModeSemantic {
+		for _, h := range kw {
+			found[h.ID] = ModeKeyword
+		}
+	}
+	if mode != ModeKeyword {
+		for _, h := range vh {
+			if found[h.ID] == ModeKeyword {
+				found[h.ID] = "both"
+			} else {
+				found[h.ID] = ModeSemantic
+			}
+		}
+	}
+	return found
 }
