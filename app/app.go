@@ -8,12 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -27,11 +25,16 @@ type App struct {
 	http    *http.Server
 	workers []func(context.Context) error
 	closers []func() error
+
+	metricsLn net.Listener // --metrics-addr, nil when off (app/metrics.go)
 }
 
-// Open opens the database (applying migrations), listens on cfg.Addr (a busy
-// port fails here, at once), creates the first organization on an empty
-// database (printing its owner key once to cfg.Out) and wires every feature.
+// Open checks every setting (Config.Validate) before anything else, so a
+// start that fails on configuration creates no database and prints no key;
+// then listens on cfg.Addr (and --metrics-addr: a busy port fails here, at
+// once), opens the database (applying migrations) and wires every feature.
+// The first organization is created last, on an empty database, and its
+// owner key printed once to cfg.Out (app/firstrun.go).
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -42,32 +45,33 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 10 * time.Second
 	}
-	db, err := storage.Open(ctx, cfg.DBPath)
-	if err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: cfg.Log, db: db}
-	a.ln, err = net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		db.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	key, created, err := access.Bootstrap(ctx, db)
+	mln, err := listenMetrics(cfg.MetricsAddr)
 	if err != nil {
-		a.Close()
-		return nil, fmt.Errorf("first-run setup: %w", err)
+		ln.Close()
+		return nil, err
 	}
-	if created {
-		fmt.Fprintf(cfg.Out, "owner API key: %s\n", key)
-		link, err := a.setupLink(ctx)
-		if err != nil {
-			a.Close()
-			return nil, fmt.Errorf("first-run setup link: %w", err)
+	db, err := storage.Open(ctx, cfg.DBPath)
+	if err != nil {
+		ln.Close()
+		if mln != nil {
+			mln.Close()
 		}
-		fmt.Fprintf(cfg.Out, "setup link: %s\n", link)
+		return nil, err
 	}
+	a := &App{cfg: cfg, log: cfg.Log, db: db, ln: ln}
 	a.srv = newServer(cfg, db, cfg.Log)
-	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireCalls} {
+	if err := a.wireMetrics(mln); err != nil {
+		a.Close()
+		return nil, err
+	}
+	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireCalls, a.wireWeb, a.firstRun} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err
@@ -136,26 +140,4 @@ func (a *App) Close() error {
 	}
 	errs = append(errs, a.db.Close())
 	return errors.Join(errs...)
-}
-
-// setupLink makes the one-time link (valid an hour) with which the first
-// owner sets a dashboard password.
-func (a *App) setupLink(ctx context.Context) (string, error) {
-	o, err := a.db.FindOrg(ctx, "default")
-	if err != nil {
-		return "", err
-	}
-	u, err := a.db.FirstOwner(ctx, o.ID)
-	if err != nil {
-		return "", err
-	}
-	token, err := access.NewSetupToken(ctx, a.db, u.ID, time.Now().UTC())
-	if err != nil {
-		return "", err
-	}
-	base := strings.TrimRight(a.cfg.PublicURL, "/")
-	if base == "" {
-		base = "http://" + a.ln.Addr().String()
-	}
-	return base + "/setup?token=" + token, nil
 }

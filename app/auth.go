@@ -28,6 +28,8 @@ const (
 	capMemberManage  = access.CapMemberManage
 	capWebhookManage = access.CapWebhookManage
 	capEventsRead    = access.CapEventsRead
+	// capSettingsManage: owner and admin (organization settings, calling-hours override).
+	capSettingsManage = access.CapSettingsManage
 )
 
 // principal is who a request acts as.
@@ -134,6 +136,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	if !ok {
+		s.countRateLimited(r)
 		h.Set("Retry-After", "60")
 		if strings.HasPrefix(rt.path, "/api/v2/") {
 			// Documented /v2 quirk: a plain 401 in place of 429.

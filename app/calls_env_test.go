@@ -57,7 +57,7 @@ type callView struct {
 	AttemptHistory   []struct {
 		Attempt       int     `json:"attempt"`
 		Status        string  `json:"status"`
-		FailureReason *string `json:"failureReason"`
+		FailureReason *string `json:"failure_reason"`
 	} `json:"attemptHistory"`
 }
 

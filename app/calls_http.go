@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/calls"
 )
 
@@ -18,7 +19,9 @@ type callsState struct{ *calls.Service }
 // wireCalls sets up the dialer, the dial queue and the scheduler, run with
 // the server and closed after it.
 func (a *App) wireCalls(ctx context.Context) error {
-	svc, err := calls.New(a.db, a.cfg.Calls, a.log)
+	cfg := a.cfg.Calls
+	cfg.Observe = a.queueObserver
+	svc, err := calls.New(a.db, cfg, a.log)
 	if err != nil {
 		return err
 	}
@@ -52,7 +55,7 @@ type callsBatchAnswer struct {
 // caller is who makes the request, as the calls feature needs it.
 func caller(r *http.Request) calls.Caller {
 	p := principalFrom(r.Context())
-	return calls.Caller{OrgID: p.OrgID, Internal: p.Internal}
+	return calls.Caller{OrgID: p.OrgID, Internal: p.Internal, CanOverride: access.Can(p.Role, capSettingsManage)}
 }
 
 // scheduleCall is POST /api/v1/calls/schedule.
@@ -71,7 +74,7 @@ func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprout
 
 // batchCalls is POST /api/v1/calls/batch: 201 when every call was
 // scheduled, 207 when some failed, 400 when none was (the body then
-// carries the per-call results next to the error).
+// carries the per-call results next to the error); 200 for a dry run.
 func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req calls.BatchRequest
 	if err := decodeJSON(r, &req); err != nil {
@@ -84,6 +87,8 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	ans := callsBatchAnswer{Data: out.Data, Message: out.Message}
 	st := http.StatusCreated
 	switch {
+	case out.Data.DryRun:
+		st = http.StatusOK // nothing was created
 	case out.Failure != nil:
 		body := callsError(out.Failure)
 		ans.Error, st = &body, body.Code

@@ -20,6 +20,7 @@ type Config struct {
 	ShutdownTimeout time.Duration // graceful stop budget; default 10 s
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
+	MetricsAddr     string        // where /metrics is served; "" is off (app/metrics.go)
 
 	KB       kb.Config
 	Calls    calls.Config

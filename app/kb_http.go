@@ -14,7 +14,9 @@ import (
 // wireKB opens the knowledge base (embedder, queue recovery) before the
 // server takes requests, and runs its worker and index warm-up beside it.
 func (a *App) wireKB(ctx context.Context) error {
-	svc, err := kb.Open(ctx, a.db, a.cfg.KB, a.log)
+	cfg := a.cfg.KB
+	cfg.Observe = a.timedEmbedder
+	svc, err := kb.Open(ctx, a.db, cfg, a.log)
 	if err != nil {
 		return err
 	}
@@ -42,17 +44,18 @@ func writeKB[T any](s *Server, w http.ResponseWriter, status int, data T) {
 
 // kbCollection is a collection as the API shows it.
 type kbCollection struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Description string `json:"description"`
-	SourceCount int    `json:"sourceCount"`
-	CreatedAt   string `json:"createdAt"`
-	UpdatedAt   string `json:"updatedAt"`
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	SourceCount int      `json:"sourceCount"`
+	SearchAlpha *float64 `json:"searchAlpha"`
+	CreatedAt   string   `json:"createdAt"`
+	UpdatedAt   string   `json:"updatedAt"`
 }
 
 func viewCollection(c storage.Collection) kbCollection {
 	return kbCollection{ID: c.ID, Name: c.Name, Description: c.Description, SourceCount: c.SourceCount,
-		CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
+		SearchAlpha: c.SearchAlpha, CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
 }
 
 // kbSource is a source as the list shows it.
@@ -71,18 +74,28 @@ type kbSource struct {
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var body struct {
-		Name        string `json:"name"`
-		Description string `json:"description"`
-	}
+	var body kb.CollectionInput
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	c, err := s.kb.CreateCollection(r.Context(), orgID(r), body.Name, body.Description)
+	c, err := s.kb.Create(r.Context(), orgID(r), body)
 	if err != nil {
 		return err
 	}
 	writeKB(s, w, http.StatusCreated, viewCollection(c))
+	return nil
+}
+
+func (s *Server) updateCollection(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	var body kb.CollectionPatch
+	if err := decodeJSON(r, &body); err != nil {
+		return err
+	}
+	c, err := s.kb.UpdateCollection(r.Context(), orgID(r), p.ByName("id"), body)
+	if err != nil {
+		return err
+	}
+	writeKB(s, w, http.StatusOK, viewCollection(c))
 	return nil
 }
 

@@ -20,6 +20,9 @@ type listingsState struct {
 // index (wireKB runs first); without an embedder search is keyword-only.
 func (a *App) wireListings(ctx context.Context) error {
 	v := listings.NewVectors(a.db, a.srv.kb.Embedder(), a.srv.kb.VectorIndex())
+	if v != nil {
+		v.Tuning = a.srv.kb.SearchTuning()
+	}
 	a.srv.listings.svc = &listings.Service{DB: a.db, Vectors: v}
 	if v != nil {
 		// Load the listing spaces in the background so the first search

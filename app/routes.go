@@ -42,6 +42,7 @@ func (s *Server) routes() {
 	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
 	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
 	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
+	kb(http.MethodPatch, "/api/v1/kb/collections/:id", 0, "Update a knowledge collection (name, description, search weight)", s.updateCollection)
 	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
 	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
 	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)
@@ -75,6 +76,28 @@ func (s *Server) routes() {
 	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
 		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
 
+	// Campaigns and compliance: batches, the do-not-call list, calling hours.
+	s.handle(route{method: "GET", path: "/api/v1/calls/batches", family: FamilyCalls,
+		summary: "List call batches (campaigns), newest first"}, s.listBatches)
+	s.handle(route{method: "GET", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
+		summary: "Read a batch with the counts of its calls"}, s.getBatch)
+	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/pause", family: FamilyCalls,
+		summary: "Pause a batch: no new dials, calls in progress finish"}, s.batchAction(pauseBatch))
+	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/resume", family: FamilyCalls,
+		summary: "Resume a paused batch"}, s.batchAction(resumeBatch))
+	s.handle(route{method: "DELETE", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
+		summary: "Cancel a batch: every call not yet final is cancelled"}, s.batchAction(cancelBatch))
+	s.handle(route{method: "POST", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "Add up to 10,000 numbers to the do-not-call list"}, s.addDNC)
+	s.handle(route{method: "DELETE", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "Remove numbers from the do-not-call list"}, s.removeDNC)
+	s.handle(route{method: "GET", path: "/api/v1/dnc", family: FamilyCalls,
+		summary: "List or look up numbers on the do-not-call list"}, s.listDNC)
+	s.handle(route{method: "GET", path: "/api/v2/organization/settings", capability: capAgentRead,
+		summary: "The organization's settings (calling hours)"}, s.getSettings)
+	s.handle(route{method: "PATCH", path: "/api/v2/organization/settings", capability: capSettingsManage,
+		summary: "Change the organization's settings (calling hours)"}, s.patchSettings)
+
 	// Events and webhooks (app/events).
 	wh := func(method, path, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, capability: capWebhookManage, summary: summary}, h)
@@ -94,4 +117,10 @@ func (s *Server) routes() {
 	ev("/api/v2/events", "Pull the event log after a cursor", s.listEvents)
 	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.streamEvents)
 	ev("/api/v2/events/types", "The event catalogue", s.listEventTypes)
+
+	// The dashboard (app/web): HTML pages that check the session cookie
+	// themselves; not API routes, so not in the OpenAPI document.
+	for _, rt := range s.site.Routes() {
+		s.page(rt)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -57,12 +58,14 @@ type Server struct {
 	table       []route
 	keys        *keyCache
 	limiter     *rateLimiter
+	metrics     *httpMetrics // nil unless --metrics-addr (app/metrics.go)
 
 	// Feature state, set up by each feature's wire function.
 	kb       *kb.Service
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
+	site     *web.Site // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -77,6 +80,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
+	s.site = s.newSite()
 	s.routes()
 	return s
 }
@@ -96,7 +100,11 @@ func (s *Server) handle(rt route, h handlerFunc) {
 		}
 	}
 	s.table = append(s.table, rt)
+	idx := len(s.table) // 1 + the route's index, for the metrics label
 	wrapped := func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
+		if ri := requestInfoFrom(r.Context()); ri != nil {
+			ri.route = idx
+		}
 		if r.ContentLength > rt.bodyLimit {
 			s.writeError(w, r, rt.family, errorf(http.StatusRequestEntityTooLarge,
 				fmt.Sprintf("request body too large (max %d bytes)", rt.bodyLimit)))
@@ -135,6 +143,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if !rec.wrote {
 				s.writeError(rec, r, familyOf(r.URL.Path), fmt.Errorf("panic: %v", v))
 			}
+		}
+		if s.metrics != nil {
+			s.metrics.observe(r.Method, info.route, rec.status, time.Since(start))
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
@@ -176,7 +187,7 @@ func familyOf(path string) Family {
 		return FamilyListings
 	case strings.HasPrefix(path, "/api/v1/agents"):
 		return FamilyAgents
-	case strings.HasPrefix(path, "/api/v1/calls"):
+	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		return FamilyCalls
 	}
 	return FamilyV2
@@ -186,6 +197,7 @@ func familyOf(path string) Family {
 type requestInfo struct {
 	id        string
 	keyPrefix string
+	route     int // 1 + index in the route table of the matched route; 0: none
 }
 
 type requestInfoKey struct{}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/internal/sipptest"
 )
 
@@ -17,7 +17,7 @@ func sipDialer(trunk string, cps float64, maxConcurrent int) func(*Config) {
 	return func(c *Config) {
 		c.Calls = calls.Config{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
 			Poll: 100 * time.Millisecond, Lease: 5 * time.Second, Drain: 2 * time.Second,
-			Telephony: calls.TelephonyConfig{SIP: dial.SIPConfig{Trunk: trunk, RingTimeout: 10 * time.Second}}}
+			Telephony: calls.TelephonyConfig{SIP: sipdial.Config{Trunk: trunk, RingTimeout: 10 * time.Second}}}
 	}
 }
 

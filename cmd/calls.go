@@ -38,9 +38,6 @@ func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 		if cfg.MaxConcurrent < 1 {
 			return errors.New("--max-concurrent-calls must be at least 1")
 		}
-		if err := checkDialer(cfg.Dialer, cfg.Telephony); err != nil {
-			return err
-		}
 		cfg.SimTalk = time.Duration(simSecs * float64(time.Second))
 		if prev != nil {
 			return prev(c, args)

@@ -58,9 +58,17 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	srv := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Env: []string{"AGENTD_DB="},
 		Args: []string{"--log-format", "json", "--db", filepath.Join(dir, "agentd.db")}})
 	key := srv.Key
-	if out := srv.Stdout(); len(out) != 2 || !strings.HasPrefix(out[0], testbin.KeyPrefix) || len(key) != 44 ||
+	out := srv.Stdout()
+	if len(out) != 2 || !strings.HasPrefix(out[0], testbin.KeyPrefix) || len(key) != 44 ||
 		!strings.HasPrefix(out[1], "setup link: "+srv.URL+"/setup?token=") {
 		t.Fatalf("stdout %q, want the key line and the setup link", out)
+	}
+	// The key line says when the key expires and how to make another.
+	_, rest, _ := strings.Cut(out[0], key+" (expires ")
+	exp, rest, _ := strings.Cut(rest, ";")
+	if d, err := time.Parse("2006-01-02", exp); err != nil || time.Until(d) < 29*24*time.Hour ||
+		!strings.Contains(rest, "agentd key create") {
+		t.Fatalf("key line %q: want the expiry and how to make another key", out[0])
 	}
 	req, _ := http.NewRequest("GET", srv.URL+"/api/v2/api-keys", nil)
 	req.Header.Set("Authorization", "Bearer "+key)

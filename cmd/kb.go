@@ -27,6 +27,8 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.IntVar(&cfg.EmbedRetries, "embed-retries", envInt("AGENTD_EMBED_RETRIES", 5), "retries of an embedding request on 429/5xx (env AGENTD_EMBED_RETRIES)")
 	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
 	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
+	f.Float64Var(&cfg.SearchAlpha, "search-alpha", envFloat("AGENTD_SEARCH_ALPHA", 0), "weight of the semantic half in hybrid search, 0 to 1; 0 means the embedder's default (builtin 0.15, external 0.7) (env AGENTD_SEARCH_ALPHA)")
+	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", envFloat("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
 	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
 }
 

@@ -47,6 +47,7 @@ func NewRoot() *cobra.Command {
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON")
 	root.AddCommand(newServe(g), newVersion(g), newOrg(g), newUser(g), newKey(g))
 	addFeatureCommands(root, g)
+	root.AddCommand(opsCommands(g)...)
 	return wrapErrors(root)
 }
 

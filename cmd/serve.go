@@ -14,26 +14,33 @@ import (
 )
 
 func newServe(g *globals) *cobra.Command {
-	var cfg app.Config
-	var logFormat, logLevel string
-	c := &cobra.Command{
+	return withServeFlags(g, &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API, the knowledge worker and the dial queue",
-		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			log, err := newLogger(logFormat, logLevel)
-			if err != nil {
-				return err
-			}
-			cfg.DBPath, cfg.Log, cfg.Out = g.db, log, c.OutOrStdout()
-			cfg.Version, _ = buildVersion()
-			a, err := app.Open(c.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			runErr := a.Run(c.Context())
-			return joinErr(runErr, a.Close())
-		},
+	}, func(c *cobra.Command, cfg app.Config) error {
+		a, err := app.Open(c.Context(), cfg)
+		if err != nil {
+			return err
+		}
+		runErr := a.Run(c.Context())
+		return joinErr(runErr, a.Close())
+	})
+}
+
+// withServeFlags gives c every flag of serve and runs run with the config
+// they make: serve and doctor read one configuration the same way.
+func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.Config) error) *cobra.Command {
+	var cfg app.Config
+	var logFormat, logLevel string
+	c.Args = cobra.NoArgs
+	c.RunE = func(c *cobra.Command, _ []string) error {
+		log, err := newLogger(logFormat, logLevel)
+		if err != nil {
+			return err
+		}
+		cfg.DBPath, cfg.Log, cfg.Out = g.db, log, c.OutOrStdout()
+		cfg.Version, _ = buildVersion()
+		return run(c, cfg)
 	}
 	f := c.Flags()
 	f.StringVar(&cfg.Addr, "addr", envString("AGENTD_ADDR", "127.0.0.1:8080"), "listen address (env AGENTD_ADDR)")
@@ -42,6 +49,7 @@ func newServe(g *globals) *cobra.Command {
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
 	f.StringVar(&cfg.PublicURL, "public-url", envString("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
 	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", envString("AGENTD_METRICS_ADDR", ""), "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9090; off when empty (env AGENTD_METRICS_ADDR)")
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)

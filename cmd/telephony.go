@@ -1,19 +1,17 @@
 package cmd
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 )
 
 // addTelephonyFlags adds the settings of the sip and livekit dialers to
 // serve. Only the dialer chosen with --dialer is used and checked (by
-// checkDialer, which names a missing flag and its variable). Secrets are better
+// calls.CheckDialer, which names a missing flag and its variable). Secrets are better
 // given by environment than by flag (a flag shows in ps).
 func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f := c.Flags()
@@ -24,46 +22,17 @@ func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f.StringVar(&s.Password, "sip-password", envString("AGENTD_SIP_PASSWORD", ""), "sip dialer: digest password; empty means no authentication (env AGENTD_SIP_PASSWORD)")
 	f.StringVar(&s.FromDomain, "sip-from-domain", envString("AGENTD_SIP_FROM_DOMAIN", ""), "sip dialer: host of the From URI (default: the trunk host) (env AGENTD_SIP_FROM_DOMAIN)")
 	f.StringVar(&s.ListenAddr, "sip-listen", envString("AGENTD_SIP_LISTEN", ""), "sip dialer: local SIP address (default 127.0.0.1:0 for a loopback trunk, else 0.0.0.0:0) (env AGENTD_SIP_LISTEN)")
-	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", dial.DefaultSIPRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
-	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", dial.DefaultSIPResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
-	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", dial.DefaultSIPMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
+	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", sipdial.DefaultRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
+	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", sipdial.DefaultResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
+	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", sipdial.DefaultMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
 
 	l := &cfg.LiveKit
 	f.StringVar(&l.URL, "livekit-url", envString("AGENTD_LIVEKIT_URL", ""), "livekit dialer: server URL, http(s):// or ws(s):// (env AGENTD_LIVEKIT_URL)")
 	f.StringVar(&l.APIKey, "livekit-api-key", envString("AGENTD_LIVEKIT_API_KEY", ""), "livekit dialer: API key; also the issuer webhooks must be signed by (env AGENTD_LIVEKIT_API_KEY)")
 	f.StringVar(&l.APISecret, "livekit-api-secret", envString("AGENTD_LIVEKIT_API_SECRET", ""), "livekit dialer: API secret (prefer the env variable) (env AGENTD_LIVEKIT_API_SECRET)")
 	f.StringVar(&l.OutboundTrunkID, "livekit-trunk-id", envString("AGENTD_LIVEKIT_TRUNK_ID", ""), "livekit dialer: SIP outbound trunk id (ST_...), checked at start (env AGENTD_LIVEKIT_TRUNK_ID)")
+	f.StringVar(&l.InboundTrunkID, "livekit-inbound-trunk-id", envString("AGENTD_LIVEKIT_INBOUND_TRUNK_ID", ""), "livekit dialer: only SIP participants of this inbound trunk (ST_...) are recorded as inbound calls; empty: any in a room agentd did not create (env AGENTD_LIVEKIT_INBOUND_TRUNK_ID)")
 	f.StringVar(&l.AgentName, "livekit-agent-name", envString("AGENTD_LIVEKIT_AGENT_NAME", ""), "livekit dialer: agent dispatched into each call's room (env AGENTD_LIVEKIT_AGENT_NAME)")
 	f.DurationVar(&l.RingTimeout, "livekit-ring-timeout", envDuration("AGENTD_LIVEKIT_RING_TIMEOUT", 30*time.Second), "livekit dialer: how long the callee may ring (env AGENTD_LIVEKIT_RING_TIMEOUT)")
 	f.DurationVar(&l.PollInterval, "livekit-poll-interval", envDuration("AGENTD_LIVEKIT_POLL_INTERVAL", 5*time.Second), "livekit dialer: room check of an answered call when no webhook ends it; negative disables (env AGENTD_LIVEKIT_POLL_INTERVAL)")
-}
-
-// checkDialer refuses an unknown --dialer and names the missing settings
-// of the chosen one by flag and environment variable, which says more to
-// an operator than the dialer's own "trunk address is required".
-func checkDialer(name string, cfg calls.TelephonyConfig) error {
-	var missing []string
-	need := func(v, flag, env string) {
-		if strings.TrimSpace(v) == "" {
-			missing = append(missing, fmt.Sprintf("--%s (env %s)", flag, env))
-		}
-	}
-	switch name {
-	case "", "none", "sim":
-	case "sip":
-		need(cfg.SIP.Trunk, "sip-trunk", "AGENTD_SIP_TRUNK")
-	case "livekit":
-		l := cfg.LiveKit
-		need(l.URL, "livekit-url", "AGENTD_LIVEKIT_URL")
-		need(l.APIKey, "livekit-api-key", "AGENTD_LIVEKIT_API_KEY")
-		need(l.APISecret, "livekit-api-secret", "AGENTD_LIVEKIT_API_SECRET")
-		need(l.OutboundTrunkID, "livekit-trunk-id", "AGENTD_LIVEKIT_TRUNK_ID")
-		need(l.AgentName, "livekit-agent-name", "AGENTD_LIVEKIT_AGENT_NAME")
-	default:
-		return fmt.Errorf("--dialer %q: use none, sim, sip or livekit", name)
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("--dialer %s needs %s", name, strings.Join(missing, ", "))
-	}
-	return nil
 }

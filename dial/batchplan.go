@@ -76,6 +76,10 @@ type PlanItem struct {
 	LocalScheduleTime string    // item localScheduleTime (HH:mm), overrides the batch's
 	DoNotCallBefore   string    // callMetadata.doNotCallBefore
 	DoNotCallAfter    string    // callMetadata.doNotCallAfter
+	// Hours, when set, is the organization's calling hours in the
+	// recipient's zone: the call's time must be inside them too, on top
+	// of timezoneAwareConfig (with or without it).
+	Hours *Window
 }
 
 // Planned is the outcome for one item: its time, or why it has none.
@@ -129,6 +133,9 @@ func PlanBatch(now time.Time, cfg BatchConfig, items []PlanItem) ([]Planned, err
 				at = now
 			}
 			out[i].At = at.UTC()
+			if it.Hours != nil {
+				out[i].At, out[i].Err = NextAllowed(at, Window{}, it.Hours)
+			}
 		}
 		return out, nil
 	}
@@ -154,6 +161,12 @@ func PlanBatch(now time.Time, cfg BatchConfig, items []PlanItem) ([]Planned, err
 		if err != nil {
 			out[i].Err = itemFieldError(err.(*FieldError), it)
 			continue
+		}
+		if it.Hours != nil {
+			if r.extra, err = it.Hours.compile(); err != nil {
+				out[i].Err = err
+				continue
+			}
 		}
 		start := it.ScheduledAt
 		if start.IsZero() {

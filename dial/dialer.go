@@ -20,6 +20,10 @@ const (
 	StatusCancelled  = "cancelled"
 )
 
+// OutcomeVoicemail is how an answered attempt is recorded when the voice
+// agent reported "voicemail" for it: a retriable outcome (retryOnVoicemail).
+const OutcomeVoicemail = "voicemail"
+
 // Call is what a dialer needs to place one attempt of an outbound call.
 type Call struct {
 	ID           string // call id (stable across attempts)

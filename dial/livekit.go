@@ -22,6 +22,10 @@ type LiveKitConfig struct {
 	APISecret string
 	// OutboundTrunkID is the SIP outbound trunk calls are placed through (ST_...).
 	OutboundTrunkID string
+	// InboundTrunkID, when set, is the inbound trunk whose SIP participants
+	// are recorded as inbound calls; empty: any SIP participant joining a
+	// room agentd did not create.
+	InboundTrunkID string
 	// AgentName is the LiveKit agent dispatched into each call's room.
 	AgentName string
 	// RingTimeout is how long the callee may ring (default 30 s).
@@ -356,7 +360,10 @@ func (l *LiveKit) CheckTrunk(ctx context.Context) error {
 // the queue bounds how often); anything else fails the attempt.
 func setupError(err error) error {
 	var te *lkTwirpError
-	if errors.As(err, &te) && (te.unreachable() || te.limited() || te.Code == "unavailable") {
+	if errors.As(err, &te) && te.limited() {
+		return &Pushback{Reason: err.Error()}
+	}
+	if errors.As(err, &te) && (te.unreachable() || te.Code == "unavailable") {
 		return fmt.Errorf("%w: %v", ErrRetryLater, err)
 	}
 	return err

@@ -64,7 +64,7 @@ func FuzzLiveKitWebhook(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := parseLiveKitWebhook(body)
+		ev, err := parseLiveKitWebhook(body, "")
 		if err == nil {
 			if ev.Event == "" || (ev.EndsCall && ev.RoomName == "") {
 				t.Fatalf("bad event %+v", ev)

@@ -22,7 +22,7 @@ func sipOutcome(err error) (Result, error) {
 		return Result{Status: StatusFailed, Reason: "livekit: " + err.Error()}, nil
 	}
 	if te.limited() {
-		return Result{}, fmt.Errorf("%w: %v", ErrRetryLater, te)
+		return Result{}, &Pushback{Reason: te.Error()}
 	}
 	if code, phrase := twirpSIPStatus(te); code >= 300 {
 		res := Result{SIPCode: code}

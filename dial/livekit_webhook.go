@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,17 @@ type WebhookEvent struct {
 	// Delivered is true when a Dial in this process was waiting for the room
 	// and took the event: that Dial reports the end of the call itself.
 	Delivered bool
+
+	// Inbound is true for participant_joined of a SIP participant in a room
+	// agentd did not create: a call that came in through an inbound trunk
+	// (the configured InboundTrunkID, when set). From is the caller, To the
+	// number called (the participant's sip.phoneNumber and
+	// sip.trunkPhoneNumber attributes).
+	Inbound  bool
+	From, To string
+	// InboundEnds is true when the event ends such a call: that SIP
+	// participant left, or its room finished.
+	InboundEnds bool
 }
 
 // lkInt64 reads an int64 that protojson writes as a string ("1700000000")
@@ -69,14 +81,21 @@ type lkWebhookBody struct {
 		Name string `json:"name"`
 	} `json:"room"`
 	Participant *struct {
-		SID      string `json:"sid"`
-		Identity string `json:"identity"`
+		SID        string            `json:"sid"`
+		Identity   string            `json:"identity"`
+		Kind       json.RawMessage   `json:"kind"` // "SIP" (protojson) or 3
+		Attributes map[string]string `json:"attributes"`
 	} `json:"participant"`
 }
 
+// lkKindSIP is ParticipantInfo.Kind SIP as a number.
+const lkKindSIP = "3"
+
 // parseLiveKitWebhook decodes a webhook body into an event (without
 // verification, replay checks or delivery).
-func parseLiveKitWebhook(body []byte) (WebhookEvent, error) {
+// inboundTrunk, when set, is the only inbound trunk whose participants
+// count as inbound calls.
+func parseLiveKitWebhook(body []byte, inboundTrunk string) (WebhookEvent, error) {
 	var b lkWebhookBody
 	if err := json.Unmarshal(body, &b); err != nil {
 		return WebhookEvent{}, fmt.Errorf("%w: body: %v", ErrWebhookInvalid, err)
@@ -95,10 +114,29 @@ func parseLiveKitWebhook(body []byte) (WebhookEvent, error) {
 	if b.Room != nil {
 		ev.RoomName, ev.RoomSID = b.Room.Name, b.Room.SID
 	}
-	if b.Participant != nil {
-		ev.ParticipantIdentity, ev.ParticipantSID = b.Participant.Identity, b.Participant.SID
+	sipKind := false
+	if p := b.Participant; p != nil {
+		ev.ParticipantIdentity, ev.ParticipantSID = p.Identity, p.SID
+		k := strings.Trim(string(p.Kind), `"`)
+		sipKind = k == "SIP" || k == lkKindSIP
 	}
 	ev.CallID, ev.Attempt, _ = ParseLiveKitRoomName(ev.RoomName)
+	ours := ev.CallID != ""
+	sipIn := sipKind && !ours && ev.RoomName != "" && ev.ParticipantIdentity != ""
+	if sipIn && inboundTrunk != "" && b.Participant.Attributes["sip.trunkID"] != inboundTrunk {
+		sipIn = false
+	}
+	if sipIn {
+		ev.From, ev.To = b.Participant.Attributes["sip.phoneNumber"], b.Participant.Attributes["sip.trunkPhoneNumber"]
+	}
+	switch ev.Event {
+	case "participant_joined":
+		ev.Inbound = sipIn
+	case "participant_left", "participant_connection_aborted":
+		ev.InboundEnds = sipIn
+	case "room_finished":
+		ev.InboundEnds = !ours && ev.RoomName != ""
+	}
 	switch ev.Event {
 	case "room_finished":
 		ev.EndsCall = ev.RoomName != ""
@@ -128,7 +166,7 @@ func (l *LiveKit) HandleWebhook(ctx context.Context, authHeader string, body []b
 	if claims.Sha256 == "" || subtle.ConstantTimeCompare([]byte(claims.Sha256), []byte(hash)) != 1 {
 		return WebhookEvent{}, fmt.Errorf("%w: body does not match the token's sha256", ErrWebhookInvalid)
 	}
-	ev, err := parseLiveKitWebhook(body)
+	ev, err := parseLiveKitWebhook(body, l.cfg.InboundTrunkID)
 	if err != nil {
 		return WebhookEvent{}, err
 	}

@@ -32,6 +32,11 @@ type QueueConfig struct {
 	// OnRetry is called after an attempt was sent back to scheduled (so the
 	// scheduler can wake for its due time).
 	OnRetry func()
+	// HoursTTL is how long an organization's calling hours are cached for
+	// the checks at dial time; default 5 s.
+	HoursTTL time.Duration
+	// Observer, when set, is told of dials, outcomes and pacing (metrics).
+	Observer QueueObserver
 }
 
 // Queue is the outbound dial queue. It claims due queued calls from the
@@ -54,6 +59,12 @@ type Queue struct {
 	mu     sync.Mutex
 	active map[string]*activeCall // by call id
 	nextAt time.Time              // token bucket: earliest start of the next call
+
+	// claimMu makes a claim and its entry in active one step for Cancel:
+	// a call cancelled in the database after its claim is found in active.
+	claimMu sync.Mutex
+	pacer   pacer
+	hours   hoursCache
 }
 
 type activeCall struct {
@@ -101,6 +112,13 @@ func NewQueue(cfg QueueConfig) *Queue {
 	if cfg.Drain <= 0 {
 		cfg.Drain = 5 * time.Second
 	}
+	if cfg.HoursTTL <= 0 {
+		cfg.HoursTTL = 5 * time.Second
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = noObserver{}
+	}
+	cfg.Observer.QueueStarted(cfg.CPS, cfg.MaxConcurrent)
 	return &Queue{
 		cfg: cfg, db: cfg.DB, clk: cfg.Clock, log: cfg.Log,
 		worker:   uuid.NewString(),
@@ -108,6 +126,8 @@ func NewQueue(cfg QueueConfig) *Queue {
 		wake:     make(chan struct{}, 1),
 		sem:      make(chan struct{}, cfg.MaxConcurrent),
 		active:   map[string]*activeCall{},
+		pacer:    pacer{log: cfg.Log},
+		hours:    hoursCache{db: cfg.DB, ttl: cfg.HoursTTL, m: map[string]hoursEntry{}},
 	}
 }
 
@@ -123,6 +143,8 @@ func (q *Queue) Wake() {
 // already marked it cancelled in the database; the attempt is recorded when
 // the dialer returns.
 func (q *Queue) Cancel(callID string) bool {
+	q.claimMu.Lock()
+	defer q.claimMu.Unlock()
 	q.mu.Lock()
 	ac := q.active[callID]
 	q.mu.Unlock()
@@ -188,11 +210,13 @@ func (q *Queue) claimLoop(ctx context.Context) {
 			return
 		}
 		now := q.clk.Now()
+		q.claimMu.Lock()
 		c, ok, err := q.db.ClaimNextCall(ctx, storage.Claim{
 			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
 			Now: now, LeaseUntil: now.Add(q.leaseFor()),
 		})
 		if err != nil || !ok {
+			q.claimMu.Unlock()
 			<-q.sem
 			if ctx.Err() != nil {
 				return
@@ -203,12 +227,20 @@ func (q *Queue) claimLoop(ctx context.Context) {
 			q.idle(ctx)
 			continue
 		}
+		if q.admit(ctx, c, now) != nil {
+			// Not dialled (do-not-call, calling hours): no pacing token spent.
+			q.claimMu.Unlock()
+			<-q.sem
+			continue
+		}
 		q.take(now)
+		q.cfg.Observer.DialStarted(q.cfg.Dialer.Name())
 		q.wg.Add(1)
 		dctx, cancel := context.WithCancelCause(context.Background())
 		q.mu.Lock()
 		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel}
 		q.mu.Unlock()
+		q.claimMu.Unlock()
 		go q.dial(dctx, cancel, c)
 	}
 }
@@ -231,18 +263,25 @@ func (q *Queue) pace(ctx context.Context) error {
 		if wait <= 0 {
 			return nil
 		}
+		q.cfg.Observer.Paced(wait)
 		if err := sleep(ctx, q.clk, wait); err != nil {
 			return err
 		}
 	}
 }
 
-// take spends the token of a call started at now.
+// take spends the token of a call started at now; after carrier pushback
+// the interval is stretched by the pacer's slowdown.
 func (q *Queue) take(now time.Time) {
+	f := q.pacer.slowdown(now)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.nextAt = later(q.nextAt, now).Add(q.interval)
+	q.nextAt = later(q.nextAt, now).Add(q.interval * time.Duration(f))
 }
+
+// Slowdown is how many times slower than configured the queue dials now
+// (1 normally; more for a while after carrier pushback), for logs and metrics.
+func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
@@ -255,7 +294,13 @@ func later(a, b time.Time) time.Time {
 func (q *Queue) idle(ctx context.Context) {
 	d := q.cfg.Poll
 	if next, ok, err := q.db.NextDue(ctx, storage.CallQueued); err == nil && ok {
-		d = min(d, max(next.Sub(q.clk.Now()), 10*time.Millisecond))
+		if wait := next.Sub(q.clk.Now()); wait > 0 {
+			d = min(d, max(wait, 10*time.Millisecond))
+		} else {
+			// Due but not claimable: its agent is at its own cap (a settle
+			// wakes the queue). Look again soon, not in a tight loop.
+			d = min(d, 100*time.Millisecond)
+		}
 	}
 	t := q.clk.NewTimer(d)
 	defer t.Stop()
@@ -280,6 +325,11 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 		ID: c.ID, Attempt: c.Attempts, OrgID: c.OrgID, AgentID: c.AgentID, AgentName: c.AgentName,
 		Instructions: c.AgentInstructions, PhoneNumber: c.PhoneNumber, CallerID: c.CallerID,
 		Metadata: dialMetadata(c),
+	}
+	if context.Cause(ctx) != nil {
+		// Cancelled between its claim and now (a batch cancel): never dialled.
+		q.settle(c, Result{Status: StatusCancelled}, nil, context.Cause(ctx))
+		return
 	}
 	bg := context.WithoutCancel(ctx)
 	progress := func(p Progress) {
@@ -324,7 +374,13 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	defer cancel()
 	now := q.clk.Now()
 	if errors.Is(dialErr, ErrRetryLater) {
-		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(q.cfg.RetryLater)); err != nil {
+		wait := q.cfg.RetryLater
+		if pb, ok := asPushback(dialErr); ok {
+			q.pacer.pushback(now, pb)
+			wait = max(wait, pb.RetryAfter)
+		}
+		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
+		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
 		return
@@ -344,10 +400,15 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	if res.Status == StatusFailed && res.Reason == "" {
 		res.Reason = "call failed"
 	}
+	q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), res.Status)
 	o := storage.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
 	if res.Status == StatusCompleted || res.Duration > 0 {
 		d := res.Duration.Round(time.Millisecond).Seconds()
 		o.Duration = &d
+	}
+	if res.Status == StatusCompleted && q.voicemail(ctx, c) {
+		o.Label = OutcomeVoicemail
+		o.RetryAt = q.retryAt(c, OutcomeVoicemail, now)
 	}
 	if res.Status != StatusCompleted && res.Status != StatusCancelled {
 		o.RetryAt = q.retryAt(c, res.Status, now)
@@ -358,40 +419,30 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 		return
 	}
 	q.log.Info("call attempt ended", "call", c.ID, "attempt", c.Attempts, "status", res.Status,
-		"reason", res.Reason, "retry", o.RetryAt != nil && settled)
+		"outcome", o.Label, "reason", res.Reason, "retry", o.RetryAt != nil && settled)
 	if settled && o.RetryAt != nil && q.cfg.OnRetry != nil {
 		q.cfg.OnRetry()
 	}
+	q.Wake() // a slot of the call's agent is free again
+}
+
+// voicemail reports whether the voice agent reported voicemail for this
+// attempt (a result posted since it was claimed).
+func (q *Queue) voicemail(ctx context.Context, c storage.Call) bool {
+	r, err := q.db.GetCallResult(ctx, c.ID)
+	return err == nil && r.Outcome != nil && *r.Outcome == OutcomeVoicemail && !r.UpdatedAt.Before(c.UpdatedAt)
 }
 
 // retryAt is when the call's next attempt goes, or nil for none: its stored
-// policy must retry on the outcome with attempts left, and its window must
-// still open.
+// policy must retry on the outcome with attempts left, and its window (and
+// the organization's calling hours) must still open.
 func (q *Queue) retryAt(c storage.Call, status string, endedAt time.Time) *time.Time {
-	if len(c.RetryPolicy) == 0 {
-		return nil
-	}
-	var p RetryPolicy
-	if err := json.Unmarshal(c.RetryPolicy, &p); err != nil {
-		q.log.Error("dial queue: stored retry policy", "call", c.ID, "err", err)
-		return nil
-	}
-	if !p.ShouldRetry(c.Attempts, status) {
-		return nil
-	}
-	var w Window
-	if len(c.Window) > 0 {
-		if err := json.Unmarshal(c.Window, &w); err != nil {
-			q.log.Error("dial queue: stored window", "call", c.ID, "err", err)
-			return nil
-		}
-	}
-	at, err := p.NextAttempt(c.Attempts, endedAt, w)
+	at, err := RetryTime(c, status, endedAt, q.hours.get(context.Background(), c.OrgID, q.clk.Now()))
 	if err != nil {
 		q.log.Info("call not retried", "call", c.ID, "err", err)
 		return nil
 	}
-	return &at
+	return at
 }
 
 // heartbeatLoop renews this queue's leases, hangs up calls cancelled from

@@ -1,6 +1,7 @@
 package dial
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,23 +21,41 @@ type RetryInterval struct {
 // retryIntervals; retrySchedule is top-level in both and is copied in here.
 // Pointers tell "unset" from false/0 so defaults can apply.
 type RetryConfig struct {
-	MaxRetries      *int            `json:"maxRetries,omitempty"`
-	RetryOnNoAnswer *bool           `json:"retryOnNoAnswer,omitempty"` // default true
-	RetryOnBusy     *bool           `json:"retryOnBusy,omitempty"`     // default true
-	RetryOnFailed   *bool           `json:"retryOnFailed,omitempty"`   // default false
-	RetryIntervals  []RetryInterval `json:"retryIntervals,omitempty"`
-	RetrySchedule   []string        `json:"retrySchedule,omitempty"` // ISO 8601 date-times
+	MaxRetries      *int  `json:"maxRetries,omitempty"`
+	RetryOnNoAnswer *bool `json:"retryOnNoAnswer,omitempty"` // default true
+	RetryOnBusy     *bool `json:"retryOnBusy,omitempty"`     // default true
+	RetryOnFailed   *bool `json:"retryOnFailed,omitempty"`   // default false
+	// RetryOnVoicemail retries a call the voice agent reported as answered
+	// by voicemail (outcome "voicemail"); default true.
+	RetryOnVoicemail *bool           `json:"retryOnVoicemail,omitempty"`
+	RetryIntervals   []RetryInterval `json:"retryIntervals,omitempty"`
+	RetrySchedule    []string        `json:"retrySchedule,omitempty"` // ISO 8601 date-times
 }
 
 // RetryPolicy is a validated RetryConfig with defaults applied. It is what a
 // call stores, next to its Window.
 type RetryPolicy struct {
-	MaxRetries      int             `json:"maxRetries"`
-	RetryOnNoAnswer bool            `json:"retryOnNoAnswer"`
-	RetryOnBusy     bool            `json:"retryOnBusy"`
-	RetryOnFailed   bool            `json:"retryOnFailed"`
-	RetryIntervals  []RetryInterval `json:"retryIntervals,omitempty"`
-	RetrySchedule   []time.Time     `json:"retrySchedule,omitempty"` // sorted, UTC
+	MaxRetries      int  `json:"maxRetries"`
+	RetryOnNoAnswer bool `json:"retryOnNoAnswer"`
+	RetryOnBusy     bool `json:"retryOnBusy"`
+	RetryOnFailed   bool `json:"retryOnFailed"`
+	// RetryOnVoicemail is read as true from policies stored before it
+	// existed (UnmarshalJSON).
+	RetryOnVoicemail bool            `json:"retryOnVoicemail"`
+	RetryIntervals   []RetryInterval `json:"retryIntervals,omitempty"`
+	RetrySchedule    []time.Time     `json:"retrySchedule,omitempty"` // sorted, UTC
+}
+
+// UnmarshalJSON reads a stored policy; a policy stored before
+// retryOnVoicemail existed retries on voicemail, the default.
+func (p *RetryPolicy) UnmarshalJSON(b []byte) error {
+	type plain RetryPolicy
+	v := plain{RetryOnVoicemail: true}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = RetryPolicy(v)
+	return nil
 }
 
 // Retry limits.
@@ -59,7 +78,10 @@ var retryUnits = map[string]time.Duration{
 // all gives MaxRetries 0: no retry. Errors are *FieldError naming the field
 // ("retryIntervals[1].unit"); the caller adds its own prefix if any.
 func (c RetryConfig) Policy() (RetryPolicy, error) {
-	p := RetryPolicy{RetryOnNoAnswer: true, RetryOnBusy: true}
+	p := RetryPolicy{RetryOnNoAnswer: true, RetryOnBusy: true, RetryOnVoicemail: true}
+	if c.RetryOnVoicemail != nil {
+		p.RetryOnVoicemail = *c.RetryOnVoicemail
+	}
 	if c.RetryOnNoAnswer != nil {
 		p.RetryOnNoAnswer = *c.RetryOnNoAnswer
 	}
@@ -135,7 +157,8 @@ func parseDateTime(s string) (time.Time, error) {
 
 // ShouldRetry reports whether a call whose attempt number attempts (1 for
 // the first) just ended with status gets another attempt: a retry is left
-// and the policy retries on that outcome (no_answer, busy, failed).
+// and the policy retries on that outcome (no_answer, busy, failed,
+// voicemail).
 func (p RetryPolicy) ShouldRetry(attempts int, status string) bool {
 	if attempts < 1 || attempts > p.MaxRetries {
 		return false
@@ -147,6 +170,8 @@ func (p RetryPolicy) ShouldRetry(attempts int, status string) bool {
 		return p.RetryOnBusy
 	case StatusFailed:
 		return p.RetryOnFailed
+	case OutcomeVoicemail:
+		return p.RetryOnVoicemail
 	}
 	return false
 }

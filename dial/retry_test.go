@@ -21,18 +21,20 @@ func TestRetryConfigPolicy(t *testing.T) {
 		errMsg  string
 	}{
 		{name: "no retry config, no retry", cfg: RetryConfig{},
-			want: RetryPolicy{MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true}},
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true}},
 		{name: "flags alone do not enable retries", cfg: RetryConfig{RetryOnFailed: boolp(true)},
-			want: RetryPolicy{MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true, RetryOnFailed: true}},
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true, RetryOnFailed: true}},
 		{name: "maxRetries derived from intervals; units normalised", cfg: RetryConfig{RetryIntervals: []RetryInterval{{30, "minutes"}, {2, "Hours"}, {1, " day"}}},
-			want: RetryPolicy{MaxRetries: 3, RetryOnNoAnswer: true, RetryOnBusy: true, RetryIntervals: []RetryInterval{{30, "minutes"}, {2, "hours"}, {1, "days"}}}},
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 3, RetryOnNoAnswer: true, RetryOnBusy: true, RetryIntervals: []RetryInterval{{30, "minutes"}, {2, "hours"}, {1, "days"}}}},
 		{name: "maxRetries derived from schedule; schedule sorted, UTC", cfg: RetryConfig{RetrySchedule: []string{"2026-06-11T10:00:00+02:00", "2026-06-10T15:00Z"}},
-			want: RetryPolicy{MaxRetries: 2, RetryOnNoAnswer: true, RetryOnBusy: true, RetrySchedule: []time.Time{
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 2, RetryOnNoAnswer: true, RetryOnBusy: true, RetrySchedule: []time.Time{
 				time.Date(2026, 6, 10, 15, 0, 0, 0, time.UTC), time.Date(2026, 6, 11, 8, 0, 0, 0, time.UTC)}}},
 		{name: "explicit maxRetries beats the interval count; flags off", cfg: RetryConfig{MaxRetries: intp(5), RetryOnNoAnswer: boolp(false), RetryOnBusy: boolp(false), RetryIntervals: []RetryInterval{{1, "hours"}}},
-			want: RetryPolicy{MaxRetries: 5, RetryIntervals: []RetryInterval{{1, "hours"}}}},
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 5, RetryIntervals: []RetryInterval{{1, "hours"}}}},
 		{name: "maxRetries 0 disables retries despite intervals", cfg: RetryConfig{MaxRetries: intp(0), RetryIntervals: []RetryInterval{{1, "hours"}}},
-			want: RetryPolicy{MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true, RetryIntervals: []RetryInterval{{1, "hours"}}}},
+			want: RetryPolicy{RetryOnVoicemail: true, MaxRetries: 0, RetryOnNoAnswer: true, RetryOnBusy: true, RetryIntervals: []RetryInterval{{1, "hours"}}}},
+		{name: "voicemail retries can be turned off", cfg: RetryConfig{RetryOnVoicemail: boolp(false), RetryIntervals: []RetryInterval{{1, "hours"}}},
+			want: RetryPolicy{MaxRetries: 1, RetryOnNoAnswer: true, RetryOnBusy: true, RetryIntervals: []RetryInterval{{1, "hours"}}}},
 		{name: "both intervals and schedule", cfg: RetryConfig{RetryIntervals: []RetryInterval{{1, "hours"}}, RetrySchedule: []string{"2026-06-10T15:00:00Z"}},
 			errPath: "retrySchedule", errMsg: "not both"},
 		{name: "bad unit", cfg: RetryConfig{RetryIntervals: []RetryInterval{{1, "hours"}, {1, "weeks"}}}, errPath: "retryIntervals[1].unit", errMsg: "minutes, hours or days"},

@@ -44,6 +44,9 @@ type Window struct {
 	AllowedDays     []int  `json:"allowedDays"`
 	DoNotCallBefore string `json:"doNotCallBefore,omitempty"` // HH:mm[:ss] daily, or a date-time
 	DoNotCallAfter  string `json:"doNotCallAfter,omitempty"`  // HH:mm[:ss] daily, or a date-time; exclusive
+	// IgnoreCallingHours exempts the call from the organization's calling
+	// hours (an owner or admin asked for it on an immediate call).
+	IgnoreCallingHours bool `json:"ignoreCallingHours,omitempty"`
 }
 
 // FieldError is a validation problem with one named input field, so that the
@@ -143,6 +146,9 @@ type rules struct {
 	lo, hi   int64 // allowed seconds of day [lo, hi)
 	sched    int64 // LocalScheduleTime in seconds, -1 if unset
 	from, to bound // absolute bounds (daily ones are folded into lo/hi)
+	// extra, when set, must allow an instant too: the organization's
+	// calling hours, judged in the recipient's zone (NextAllowed).
+	extra *rules
 }
 
 var zoneCache sync.Map // zone name -> *time.Location; LoadLocation re-reads tzdata each call
@@ -317,13 +323,42 @@ func (r *rules) dayOK(civilDay int64) bool {
 	return r.days&(1<<wd) != 0
 }
 
-// next walks zone periods (stretches of constant UTC offset, where wall
+// maxMeet bounds how often next alternates between the rules and extra:
+// two weekly patterns that meet at all meet within a few dozen steps.
+const maxMeet = 64
+
+// next is the earliest instant at or after t that the rules, and extra
+// when set, both allow: each side in turn jumps to its next allowed
+// instant until neither moves (neither can skip a common instant, as each
+// jump lands on the earliest one it allows).
+func (r *rules) next(t time.Time) (time.Time, error) {
+	if r.extra == nil {
+		return r.nextOwn(t)
+	}
+	for range maxMeet {
+		a, err := r.nextOwn(t)
+		if err != nil {
+			return time.Time{}, err
+		}
+		b, err := r.extra.next(a)
+		if err != nil {
+			return time.Time{}, err
+		}
+		if b.Equal(a) {
+			return a, nil
+		}
+		t = b
+	}
+	return time.Time{}, fmt.Errorf("%w: the call window and the calling hours never meet", ErrNoWindow)
+}
+
+// nextOwn walks zone periods (stretches of constant UTC offset, where wall
 // clock and instant move together): inside one period the earliest allowed
 // wall time maps straight to an instant; if that instant falls past the
 // period's end, the search restarts at the transition with the new offset.
 // That handles both gaps (a window opening inside one opens at its end) and
 // overlaps (the repeated hour is seen twice) without special cases.
-func (r *rules) next(t time.Time) (time.Time, error) {
+func (r *rules) nextOwn(t time.Time) (time.Time, error) {
 	if r.from.set && t.Before(r.from.at) {
 		t = r.from.at
 	}

@@ -75,6 +75,15 @@ func (b *Builtin) Model() string { return "fhash-v1" }
 // Dimensions is the vector length.
 func (b *Builtin) Dimensions() int { return b.dims }
 
+// BuiltinTuning is the built-in embedder's search tuning, chosen on the
+// evaluation collections (README "Search quality"): being lexical, it adds
+// a little to BM25 at a low weight, and a hit of it that shares no word
+// with the query is a hash collision unless its cosine is high.
+var BuiltinTuning = SearchTuning{Alpha: 0.15, MinSimilarity: 0.6}
+
+// SearchTuning is BuiltinTuning.
+func (b *Builtin) SearchTuning() SearchTuning { return BuiltinTuning }
+
 // Embed returns one unit vector per text (all zeros for a text without
 // words). It never fails except on a cancelled context.
 func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {

@@ -157,6 +157,12 @@ func nullJSON(b json.RawMessage) any {
 // none). IDs, times and defaults are set here; the created calls are
 // returned in order. Status must be initiated or queued.
 func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
+	return db.createCalls(ctx, calls, nil)
+}
+
+// createCalls is CreateCalls; also, when set, runs first in the same
+// transaction (CreateBatch stores the batch row with its calls).
+func (db *DB) createCalls(ctx context.Context, calls []Call, also func(tx *sql.Tx) error) ([]Call, error) {
 	now := time.Now().UTC()
 	for i := range calls {
 		c := &calls[i]
@@ -195,6 +201,11 @@ func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
 		full = sts[0]
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
+		}
 		for lo := 0; lo < len(calls); lo += chunk {
 			part := calls[lo:min(lo+chunk, len(calls))]
 			args := make([]any, 0, 21*len(part))
@@ -241,6 +252,7 @@ type CallFilter struct {
 	AgentID     string
 	Direction   string
 	PhoneNumber string
+	BatchID     string
 	From, To    *time.Time // createdAt range, inclusive
 	SortBy      string     // createdAt (default), scheduledAt, priority
 	Desc        bool
@@ -268,6 +280,9 @@ func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) 
 	if f.PhoneNumber != "" {
 		where, args = append(where, "c.phone_number = ?"), append(args, f.PhoneNumber)
 	}
+	if f.BatchID != "" {
+		where, args = append(where, "c.batch_id = ?"), append(args, f.BatchID)
+	}
 	if f.From != nil {
 		where, args = append(where, "c.created_at >= ?"), append(args, ms(*f.From))
 	}
@@ -292,6 +307,11 @@ func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) 
 		order = "c.priority " + dir + ", c.created_at " + dir
 	default:
 		order = "c.created_at " + dir
+		if f.BatchID != "" {
+			// A batch holds at most 1,000 calls: take them from the batch
+			// index and sort them, rather than walk every call in order.
+			order = "+c.created_at " + dir
+		}
 	}
 	limit := f.Limit
 	if limit <= 0 {

@@ -23,7 +23,7 @@ func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error)
 	// find nothing to do; only real work takes the writer.
 	var work bool
 	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
-		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ?)`, ms(now)).Scan(&work); err != nil {
+		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND `+notPausedSQL+`)`, ms(now)).Scan(&work); err != nil {
 		return 0, fmt.Errorf("storage: due calls: %w", err)
 	}
 	if !work {
@@ -33,7 +33,7 @@ func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error)
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		n := ms(now)
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'queued', updated_at = ?
-			WHERE status IN ('initiated', 'scheduled') AND due_at <= ? RETURNING id`, n, n)
+			WHERE status IN ('initiated', 'scheduled') AND due_at <= ? AND `+notPausedSQL+` RETURNING id`, n, n)
 		if err != nil {
 			return err
 		}
@@ -53,7 +53,7 @@ func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error)
 // when there are none).
 func (db *DB) NextDue(ctx context.Context, status string) (time.Time, bool, error) {
 	var v sql.NullInt64
-	if err := db.r.QueryRowContext(ctx, "SELECT min(due_at) FROM calls WHERE status = ?", status).Scan(&v); err != nil {
+	if err := db.r.QueryRowContext(ctx, "SELECT min(due_at) FROM calls WHERE status = ? AND "+notPausedSQL, status).Scan(&v); err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: next due: %w", err)
 	}
 	if !v.Valid {
@@ -87,8 +87,9 @@ func (db *DB) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
 		err := tx.QueryRowContext(ctx, `UPDATE calls SET status = 'connecting', claim_token = ?, worker_id = ?,
 			lease_until = ?, attempts = attempts + 1, started_at = coalesce(started_at, ?), dialer = ?,
 			room_id = NULL, job_id = NULL, sip_participant_id = NULL, updated_at = ?
-			WHERE id = (SELECT id FROM calls WHERE status = 'queued' AND due_at <= ?
-				ORDER BY priority, due_at, created_at, id LIMIT 1)
+			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_due
+				WHERE status = 'queued' AND due_at <= ? ORDER BY priority, due_at, created_at, id LIMIT -1) c
+				WHERE `+claimableSQL+` LIMIT 1)
 			AND status = 'queued'
 			RETURNING id, attempts`,
 			cl.Token, cl.WorkerID, ms(cl.LeaseUntil), now, nullStr(cl.Dialer), now, now).Scan(&id, &attempt)
@@ -173,6 +174,17 @@ type Outcome struct {
 	// ExpiredBefore, when set, settles the attempt only if its lease ran out
 	// before that time (recovery of a dead worker's attempt).
 	ExpiredBefore *time.Time
+	// Label, when set, is recorded as the call's last outcome and the
+	// attempt's status instead of Status (voicemail: answered by a machine).
+	Label string
+}
+
+// label is what the attempt is recorded as.
+func (o Outcome) label() string {
+	if o.Label != "" {
+		return o.Label
+	}
+	return o.Status
 }
 
 // FinishAttempt settles the attempt held by token. settled is false when the
@@ -198,12 +210,12 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 		if o.RetryAt != nil {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', due_at = ?, last_outcome = ?,
 				failure_reason = ?, sip_code = ?, claim_token = NULL, worker_id = NULL, lease_until = NULL,
-				updated_at = ?`+guard, append([]any{ms(*o.RetryAt), o.Status, reason, sipCode, end}, args...)...)
+				updated_at = ?`+guard, append([]any{ms(*o.RetryAt), o.label(), reason, sipCode, end}, args...)...)
 		} else {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = ?, last_outcome = ?, failure_reason = ?,
 				sip_code = ?, duration = ?, summary = coalesce(?, summary), ended_at = ?, claim_token = NULL, worker_id = NULL,
 				lease_until = NULL, updated_at = ?`+guard,
-				append([]any{o.Status, o.Status, reason, sipCode, o.Duration, nullStr(o.Summary), end, end}, args...)...)
+				append([]any{o.Status, o.label(), reason, sipCode, o.Duration, nullStr(o.Summary), end, end}, args...)...)
 		}
 		if err != nil {
 			return err
@@ -226,10 +238,10 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 			if n, _ := res.RowsAffected(); n == 0 {
 				return nil // not ours any more: recorded by whoever settled it
 			}
-			o.Status = CallCancelled
+			o.Status, o.Label = CallCancelled, ""
 		}
 		if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, sip_code = ?,
-			duration = ?, ended_at = ? WHERE claim_token = ?`, o.Status, reason, sipCode, o.Duration, end, token); err != nil {
+			duration = ?, ended_at = ? WHERE claim_token = ?`, o.label(), reason, sipCode, o.Duration, end, token); err != nil {
 			return err
 		}
 		if !settled {

@@ -18,6 +18,9 @@ type Collection struct {
 	Name        string
 	Description string
 	SourceCount int
+	// SearchAlpha is the collection's weight of the semantic half in
+	// hybrid search; nil keeps the embedder's default.
+	SearchAlpha *float64
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -27,27 +30,70 @@ func KBSpace(collectionID string) string { return "kb:" + collectionID }
 
 // CreateCollection creates a collection; a name taken in the organization is ErrConflict.
 func (db *DB) CreateCollection(ctx context.Context, orgID, name, description string) (Collection, error) {
+	return db.CreateCollectionWith(ctx, Collection{OrgID: orgID, Name: name, Description: description})
+}
+
+// CreateCollectionWith creates a collection from c's organization, name,
+// description and settings (id and times are set here).
+func (db *DB) CreateCollectionWith(ctx context.Context, c Collection) (Collection, error) {
 	now := time.Now().UTC()
-	c := Collection{ID: uuid.NewString(), OrgID: orgID, Name: name, Description: description, CreatedAt: now, UpdatedAt: now}
+	c.ID, c.CreatedAt, c.UpdatedAt, c.SourceCount = uuid.NewString(), now, now, 0
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO kb_collections (id, org_id, name, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-			c.ID, orgID, name, description, ms(now), ms(now))
+		_, err := tx.ExecContext(ctx, "INSERT INTO kb_collections (id, org_id, name, description, search_alpha, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			c.ID, c.OrgID, c.Name, c.Description, c.SearchAlpha, ms(now), ms(now))
 		if isUnique(err) {
-			return fmt.Errorf("collection %q exists: %w", name, ErrConflict)
+			return fmt.Errorf("collection %q exists: %w", c.Name, ErrConflict)
 		}
 		return err
 	})
 	return c, err
 }
 
-const collectionCols = `c.id, c.org_id, c.name, c.description, c.created_at, c.updated_at,
+// CollectionUpdate is a partial update of a collection: nil fields keep
+// their value; SetSearchAlpha writes SearchAlpha (nil clears it).
+type CollectionUpdate struct {
+	Name           *string
+	Description    *string
+	SetSearchAlpha bool
+	SearchAlpha    *float64
+}
+
+// UpdateCollection applies u to a collection of the organization and
+// returns it; a missing one is ErrNotFound, a name taken ErrConflict.
+func (db *DB) UpdateCollection(ctx context.Context, orgID, id string, u CollectionUpdate) (Collection, error) {
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE kb_collections SET name = coalesce(?, name), description = coalesce(?, description),
+			search_alpha = CASE WHEN ? THEN ? ELSE search_alpha END, updated_at = ? WHERE id = ? AND org_id = ?`,
+			u.Name, u.Description, u.SetSearchAlpha, u.SearchAlpha, ms(time.Now().UTC()), id, orgID)
+		if isUnique(err) {
+			return fmt.Errorf("collection %q exists: %w", *u.Name, ErrConflict)
+		}
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("collection %s: %w", id, ErrNotFound)
+		}
+		return nil
+	})
+	if err != nil {
+		return Collection{}, err
+	}
+	return db.GetCollection(ctx, orgID, id)
+}
+
+const collectionCols = `c.id, c.org_id, c.name, c.description, c.search_alpha, c.created_at, c.updated_at,
 	(SELECT count(*) FROM kb_sources s WHERE s.collection_id = c.id)`
 
 func scanCollection(sc interface{ Scan(...any) error }) (Collection, error) {
 	var c Collection
 	var created, updated int64
-	err := sc.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &created, &updated, &c.SourceCount)
+	var alpha sql.NullFloat64
+	err := sc.Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &alpha, &created, &updated, &c.SourceCount)
 	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
+	if alpha.Valid {
+		c.SearchAlpha = &alpha.Float64
+	}
 	return c, err
 }
 

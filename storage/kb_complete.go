@@ -47,7 +47,7 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 		args = append(args, owner)
 		rows, err := tx.QueryContext(ctx, `UPDATE kb_sources SET status = 'completed', chunk_count = v.column3, error = NULL,
 			retries = 0, retry_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?
-			FROM (VALUES `+valuesRows(len(done), "(?, ?, ?)")+`) AS v
+			FROM (VALUES `+placeholders("(?, ?, ?)", len(done))+`) AS v
 			WHERE kb_sources.id = v.column1 AND kb_sources.revision = v.column2 AND kb_sources.lease_owner = ?
 			RETURNING `+sourceEventCols, args...)
 		if err != nil {
@@ -103,7 +103,7 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 // deleteJobChunks removes the chunks (and their vectors) the jobs' sources
 // had before.
 func deleteJobChunks(ctx context.Context, tx *sql.Tx, jobs []KBJob) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, collection_id FROM kb_chunks WHERE source_id IN ("+placeholders(len(jobs))+")", jobArgs(jobs)...)
+	rows, err := tx.QueryContext(ctx, "SELECT id, collection_id FROM kb_chunks WHERE source_id IN ("+placeholders("?", len(jobs))+")", jobArgs(jobs)...)
 	if err != nil {
 		return err
 	}
@@ -126,7 +126,7 @@ func deleteJobChunks(ctx context.Context, tx *sql.Tx, jobs []KBJob) error {
 			return err
 		}
 	}
-	_, err = tx.ExecContext(ctx, "DELETE FROM kb_chunks WHERE source_id IN ("+placeholders(len(jobs))+")", jobArgs(jobs)...)
+	_, err = tx.ExecContext(ctx, "DELETE FROM kb_chunks WHERE source_id IN ("+placeholders("?", len(jobs))+")", jobArgs(jobs)...)
 	return err
 }
 
@@ -167,7 +167,7 @@ func insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone) (map[string][]
 			byKey[key{r.job.SourceID, r.chunk.Index}] = &part[i]
 		}
 		rows, err := tx.QueryContext(ctx, `INSERT INTO kb_chunks (source_id, collection_id, chunk_index, heading_path, content, tokens)
-			VALUES `+valuesRows(len(part), "(?, ?, ?, ?, ?, ?)")+` RETURNING id, source_id, chunk_index`, args...)
+			VALUES `+placeholders("(?, ?, ?, ?, ?, ?)", len(part))+` RETURNING id, source_id, chunk_index`, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -308,7 +308,7 @@ func (db *DB) emitSources(ctx context.Context, tx *sql.Tx, typ string, ids []str
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+sourceEventCols+" FROM kb_sources WHERE id IN ("+placeholders(len(ids))+")", args...)
+	rows, err := tx.QueryContext(ctx, "SELECT "+sourceEventCols+" FROM kb_sources WHERE id IN ("+placeholders("?", len(ids))+")", args...)
 	if err != nil {
 		return fmt.Errorf("storage: event sources: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -110,7 +109,7 @@ func (db *DB) ClaimKBSources(ctx context.Context, owner string, lease time.Durat
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `UPDATE kb_sources SET status = 'processing', lease_owner = ?, lease_until = ?
-			WHERE id IN (`+placeholders(len(ids))+`) RETURNING id, collection_id, title, content, revision, retries, chunk_count > 0`,
+			WHERE id IN (`+placeholders("?", len(ids))+`) RETURNING id, collection_id, title, content, revision, retries, chunk_count > 0`,
 			append([]any{owner, ms(now.Add(lease))}, ids...)...)
 		if err != nil {
 			return err
@@ -135,9 +134,6 @@ func (db *DB) ClaimKBSources(ctx context.Context, owner string, lease time.Durat
 	return jobs, nextRetry, err
 }
 
-// placeholders is "?, ?, ..." for n values.
-func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
-
 // jobArgs are the source ids of jobs as query arguments.
 func jobArgs(jobs []KBJob) []any {
 	out := make([]any, len(jobs))
@@ -155,7 +151,7 @@ func (db *DB) RenewKBLease(ctx context.Context, j KBJob, owner string, lease tim
 // RenewKBLeases extends owner's claims on the jobs it still holds.
 func (db *DB) RenewKBLeases(ctx context.Context, jobs []KBJob, owner string, lease time.Duration) error {
 	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE lease_owner = ? AND id IN ("+placeholders(len(jobs))+")",
+		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE lease_owner = ? AND id IN ("+placeholders("?", len(jobs))+")",
 			append([]any{ms(time.Now().Add(lease)), owner}, jobArgs(jobs)...)...)
 		return err
 	})
@@ -168,7 +164,7 @@ func currentJobs(ctx context.Context, tx *sql.Tx, jobs []KBJob, owner string) ([
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, revision, coalesce(lease_owner, '') FROM kb_sources WHERE id IN ("+placeholders(len(jobs))+")",
+	rows, err := tx.QueryContext(ctx, "SELECT id, revision, coalesce(lease_owner, '') FROM kb_sources WHERE id IN ("+placeholders("?", len(jobs))+")",
 		jobArgs(jobs)...)
 	if err != nil {
 		return nil, err
@@ -216,7 +212,7 @@ func (db *DB) ReleaseKBSources(ctx context.Context, jobs []KBJob, owner string) 
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', lease_owner = NULL, lease_until = NULL
-			WHERE id IN (`+placeholders(len(cur))+`)`, jobArgs(cur)...)
+			WHERE id IN (`+placeholders("?", len(cur))+`)`, jobArgs(cur)...)
 		return err
 	})
 }

@@ -157,6 +157,12 @@ func (db *DB) KeywordListings(ctx context.Context, orgID, query string, allow ma
 	return out, nil
 }
 
+// ListingTextMatch scores the organization's listings seqs against the
+// words of query (any word; see TextIndex.Match), in the order of seqs.
+func (db *DB) ListingTextMatch(ctx context.Context, orgID, query string, seqs []int64) ([]TextMatch, error) {
+	return db.listingText.Match(ctx, listingTextSpace(orgID), query, seqs)
+}
+
 // listingTextSpace is the keyword index space of an organization's
 // listings: every listing write logs its row under it.
 func listingTextSpace(orgID string) string { return "listing-text:" + orgID }

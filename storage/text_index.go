@@ -72,6 +72,40 @@ func (x *TextIndex) Search(ctx context.Context, space, query string, k int, allo
 	return x.search(ctx, space, search.TextQuery{Terms: x.tok.Tokens(query, nil), K: k, Allow: allow})
 }
 
+// TextMatch is how one document matches a query: its BM25 score over all
+// the query's words, and whether it holds a word of the query other than
+// a stopword (search.Tokenizer.ContentTokens).
+type TextMatch struct {
+	Score   float64
+	Content bool
+}
+
+// Match scores ids of space against query, in the order of ids (ids not
+// in the space score 0 and match nothing). A hybrid search uses it for the
+// keyword half of its semantic hits and for the relevance floor.
+func (x *TextIndex) Match(ctx context.Context, space, query string, ids []int64) ([]TextMatch, error) {
+	out := make([]TextMatch, len(ids))
+	terms := x.tok.Tokens(query, nil)
+	if len(terms) == 0 || len(ids) == 0 {
+		return out, nil
+	}
+	if err := x.sync(ctx, space); err != nil {
+		return nil, err
+	}
+	content := x.tok.ContentTokens(query, nil)
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	sp := x.spaces[space]
+	if sp == nil {
+		return out, nil
+	}
+	scores, matched := sp.Score(terms, ids), sp.Score(content, ids)
+	for i := range ids {
+		out[i] = TextMatch{Score: scores[i], Content: matched[i] > 0}
+	}
+	return out, nil
+}
+
 // search runs q (its terms from x.tok) on space after catching up.
 func (x *TextIndex) search(ctx context.Context, space string, q search.TextQuery) ([]ScoredID, error) {
 	if len(q.Terms) == 0 || q.K <= 0 {

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 )
 
@@ -126,7 +125,7 @@ func putVectors(ctx context.Context, tx *sql.Tx, space string, dims int, items [
 			args = append(args, space, it.ID, encodeVector(it.Vec))
 			ids[i] = it.ID
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO vectors (space, item_id, vec) VALUES "+valuesRows(len(part), "(?, ?, ?)")+
+		if _, err := tx.ExecContext(ctx, "INSERT INTO vectors (space, item_id, vec) VALUES "+placeholders("(?, ?, ?)", len(part))+
 			" ON CONFLICT (space, item_id) DO UPDATE SET vec = excluded.vec", args...); err != nil {
 			return err
 		}
@@ -143,13 +142,8 @@ func logVectors(ctx context.Context, tx *sql.Tx, space string, ids []int64) erro
 	for _, id := range ids {
 		args = append(args, space, id)
 	}
-	_, err := tx.ExecContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES "+valuesRows(len(ids), "(?, ?)"), args...)
+	_, err := tx.ExecContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES "+placeholders("(?, ?)", len(ids)), args...)
 	return err
-}
-
-// valuesRows is n copies of a VALUES row, comma-separated.
-func valuesRows(n int, row string) string {
-	return strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
 // deleteVectors removes vectors of a space inside tx and logs each change.
@@ -162,7 +156,7 @@ func deleteVectors(ctx context.Context, tx *sql.Tx, space string, ids []int64) e
 		for _, id := range part {
 			args = append(args, id)
 		}
-		if _, err := tx.ExecContext(ctx, "DELETE FROM vectors WHERE space = ? AND item_id IN ("+placeholders(len(part))+")", args...); err != nil {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM vectors WHERE space = ? AND item_id IN ("+placeholders("?", len(part))+")", args...); err != nil {
 			return err
 		}
 		if err := logVectors(ctx, tx, space, part); err != nil {

@@ -143,7 +143,7 @@ func familyShapeOK(path string, body []byte) bool {
 	switch {
 	case strings.HasPrefix(path, "/api/v1/agents"):
 		return m["success"] == false && e["code"] != nil
-	case strings.HasPrefix(path, "/api/v1/calls"):
+	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		_, isNum := e["code"].(float64)
 		return isNum
 	}

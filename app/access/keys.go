@@ -131,15 +131,22 @@ func CreateOrg(ctx context.Context, db *storage.DB, name, ownerEmail string) (st
 // Bootstrap creates organization "default" with owner owner@localhost on an
 // empty database and returns the owner key; created is false otherwise.
 func Bootstrap(ctx context.Context, db *storage.DB) (key string, created bool, err error) {
+	key, _, created, err = BootstrapOwner(ctx, db)
+	return key, created, err
+}
+
+// BootstrapOwner is Bootstrap that also returns when the owner key expires
+// (KeyTTL from now), which the first start prints beside the key.
+func BootstrapOwner(ctx context.Context, db *storage.DB) (key string, expires time.Time, created bool, err error) {
 	nk, secret, err := KeyOptions{Name: "owner"}.NewKey("", "")
 	if err != nil {
-		return "", false, err
+		return "", time.Time{}, false, err
 	}
 	created, err = db.Bootstrap(ctx, "default", "owner@localhost", nk)
-	if !created {
-		secret = ""
+	if !created || err != nil {
+		return "", time.Time{}, false, err
 	}
-	return secret, created, err
+	return secret, *nk.ExpiresAt, true, nil
 }
 
 func validOrgName(name string) error {

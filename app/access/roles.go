@@ -21,6 +21,9 @@ const (
 	CapMemberManage  = "member:manage"
 	CapWebhookManage = "webhook:manage" // webhook endpoints, their secrets and deliveries
 	CapEventsRead    = "events:read"    // the event log and its stream
+	// CapSettingsManage changes the organization's settings (calling hours)
+	// and lets a key place an immediate call outside calling hours.
+	CapSettingsManage = "settings:manage"
 )
 
 // Roles lists the roles in order of power.
@@ -28,9 +31,9 @@ var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
 	"owner": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage,
-		CapMemberManage, CapWebhookManage, CapEventsRead),
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
 	"admin": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage,
-		CapMemberManage, CapWebhookManage, CapEventsRead),
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
 	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapEventsRead),
 	"viewer": set(CapAgentRead),
 }

@@ -23,6 +23,8 @@ const (
 	maxToolDescription = 2_000
 	maxPhones          = 20
 	maxAllowedDomains  = 100
+	// maxAgentConcurrency bounds a voice agent's maxConcurrentCalls.
+	maxAgentConcurrency = 1000
 )
 
 var (
@@ -164,6 +166,21 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		return configNumber(field, raw, 0.25, 4)
 	case "voice.interruptionThreshold":
 		return configNumber(field, raw, 0, 1)
+	case "voice.maxConcurrentCalls":
+		// The agent's own cap on calls dialled or talked on at once,
+		// besides the server's; the dial queue enforces it at claim time.
+		n, err := configNumber(field, raw, 1, maxAgentConcurrency)
+		if err != nil || n != float64(int(n)) {
+			return nil, invalidf(field, "must be an integer from 1 to %d", maxAgentConcurrency)
+		}
+		return int(n), nil
+	case "voice.callerIdRotation":
+		// Rotate the agent's numbers as caller ID, preferring local ones.
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, invalidf(field, "must be true or false")
+		}
+		return b, nil
 	case "chat.theme":
 		return configString(field, raw, 1, 50)
 	case "chat.primaryColor":
@@ -185,7 +202,7 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 	case "chat.allowedDomains":
 		return configDomains(field, raw)
 	}
-	allowed := "voice, speed, interruptionThreshold"
+	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation"
 	if typ == "chat" {
 		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains"
 	}

@@ -28,7 +28,15 @@ type BatchRequest struct {
 	RetryConfig         *dial.RetryConfig         `json:"retryConfig"`
 	RetrySchedule       []string                  `json:"retrySchedule"`
 	TimezoneAwareConfig *dial.TimezoneAwareConfig `json:"timezoneAwareConfig"`
+	// Name names the batch as a campaign (GET /api/v1/calls/batches).
+	Name *string `json:"name"`
+	// DryRun answers the computed times and the items that would fail
+	// without creating anything.
+	DryRun bool `json:"dryRun"`
 }
+
+// maxBatchName bounds a batch's name.
+const maxBatchName = 200
 
 // BatchItem is one call of a batch.
 type BatchItem struct {
@@ -74,7 +82,9 @@ type BatchSummary struct {
 type BatchData struct {
 	Agent   AgentName     `json:"agent"`
 	AgentID string        `json:"agentId"`
-	BatchID string        `json:"batchId"`
+	BatchID string        `json:"batchId,omitempty"` // none for a dry run
+	DryRun  bool          `json:"dryRun,omitempty"`
+	Name    string        `json:"name"`
 	Results []BatchResult `json:"results"`
 	Summary BatchSummary  `json:"summary"`
 }
@@ -103,6 +113,7 @@ type batchValid struct {
 // batchSettings is the validated top level of a batch request.
 type batchSettings struct {
 	agentID     string
+	name        string
 	defPriority int
 	defAt       *time.Time
 	policy      dial.RetryPolicy
@@ -127,6 +138,9 @@ func validateBatch(req BatchRequest) (batchSettings, error) {
 	}
 	if bs.defPriority, err = checkPriority("defaultPriority", req.DefaultPriority, DefaultPriority); err != nil {
 		return bs, err
+	}
+	if bs.name = cleanOpt(req.Name); len([]rune(bs.name)) > maxBatchName {
+		return bs, invalid("name", fmt.Sprintf("name is too long (max %d characters)", maxBatchName))
 	}
 	if bs.defAt, err = checkTime("defaultScheduledAt", req.DefaultScheduledAt); err != nil {
 		return bs, err
@@ -176,26 +190,53 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 	if err != nil {
 		return BatchOutcome{}, err
 	}
-	agentCaller, err := checkSchedulable(agent, "")
+	if err := checkSchedulable(agent); err != nil {
+		return BatchOutcome{}, err
+	}
+	hours, err := s.orgHours(ctx, agent.OrgID)
 	if err != nil {
 		return BatchOutcome{}, err
 	}
 
+	// Every item is checked on its own first, then the valid numbers
+	// against the do-not-call list at once; stopOnError then stops at the
+	// first failure of either kind, in item order.
+	type checked struct {
+		v     batchValid
+		phone string
+		err   *errs.Error
+	}
+	items := make([]checked, len(req.Calls))
+	phones := make([]string, 0, len(req.Calls))
+	for i, raw := range req.Calls {
+		it, phone, err := validateBatchItem(raw, bs.defPriority, decode)
+		it.index = i
+		items[i] = checked{it, phone, err}
+		if err == nil {
+			phones = append(phones, it.phone)
+		}
+	}
+	listed, err := s.db.DNCListedAmong(ctx, agent.OrgID, phones)
+	if err != nil {
+		return BatchOutcome{}, err
+	}
 	results := make([]BatchResult, 0, len(req.Calls))
 	var valid []batchValid
 	stopped := false
-	for i, raw := range req.Calls {
-		it, phone, err := validateBatchItem(raw, bs.defPriority, decode)
-		if err != nil {
-			results = append(results, BatchResult{Index: i, Error: err.Message, ContactPhone: phone})
+	for i, it := range items {
+		if it.err == nil && listed[it.v.phone] {
+			it.err = errDoNotCall("contactPhone")
+		}
+		if it.err != nil {
+			results = append(results, BatchResult{Index: i, Error: it.err.Message, ContactPhone: it.phone})
 			if req.StopOnError {
 				stopped = i < len(req.Calls)-1
 				break
 			}
 			continue
 		}
-		it.index = i
-		valid = append(valid, it)
+		it.v.plan.Hours = hoursWindow(hours, it.v.plan.Timezone, it.v.callMeta, it.v.phone)
+		valid = append(valid, it.v)
 	}
 	// Plan the times together (staggering and maxCallsPerDay depend on the
 	// whole set). With stopOnError the first item whose time cannot be
@@ -225,7 +266,10 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 		valid = valid[:k]
 	}
 
-	batchID := uuid.NewString()
+	batchID := ""
+	if !req.DryRun {
+		batchID = uuid.NewString()
+	}
 	var rows []storage.Call
 	var ok []batchValid
 	for k, v := range valid {
@@ -239,17 +283,24 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 			t := v.at
 			schedAt = &t
 		}
+		callerID := s.callers.pick(agent, v.phone, "")
 		rows = append(rows, storage.Call{
 			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallScheduled, PhoneNumber: v.phone,
-			CallerID: agentCaller, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
+			CallerID: callerID, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
 			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: bs.policy.MaxRetries, RetryPolicy: policyJSON(bs.policy),
-			Window: windowJSON(v.window), Metadata: recordMetadata(v.meta, agentCaller, v.priority),
+			Window: windowJSON(v.window), Metadata: recordMetadata(v.meta, callerID, v.priority),
 			CallMetadata: metadataJSON(v.callMeta), BatchID: batchID,
 		})
 		ok = append(ok, v)
 	}
-	if len(rows) > 0 {
-		created, err := s.db.CreateCalls(ctx, rows)
+	switch {
+	case req.DryRun:
+		for k, c := range rows {
+			at := formatTime(c.DueAt)
+			results = append(results, BatchResult{Index: ok[k].index, Success: true, ContactPhone: c.PhoneNumber, ScheduledAt: &at})
+		}
+	case len(rows) > 0:
+		_, created, err := s.db.CreateBatch(ctx, storage.Batch{ID: batchID, OrgID: agent.OrgID, AgentID: agent.ID, Name: bs.name}, rows)
 		if err != nil {
 			return BatchOutcome{}, err
 		}
@@ -259,6 +310,8 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 				ContactPhone: c.PhoneNumber, ScheduledAt: &at})
 		}
 		s.sched.Wake()
+	default:
+		batchID = uuid.NewString() // nothing stored: the id names no campaign
 	}
 	slices.SortFunc(results, func(a, b BatchResult) int { return a.Index - b.Index })
 	failed := len(results) - len(rows)
@@ -266,7 +319,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 		Message: fmt.Sprintf("%d of %d calls scheduled", len(rows), len(req.Calls)),
 		Data: BatchData{
 			Agent: AgentName{ID: agent.ID, Name: agent.Name}, AgentID: agent.ID, BatchID: batchID,
-			Results: results,
+			DryRun: req.DryRun, Name: bs.name, Results: results,
 			Summary: BatchSummary{
 				TotalRequested: len(req.Calls), Successful: len(rows), Failed: failed,
 				PartialSuccess: len(rows) > 0 && (failed > 0 || stopped), Stopped: stopped,
@@ -282,6 +335,13 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 	}
 	if stopped {
 		out.Message += fmt.Sprintf("; stopped after the first failure (%d calls not processed)", len(req.Calls)-len(results))
+	}
+	if req.DryRun {
+		out.Message = fmt.Sprintf("dry run: %d of %d calls would be scheduled; nothing was created", len(rows), len(req.Calls))
+		if stopped {
+			out.Message += fmt.Sprintf("; stopOnError would stop after the first failure (%d calls not processed)", len(req.Calls)-len(results))
+		}
+		return out, nil
 	}
 	if len(rows) == 0 {
 		out.Failure = invalid("calls", out.Message)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -38,12 +39,15 @@ type Config struct {
 	// DialerImpl, when set, is used instead of Dialer (tests and embedders),
 	// and stays theirs to close.
 	DialerImpl dial.Dialer
+	// Observe, when set, gives the dial queue an observer for the named
+	// dialer (the server's metrics).
+	Observe func(dialer string) dial.QueueObserver
 }
 
 // TelephonyConfig configures the real dialers: Dialer "sip" uses SIP,
 // "livekit" uses LiveKit. Only the chosen one is used.
 type TelephonyConfig struct {
-	SIP     dial.SIPConfig
+	SIP     sipdial.Config
 	LiveKit dial.LiveKitConfig
 }
 
@@ -57,6 +61,7 @@ type Service struct {
 	dialer  dial.Dialer // nil: no dialer configured
 	queue   *dial.Queue
 	sched   *dial.Scheduler
+	callers callerPool
 	workers []func(context.Context) error
 	closers []func() error
 }
@@ -74,6 +79,9 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		return nil, err
 	}
 	s.dialer = d
+	if sp, ok := d.(*sipdial.Dialer); ok {
+		sp.SetInbound(s) // INVITEs to an agent's number become inbound calls
+	}
 	if d != nil && cfg.DialerImpl == nil {
 		if c, ok := d.(io.Closer); ok {
 			s.closers = append(s.closers, c.Close)
@@ -100,7 +108,7 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		DB: db, Dialer: qd, Log: log,
 		CPS: cfg.DialCPS, MaxConcurrent: cfg.MaxConcurrent, Lease: cfg.Lease, Poll: cfg.Poll,
 		Drain: cfg.Drain, RetryLater: cfg.RetryLater,
-		OnRetry: func() { sched.Wake() },
+		OnRetry: func() { sched.Wake() }, Observer: observer(cfg, qd.Name()),
 	})
 	sched = dial.NewScheduler(db, nil, cfg.Poll, log, s.queue.Wake)
 	s.sched = sched
@@ -134,7 +142,7 @@ func NewDialer(cfg Config, log *slog.Logger) (dial.Dialer, error) {
 	case "sim":
 		return &dial.Sim{RingFor: cfg.SimRing, TalkFor: cfg.SimTalk}, nil
 	case "sip":
-		d, err := dial.NewSIP(cfg.Telephony.SIP, log)
+		d, err := sipdial.New(cfg.Telephony.SIP, log)
 		if err != nil {
 			return nil, fmt.Errorf("sip dialer: %w", err)
 		}
@@ -186,4 +194,12 @@ func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progr
 		return dial.Result{}, fmt.Errorf("dial log: %w", err)
 	}
 	return l.Dialer.Dial(ctx, c, p)
+}
+
+// observer is cfg's queue observer for the dialer, nil when none is asked.
+func observer(cfg Config, dialer string) dial.QueueObserver {
+	if cfg.Observe == nil {
+		return nil
+	}
+	return cfg.Observe(dialer)
 }

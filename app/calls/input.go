@@ -43,6 +43,9 @@ func formatTime(t time.Time) string { return apitime.Format(t) }
 type Caller struct {
 	OrgID    string
 	Internal bool
+	// CanOverride: an owner or admin key, which may place an immediate
+	// call outside calling hours (ignoreCallingHours).
+	CanOverride bool
 }
 
 // invalid is bad input in field; msg is the whole client message.
@@ -283,7 +286,7 @@ func policyJSON(p dial.RetryPolicy) json.RawMessage {
 // windowJSON stores a call window; the zero window stores nothing.
 func windowJSON(w dial.Window) json.RawMessage {
 	if w.TZ == "" && w.LocalScheduleTime == "" && !w.RespectBusinessHours && !w.ExcludeWeekends &&
-		w.AllowedDays == nil && w.DoNotCallBefore == "" && w.DoNotCallAfter == "" {
+		w.AllowedDays == nil && w.DoNotCallBefore == "" && w.DoNotCallAfter == "" && !w.IgnoreCallingHours {
 		return nil
 	}
 	b, _ := json.Marshal(w)
@@ -331,20 +334,16 @@ func (s *Service) agent(ctx context.Context, c Caller, id string) (storage.Agent
 }
 
 // checkSchedulable applies the schedule and batch rules: a voice agent
-// with a phone number assigned, not deleted (inactive). It returns the
-// caller ID to use.
-func checkSchedulable(a storage.Agent, callerID string) (string, error) {
+// with a phone number assigned, not deleted (inactive).
+func checkSchedulable(a storage.Agent) error {
 	if a.Type != "voice" {
-		return "", invalid("agentId", "agent is not a voice agent (type "+a.Type+")")
+		return invalid("agentId", "agent is not a voice agent (type "+a.Type+")")
 	}
 	if a.Status == "inactive" {
-		return "", invalid("agentId", "agent is not active")
+		return invalid("agentId", "agent is not active")
 	}
 	if len(a.PhoneNumbers) == 0 {
-		return "", invalid("agentId", "agent has no phone number assigned")
+		return invalid("agentId", "agent has no phone number assigned")
 	}
-	if callerID == "" {
-		callerID = a.PhoneNumbers[0]
-	}
-	return callerID, nil
+	return nil
 }

@@ -108,7 +108,7 @@ func TestResultValidationFields(t *testing.T) {
 		req        ResultRequest
 		field, msg string
 	}{
-		{"nothing", ResultRequest{}, "", "nothing to record: give summary, transcript, outcome or metadata"},
+		{"nothing", ResultRequest{}, "", "nothing to record: give summary, transcript, outcome, metadata or optOut"},
 		{"empty summary", ResultRequest{Summary: strp("\u200b ")}, "summary", "summary must not be empty (leave it out to keep the stored one)"},
 		{"outcome", ResultRequest{Outcome: strp("Booked!")}, "outcome", "outcome must be a label of 1 to 64 characters a-z, 0-9, _ or -, e.g. appointment_booked"},
 		{"role", ResultRequest{Transcript: &[]TranscriptInput{{Role: strp("bot"), Text: strp(""), At: at}}}, "transcript[0].role", "transcript[0].role must be agent, user, system or tool"},

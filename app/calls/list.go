@@ -18,6 +18,7 @@ type ListOptions struct {
 	AgentID     string
 	Direction   string
 	PhoneNumber string
+	BatchID     string // the dashboard's batch filter (not a query parameter of the API)
 	From, To    *time.Time
 	SortBy      string // createdAt (default), scheduledAt, priority
 	SortOrder   string // asc or desc (default)
@@ -97,7 +98,7 @@ func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Pag
 		return Page{}, err
 	}
 	calls, total, err := db.ListCalls(ctx, storage.CallFilter{OrgID: orgID, Statuses: o.Statuses, AgentID: o.AgentID,
-		Direction: o.Direction, PhoneNumber: o.PhoneNumber, From: o.From, To: o.To, SortBy: o.SortBy,
+		Direction: o.Direction, PhoneNumber: o.PhoneNumber, BatchID: o.BatchID, From: o.From, To: o.To, SortBy: o.SortBy,
 		Desc: o.SortOrder == "desc", Limit: o.Limit, Offset: o.Offset})
 	if err != nil {
 		return Page{}, err
@@ -134,6 +135,7 @@ func ParseListQuery(q url.Values) (ListOptions, error) {
 	o.AgentID = clean.String(q.Get("agentId"))
 	o.Direction = clean.String(q.Get("direction"))
 	o.PhoneNumber = clean.String(q.Get("phoneNumber"))
+	o.BatchID = clean.String(q.Get("batchId"))
 	o.SortBy = clean.String(q.Get("sortBy"))
 	o.SortOrder = clean.String(q.Get("sortOrder"))
 	for _, f := range []struct {

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -16,6 +17,9 @@ type OutboundRequest struct {
 	CallerID    *string        `json:"callerId"`
 	Metadata    map[string]any `json:"metadata"`
 	Priority    *int           `json:"priority"`
+	// IgnoreCallingHours places the call outside the organization's
+	// calling hours; only an owner or admin key may send it.
+	IgnoreCallingHours bool `json:"ignoreCallingHours"`
 }
 
 // Queued is the answer to an outbound request. Its fields keep the
@@ -66,20 +70,37 @@ func (s *Service) Outbound(ctx context.Context, c Caller, req OutboundRequest) (
 	if agent.Status != "active" {
 		return Queued{}, invalid("agentId", "agent is not active (status "+agent.Status+")")
 	}
-	if callerID == "" {
-		if len(agent.PhoneNumbers) == 0 {
-			return Queued{}, invalid("callerId", "agent has no phone number assigned: set callerId or give the agent a phone number")
+	if callerID == "" && len(agent.PhoneNumbers) == 0 {
+		return Queued{}, invalid("callerId", "agent has no phone number assigned: set callerId or give the agent a phone number")
+	}
+	callerID = s.callers.pick(agent, phone, callerID)
+	if req.IgnoreCallingHours && !c.CanOverride {
+		return Queued{}, &errs.Error{Kind: errs.Forbidden, Field: "ignoreCallingHours",
+			Message: "ignoreCallingHours needs an owner or admin key"}
+	}
+	if err := s.checkDNC(ctx, agent.OrgID, "phoneNumber", phone); err != nil {
+		return Queued{}, err
+	}
+	now := s.now()
+	var window dial.Window
+	if req.IgnoreCallingHours {
+		window.IgnoreCallingHours = true
+	} else {
+		h, err := s.orgHours(ctx, agent.OrgID)
+		if err != nil {
+			return Queued{}, err
 		}
-		callerID = agent.PhoneNumbers[0]
+		if hw := hoursWindow(h, "", nil, phone); hw != nil && !dial.Allowed(now, dial.Window{}, hw) {
+			return Queued{}, errOutsideHours("phoneNumber", phone, hw, now)
+		}
 	}
 	if s.dialer == nil {
 		// A server fault the client may read: its message is sent as is.
 		return Queued{}, errs.New(errs.Internal, "telephony service not configured")
 	}
-	now := s.now()
 	stored, err := s.db.CreateCalls(ctx, []storage.Call{{
 		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallQueued, PhoneNumber: phone,
-		CallerID: callerID, Priority: priority, DueAt: now, StartedAt: &now,
+		CallerID: callerID, Priority: priority, DueAt: now, StartedAt: &now, Window: windowJSON(window),
 		Metadata: recordMetadata(meta, callerID, priority),
 	}})
 	if err != nil {

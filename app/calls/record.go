@@ -63,11 +63,12 @@ type Contact struct {
 	Email *string `json:"email"`
 }
 
-// Attempt is one dial attempt in a call record.
+// Attempt is one dial attempt in a call record. Its failure reason has
+// the call's own name for it, failure_reason (one name per concept).
 type Attempt struct {
 	Attempt       int      `json:"attempt"`
-	Status        string   `json:"status"`
-	FailureReason *string  `json:"failureReason"`
+	Status        string   `json:"status"` // the call statuses, or voicemail
+	FailureReason *string  `json:"failure_reason"`
 	SIPCode       *int     `json:"sipCode"`
 	RoomID        *string  `json:"roomId"`
 	Duration      *float64 `json:"duration"`
@@ -116,6 +117,11 @@ func record(c storage.Call) Record {
 	switch c.Status {
 	case storage.CallInitiated, storage.CallScheduled, storage.CallQueued:
 		rec.NextAttemptAt = timePtr(&c.DueAt)
+		if c.Attempts > 0 || c.ScheduledAt != nil {
+			// Waiting for a computed time (a retry, calling hours): every
+			// computed time is returned in scheduledAt (DECISIONS.md).
+			rec.ScheduledAt = timePtr(&c.DueAt)
+		}
 	case storage.CallFailed:
 		rec.FailureReason = strPtr(c.FailureReason)
 	}

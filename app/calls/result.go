@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -34,6 +35,9 @@ type ResultRequest struct {
 	Transcript *[]TranscriptInput `json:"transcript"`
 	Outcome    *string            `json:"outcome"`
 	Metadata   *map[string]any    `json:"metadata"`
+	// OptOut: the person asked not to be called again; the number goes on
+	// the organization's do-not-call list at once.
+	OptOut *bool `json:"optOut"`
 }
 
 // TranscriptInput is one transcript turn as sent; every field is required.
@@ -62,8 +66,8 @@ type ResultView struct {
 // cleaned like every call endpoint's (DECISIONS.md "Calls").
 func parseResult(req ResultRequest, callID string) (storage.CallResult, error) {
 	out := storage.CallResult{CallID: callID}
-	if req.Summary == nil && req.Transcript == nil && req.Outcome == nil && req.Metadata == nil {
-		return out, errs.New(errs.Invalid, "nothing to record: give summary, transcript, outcome or metadata")
+	if req.Summary == nil && req.Transcript == nil && req.Outcome == nil && req.Metadata == nil && req.OptOut == nil {
+		return out, errs.New(errs.Invalid, "nothing to record: give summary, transcript, outcome, metadata or optOut")
 	}
 	if req.Summary != nil {
 		s := clean.String(*req.Summary)
@@ -136,12 +140,23 @@ func parseTranscript(in []TranscriptInput) ([]TranscriptItem, error) {
 // summary, transcript, outcome and metadata. Each given field replaces the
 // stored one (metadata is merged into metadata.result). It returns the
 // call and the client message.
+//
+// An outcome "voicemail" makes the attempt a voicemail: retried when the
+// call's retryConfig says so (retryOnVoicemail, default true), by the dial
+// queue when the call is still live, here when it has already ended. With
+// optOut true the called number goes on the do-not-call list at once (its
+// waiting calls fail with do_not_call).
 func (s *Service) RecordResult(ctx context.Context, orgID, id string, req ResultRequest) (Record, string, error) {
 	res, err := parseResult(req, id)
 	if err != nil {
 		return Record{}, "", err
 	}
-	err = s.db.SaveCallResult(ctx, orgID, res, s.now())
+	now := s.now()
+	if res.Summary != nil || res.Transcript != nil || res.Outcome != nil || res.Metadata != nil {
+		err = s.db.SaveCallResult(ctx, orgID, res, now)
+	} else {
+		err = checkDialled(ctx, s.db, orgID, id)
+	}
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return Record{}, "", errCallNotFound(err)
@@ -150,9 +165,66 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 	case err != nil:
 		return Record{}, "", err
 	}
+	msg := "Call result recorded"
+	c, err := s.db.GetCall(ctx, orgID, id)
+	if err != nil {
+		return Record{}, "", err
+	}
+	if res.Outcome != nil && *res.Outcome == dial.OutcomeVoicemail && c.Status == storage.CallCompleted {
+		m, err := s.voicemailEnded(ctx, c, now)
+		if err != nil {
+			return Record{}, "", err
+		}
+		msg += m
+	}
+	if req.OptOut != nil && *req.OptOut { // after a voicemail retry: it fails that too
+		if _, _, err := s.db.AddDNC(ctx, orgID, []string{c.PhoneNumber}, "opted out on call "+id, now); err != nil {
+			return Record{}, "", err
+		}
+		msg += "; the number is now on the do-not-call list"
+	}
 	rec, err := Get(ctx, s.db, orgID, id)
 	if err != nil {
 		return Record{}, "", err
 	}
-	return rec, "Call result recorded", nil
+	return rec, msg, nil
+}
+
+// voicemailEnded applies a voicemail reported after the attempt ended
+// completed: recorded as voicemail, and retried when the policy says so.
+func (s *Service) voicemailEnded(ctx context.Context, c storage.Call, now time.Time) (string, error) {
+	h, err := s.orgHours(ctx, c.OrgID)
+	if err != nil {
+		return "", err
+	}
+	ended := now
+	if c.EndedAt != nil {
+		ended = *c.EndedAt
+	}
+	retryAt, err := dial.RetryTime(c, dial.OutcomeVoicemail, ended, h)
+	if err != nil {
+		retryAt = nil // no allowed time left: the call stays completed
+	}
+	done, err := s.db.SettleVoicemail(ctx, c.ID, c.Attempts, retryAt, now)
+	if err != nil || !done {
+		return "", err
+	}
+	if retryAt != nil {
+		s.sched.Wake()
+		return "; voicemail: the call is retried at " + formatTime(*retryAt), nil
+	}
+	return "; voicemail recorded", nil
+}
+
+// checkDialled is SaveCallResult's check alone: the organization's call,
+// dialled at least once.
+func checkDialled(ctx context.Context, db *storage.DB, orgID, id string) error {
+	c, err := db.GetCall(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	if c.Attempts == 0 {
+		return fmt.Errorf("call %q: %w", id, storage.ErrCallNotDialled)
+	}
+	return nil
 }

@@ -119,13 +119,30 @@ func (s *Service) Schedule(ctx context.Context, c Caller, req ScheduleRequest) (
 	if err != nil {
 		return Scheduled{}, "", err
 	}
-	callerID, err := checkSchedulable(agent, sc.callerID)
-	if err != nil {
+	if err := checkSchedulable(agent); err != nil {
 		return Scheduled{}, "", err
 	}
+	if err := s.checkDNC(ctx, agent.OrgID, "contactPhone", sc.phone); err != nil {
+		return Scheduled{}, "", err
+	}
+	callerID := s.callers.pick(agent, sc.phone, sc.callerID)
 	due := now
 	if sc.at != nil {
 		due = *sc.at
+	}
+	h, err := s.orgHours(ctx, agent.OrgID)
+	if err != nil {
+		return Scheduled{}, "", err
+	}
+	if hw := hoursWindow(h, "", sc.callMeta, sc.phone); hw != nil {
+		moved, err := moveIntoHours("scheduledAt", due, hw)
+		if err != nil {
+			return Scheduled{}, "", err
+		}
+		if !moved.Equal(due) {
+			due = moved
+			sc.at = &moved // a computed time is returned in scheduledAt
+		}
 	}
 	stored, err := s.db.CreateCalls(ctx, []storage.Call{{
 		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallInitiated, PhoneNumber: sc.phone,

@@ -61,6 +61,29 @@ func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) 
 	}
 	s.log.InfoContext(ctx, "livekit webhook", "event", ev.Event, "id", ev.ID, "room", ev.RoomName,
 		"call", ev.CallID, "attempt", ev.Attempt, "endsCall", ev.EndsCall, "delivered", ev.Delivered,
-		"completed", completed)
+		"completed", completed, "inbound", ev.Inbound || ev.InboundEnds)
+	return s.liveKitInbound(ctx, ev)
+}
+
+// liveKitInbound records a call that came in through an inbound trunk (a
+// SIP participant joined a room agentd did not create) and ends it when
+// the participant leaves or the room finishes. A number no voice agent has
+// is only logged: LiveKit needs no answer but 200.
+func (s *Service) liveKitInbound(ctx context.Context, ev dial.WebhookEvent) error {
+	at := ev.CreatedAt
+	if at.IsZero() {
+		at = s.now()
+	}
+	in := dial.InboundCall{From: ev.From, To: ev.To, Dialer: "livekit", Key: ev.ParticipantIdentity, RoomID: ev.RoomName, At: at}
+	switch {
+	case ev.Inbound:
+		if _, err := s.InboundStarted(ctx, in); errors.Is(err, dial.ErrNoAgent) {
+			s.log.InfoContext(ctx, "livekit inbound: no voice agent for the number", "to", ev.To, "room", ev.RoomName)
+		} else if err != nil {
+			return err
+		}
+	case ev.InboundEnds:
+		s.InboundEnded(ctx, in, dial.StatusCompleted, "")
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -16,22 +17,112 @@ const (
 	maxCollectionDescription = 2000
 )
 
-// CreateCollection validates and creates a collection of the organization.
-// The API and the CLI both create through it, so both refuse the same names.
-func CreateCollection(ctx context.Context, db *storage.DB, orgID, name, description string) (storage.Collection, error) {
+// CollectionInput is a new collection as the API takes it.
+type CollectionInput struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	SearchAlpha *float64 `json:"searchAlpha"`
+}
+
+// CollectionPatch is a partial update of a collection: absent fields keep
+// their value; searchAlpha null goes back to the embedder's default.
+type CollectionPatch struct {
+	Name        *string       `json:"name"`
+	Description *string       `json:"description"`
+	SearchAlpha OptionalFloat `json:"searchAlpha"`
+}
+
+// OptionalFloat is a JSON number that tells absent (Set false) from null
+// (Set true, Value nil).
+type OptionalFloat struct {
+	Set   bool
+	Value *float64
+}
+
+// UnmarshalJSON records that the field was present.
+func (o *OptionalFloat) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	return json.Unmarshal(b, &o.Value)
+}
+
+// validName trims and checks a collection name.
+func validName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	switch {
 	case name == "":
-		return storage.Collection{}, invalid("name", "name is required")
+		return name, invalid("name", "name is required")
 	case utf8.RuneCountInString(name) > maxCollectionName:
-		return storage.Collection{}, invalid("name", "name too long, max 200 characters")
-	case utf8.RuneCountInString(description) > maxCollectionDescription:
+		return name, invalid("name", "name too long, max 200 characters")
+	}
+	return name, nil
+}
+
+// validAlpha checks a semantic weight (path names the field).
+func validAlpha(path string, a *float64) error {
+	if a != nil && !(*a >= 0 && *a <= 1) {
+		return invalid(path, path+" must be a number from 0 to 1")
+	}
+	return nil
+}
+
+// conflict is the error of a name taken in the organization. No cause
+// attached: the CLI prints Error() as the whole message.
+func conflict(name string) error {
+	return errs.New(errs.Conflict, `a collection named "`+name+`" already exists`)
+}
+
+// CreateCollection validates and creates a collection of the organization.
+// The API and the CLI both create through it, so both refuse the same names.
+func CreateCollection(ctx context.Context, db *storage.DB, orgID, name, description string) (storage.Collection, error) {
+	return Create(ctx, db, orgID, CollectionInput{Name: name, Description: description})
+}
+
+// Create validates and creates a collection with its settings.
+func Create(ctx context.Context, db *storage.DB, orgID string, in CollectionInput) (storage.Collection, error) {
+	name, err := validName(in.Name)
+	if err != nil {
+		return storage.Collection{}, err
+	}
+	if utf8.RuneCountInString(in.Description) > maxCollectionDescription {
 		return storage.Collection{}, invalid("description", "description too long, max 2000 characters")
 	}
-	c, err := db.CreateCollection(ctx, orgID, name, description)
+	if err := validAlpha("searchAlpha", in.SearchAlpha); err != nil {
+		return storage.Collection{}, err
+	}
+	c, err := db.CreateCollectionWith(ctx, storage.Collection{OrgID: orgID, Name: name, Description: in.Description, SearchAlpha: in.SearchAlpha})
 	if errors.Is(err, storage.ErrConflict) {
-		// No cause attached: the CLI prints Error() as the whole message.
-		return c, errs.New(errs.Conflict, `a collection named "`+name+`" already exists`)
+		return c, conflict(name)
+	}
+	return c, err
+}
+
+// UpdateCollection validates and applies a partial update to a collection
+// of the organization.
+func UpdateCollection(ctx context.Context, db *storage.DB, orgID, id string, p CollectionPatch) (storage.Collection, error) {
+	c, err := GetCollection(ctx, db, orgID, id)
+	if err != nil {
+		return c, err
+	}
+	u := storage.CollectionUpdate{Description: p.Description, SetSearchAlpha: p.SearchAlpha.Set, SearchAlpha: p.SearchAlpha.Value}
+	if p.Name != nil {
+		name, err := validName(*p.Name)
+		if err != nil {
+			return c, err
+		}
+		u.Name = &name
+	}
+	if p.Description != nil && utf8.RuneCountInString(*p.Description) > maxCollectionDescription {
+		return c, invalid("description", "description too long, max 2000 characters")
+	}
+	if err := validAlpha("searchAlpha", p.SearchAlpha.Value); err != nil {
+		return c, err
+	}
+	c, err = db.UpdateCollection(ctx, orgID, c.ID, u)
+	switch {
+	case errors.Is(err, storage.ErrConflict):
+		return c, conflict(*u.Name)
+	case errors.Is(err, storage.ErrNotFound):
+		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
 	return c, err
 }
@@ -69,6 +160,16 @@ func DeleteCollection(ctx context.Context, db *storage.DB, orgID, id string) err
 // CreateCollection is CreateCollection on the server's database.
 func (s *Service) CreateCollection(ctx context.Context, orgID, name, description string) (storage.Collection, error) {
 	return CreateCollection(ctx, s.db, orgID, name, description)
+}
+
+// Create is Create on the server's database.
+func (s *Service) Create(ctx context.Context, orgID string, in CollectionInput) (storage.Collection, error) {
+	return Create(ctx, s.db, orgID, in)
+}
+
+// UpdateCollection is UpdateCollection on the server's database.
+func (s *Service) UpdateCollection(ctx context.Context, orgID, id string, p CollectionPatch) (storage.Collection, error) {
+	return UpdateCollection(ctx, s.db, orgID, id, p)
 }
 
 // Collection is GetCollection on the server's database.

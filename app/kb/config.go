@@ -55,9 +55,21 @@ type Config struct {
 	Retries      int
 	RetryBackoff time.Duration
 
+	// SearchAlpha, when not 0, replaces the embedder's default weight of the
+	// semantic half in hybrid search (a collection or a request may still
+	// set their own).
+	SearchAlpha float64
+	// SearchMinSimilarity, when not 0, replaces the embedder's relevance
+	// floor (negative: no floor). Calibrate it for an external model with
+	// the evaluation (README "Search quality").
+	SearchMinSimilarity float64
+
 	// TestEmbedder, when set, replaces the configured embedder (tests and
 	// benchmarks inject failing or slow embedders here).
 	TestEmbedder embed.Embedder
+	// Observe, when set, wraps the embedder the service uses (the server
+	// times its calls for metrics).
+	Observe func(embed.Embedder) embed.Embedder
 }
 
 // NewEmbedder builds the embedder cfg selects. Listings share it, so
@@ -81,6 +93,18 @@ func NewEmbedder(cfg Config) (embed.Embedder, error) {
 		return newOpenAIEmbedder(cfg)
 	}
 	return nil, fmt.Errorf("--embedder %q: use builtin or openai", cfg.Embedder)
+}
+
+// Tuning is emb's search tuning with cfg's overrides.
+func (cfg Config) Tuning(emb embed.Embedder) embed.SearchTuning {
+	t := embed.TuningOf(emb)
+	if cfg.SearchAlpha != 0 {
+		t.Alpha = min(1, max(0, cfg.SearchAlpha))
+	}
+	if cfg.SearchMinSimilarity != 0 {
+		t.MinSimilarity = cfg.SearchMinSimilarity
+	}
+	return t
 }
 
 // newOpenAIEmbedder builds the OpenAI-compatible embedder.

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"context"
+	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -27,6 +28,7 @@ type SearchInput struct {
 	ContentRole  *string        `json:"contentRole"`
 	Metadata     map[string]any `json:"metadata"`
 	Mode         string         `json:"mode"`
+	Alpha        *float64       `json:"alpha"`
 }
 
 // SearchRequest is a validated search.
@@ -36,6 +38,9 @@ type SearchRequest struct {
 	Limit        int
 	Mode         string
 	Filter       storage.KBFilter
+	// Alpha, when set, is this search's weight of the semantic half
+	// (hybrid mode), over the collection's and the embedder's.
+	Alpha *float64
 }
 
 // Result is one search hit: a chunk with its source.
@@ -47,6 +52,9 @@ type Result struct {
 	HeadingPath []string `json:"headingPath"`
 	Content     string   `json:"content"`
 	Score       float64  `json:"score"`
+	// FoundBy says which ranking found the chunk: keyword, semantic or
+	// both (the dashboard's playground shows it; the API does not).
+	FoundBy string `json:"-"`
 }
 
 // Validate checks a search and fills its defaults (limit 5, mode hybrid).
@@ -64,6 +72,10 @@ func (b SearchInput) Validate() (SearchRequest, error) {
 	case b.ContentRole != nil && !ValidContentRole(*b.ContentRole):
 		return req, invalid("contentRole", "contentRole must be 1 to 64 characters of a-z, 0-9, _ or -")
 	}
+	if err := validAlpha("alpha", b.Alpha); err != nil {
+		return req, err
+	}
+	req.Alpha = b.Alpha
 	req.Query = *b.Query
 	if b.Limit != nil {
 		req.Limit = *b.Limit
@@ -104,75 +116,145 @@ func (s *Service) Search(ctx context.Context, orgID string, in SearchInput) ([]R
 		return nil, err
 	}
 	req.CollectionID = c.ID
+	if req.Alpha == nil {
+		req.Alpha = c.SearchAlpha
+	}
 	return s.search(ctx, req)
 }
 
-// hybridDepth is how many candidates each ranking contributes to the fusion.
+// hybridDepth is how many candidates each ranking contributes to the
+// fusion; single-mode searches read as deep, since the relevance floor may
+// drop some of the best.
 func hybridDepth(limit int) int { return max(4*limit, 40) }
 
-// search runs a validated search on a collection the caller owns.
+// search runs a validated search on a collection the caller owns. Every
+// mode applies the relevance floor: a chunk that holds none of the query's
+// words (stopwords aside) is returned only when its cosine similarity
+// reaches the embedder's MinSimilarity, so a query that matches nothing
+// returns nothing. Hybrid ranks by search.FuseScores of both halves' scores.
 func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, error) {
-	var ids []int64
-	scores := map[int64]float64{}
-	switch req.Mode {
-	case ModeKeyword:
-		hits, err := s.keywordSearch(ctx, req, req.Limit)
-		if err != nil {
+	depth := hybridDepth(req.Limit)
+	space := storage.KBSpace(req.CollectionID)
+	var kw []storage.ScoredID
+	var vh []storage.VectorHit
+	var qvec []float32
+	var err error
+	if req.Mode != ModeSemantic {
+		if kw, err = s.keywordSearch(ctx, req, depth); err != nil {
 			return nil, err
 		}
-		for _, h := range hits {
-			ids = append(ids, h.ID)
-			scores[h.ID] = h.Score
-		}
-	case ModeSemantic:
-		hits, err := s.semanticSearch(ctx, req, req.Limit)
+	}
+	if req.Mode != ModeKeyword {
+		qvec, vh, err = s.semanticSearch(ctx, req, depth)
 		if err != nil {
-			return nil, err
-		}
-		for _, h := range hits {
-			ids = append(ids, h.ID)
-			scores[h.ID] = float64(h.Score)
-		}
-	default:
-		depth := hybridDepth(req.Limit)
-		kw, err := s.keywordSearch(ctx, req, depth)
-		if err != nil {
-			return nil, err
-		}
-		vh, err := s.semanticSearch(ctx, req, depth)
-		if err != nil {
+			if req.Mode == ModeSemantic {
+				return nil, err
+			}
 			// Keyword results still answer when the embedding service is down.
 			s.log.WarnContext(ctx, "semantic part of hybrid search failed", "err", err)
-			vh = nil
 		}
-		kwIDs := make([]int64, len(kw))
-		for i, h := range kw {
-			kwIDs[i] = h.ID
+	}
+	cands, err := s.candidates(ctx, space, req.Query, kw, vh, qvec)
+	if err != nil {
+		return nil, err
+	}
+	var ranked []search.Fused
+	switch req.Mode {
+	case ModeKeyword:
+		for _, c := range cands {
+			ranked = append(ranked, search.Fused{ID: c.ID, Score: c.Keyword})
 		}
-		vIDs := make([]int64, len(vh))
-		for i, h := range vh {
-			vIDs[i] = h.ID
+	case ModeSemantic:
+		for _, c := range cands {
+			ranked = append(ranked, search.Fused{ID: c.ID, Score: c.Semantic})
 		}
-		for _, f := range search.FuseRRF(search.RRFK, kwIDs, vIDs) {
-			if len(ids) == req.Limit {
-				break
-			}
-			ids = append(ids, f.ID)
-			scores[f.ID] = f.Score
+	default:
+		alpha := s.tuning.Alpha
+		if req.Alpha != nil {
+			alpha = *req.Alpha
 		}
+		if qvec == nil {
+			alpha = 0
+		}
+		ranked = search.FuseScores(cands, alpha)
+	}
+	ranked = ranked[:min(len(ranked), req.Limit)]
+	found := foundBy(req.Mode, kw, vh)
+	ids := make([]int64, len(ranked))
+	for i, f := range ranked {
+		ids[i] = f.ID
 	}
 	chunks, err := s.db.KBChunks(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Result, 0, len(ids))
-	for _, id := range ids {
-		c, ok := chunks[id]
+	for _, f := range ranked {
+		c, ok := chunks[f.ID]
 		if !ok {
 			continue // deleted between the ranking and the read
 		}
 		out = append(out, Result{DocumentID: c.SourceID, ExternalID: c.ExternalID, Title: c.Title, ChunkIndex: c.ChunkIndex,
-			HeadingPath: c.HeadingPath, Content: c.Content, Score: scores[id]})
+			HeadingPath: c.HeadingPath, Content: c.Content, Score: f.Score, FoundBy: found[f.ID]})
+	}
+	return out, nil
+}
+
+// candidates joins the keyword and the semantic hits (keyword order, then
+// the semantic ones not already in), completes each half's score for the
+// hits only the other half found, and drops those under the relevance
+// floor. qvec nil means no semantic half.
+func (s *Service) candidates(ctx context.Context, space, query string, kw []storage.ScoredID, vh []storage.VectorHit, qvec []float32) ([]search.Candidate, error) {
+	ids := make([]int64, 0, len(kw)+len(vh))
+	cos := make(map[int64]float64, len(kw)+len(vh))
+	for _, h := range kw {
+		ids = append(ids, h.ID)
+	}
+	for _, h := range vh {
+		if _, ok := cos[h.ID]; !ok {
+			cos[h.ID] = float64(h.Score)
+		}
+	}
+	var missing []int64
+	for _, id := range ids {
+		if _, ok := cos[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	seen := make(map[int64]bool, len(kw))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for _, h := range vh {
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			ids = append(ids, h.ID)
+		}
+	}
+	if qvec != nil && len(missing) > 0 {
+		hits, err := s.index.Search(ctx, space, qvec, len(missing), missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			cos[h.ID] = float64(h.Score)
+		}
+	}
+	match, err := s.text.Match(ctx, space, query, ids)
+	if err != nil {
+		return nil, err
+	}
+	floor := s.tuning.MinSimilarity
+	if floor < 0 {
+		floor = math.Inf(-1)
+	}
+	out := make([]search.Candidate, 0, len(ids))
+	for i, id := range ids {
+		c, ok := cos[id]
+		if !match[i].Content && (!ok || c < floor) {
+			continue
+		}
+		out = append(out, search.Candidate{ID: id, Keyword: match[i].Score, Semantic: c})
 	}
 	return out, nil
 }
@@ -188,15 +270,37 @@ func (s *Service) keywordSearch(ctx context.Context, req SearchRequest, k int) (
 }
 
 // semanticSearch embeds the query and finds the k nearest chunks that pass
-// the filter.
-func (s *Service) semanticSearch(ctx context.Context, req SearchRequest, k int) ([]storage.VectorHit, error) {
+// the filter; it returns the query vector too.
+func (s *Service) semanticSearch(ctx context.Context, req SearchRequest, k int) ([]float32, []storage.VectorHit, error) {
 	vecs, err := s.emb.Embed(ctx, []string{req.Query})
 	if err != nil || len(vecs) != 1 {
-		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable; try mode keyword", err)
+		return nil, nil, errs.Wrap(errs.Unavailable, "embedding service unavailable; try mode keyword", err)
 	}
 	allow, err := s.db.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return s.index.Search(ctx, storage.KBSpace(req.CollectionID), vecs[0], k, allow)
+	hits, err := s.index.Search(ctx, storage.KBSpace(req.CollectionID), vecs[0], k, allow)
+	return vecs[0], hits, err
+}
+
+// foundBy says which ranking found each hit (keyword, semantic or both),
+// which the dashboard shows beside a result.
+func foundBy(mode string, kw []storage.ScoredID, vh []storage.VectorHit) map[int64]string {
+	found := make(map[int64]string, len(kw)+len(vh))
+	if mode != ModeSemantic {
+		for _, h := range kw {
+			found[h.ID] = ModeKeyword
+		}
+	}
+	if mode != ModeKeyword {
+		for _, h := range vh {
+			if found[h.ID] == ModeKeyword {
+				found[h.ID] = "both"
+			} else {
+				found[h.ID] = ModeSemantic
+			}
+		}
+	}
+	return found
 }

@@ -18,6 +18,7 @@ type Service struct {
 	worker *embed.Worker
 	index  *storage.VectorIndex
 	text   *storage.TextIndex
+	tuning embed.SearchTuning
 }
 
 // Open sets up the embedder cfg selects and the background worker: sources
@@ -32,6 +33,9 @@ func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*S
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Observe != nil {
+		emb = cfg.Observe(emb)
+	}
 	w, err := newWorker(db, emb, cfg, log)
 	if err != nil {
 		return nil, err
@@ -39,7 +43,7 @@ func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*S
 	if _, err := w.Prepare(ctx); err != nil {
 		return nil, err
 	}
-	return &Service{db: db, log: log, emb: emb, worker: w,
+	return &Service{db: db, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
 		index: storage.NewVectorIndex(db), text: storage.NewKBTextIndex(db)}, nil
 }
 
@@ -62,6 +66,10 @@ func (s *Service) Warm(ctx context.Context) error {
 // Embedder is the configured embedder; listings embed with it too, so one
 // model serves the whole process.
 func (s *Service) Embedder() embed.Embedder { return s.emb }
+
+// SearchTuning is how far hybrid search trusts the embedder (its own
+// tuning, or the configured override); listings search with it too.
+func (s *Service) SearchTuning() embed.SearchTuning { return s.tuning }
 
 // VectorIndex is the in-memory vector index, shared with listings so the
 // process holds one.

@@ -2,6 +2,7 @@ package listings
 
 import (
 	"context"
+	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -18,9 +19,6 @@ const (
 	defaultSearchLimit = 10
 	maxSearchLimit     = 100
 	maxSearchQuery     = 1000
-	// minVectorScore drops vector hits that share no meaning with the query
-	// (cosine near zero), so a text query does not return every listing.
-	minVectorScore = 0.1
 )
 
 // Query is a parsed listing search (GET /api/v1/listings/search).
@@ -113,8 +111,12 @@ func (s *Service) SearchParams(ctx context.Context, orgID string, v url.Values) 
 }
 
 // Search runs a listing search: without text, the filtered listings
-// newest first; with text, keyword (BM25) and vector rankings within the
-// filter, merged by fuse.
+// newest first; with text, keyword (BM25, every word) and vector rankings
+// within the filter, fused by search.FuseScores with the embedder's
+// weight. A listing that holds none of the query's words (stopwords aside)
+// is returned only when its similarity reaches the embedder's relevance
+// floor, so a query that matches nothing returns nothing, and a filter
+// only narrows what the query found.
 func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	db, vec := s.DB, s.Vectors
 	if q.Text == "" {
@@ -149,15 +151,23 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	lists := [][]int64{kw}
+	cands, alpha := []search.Candidate(nil), 0.0
 	if vec.enabled() && vec.Index != nil {
-		vs, err := vectorRanking(ctx, vec, q, allow, depth)
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, vs)
+		alpha = vec.Tuning.Alpha
+		cands, err = vec.candidates(ctx, db, q, kw, allow, depth)
+	} else {
+		cands, err = keywordCandidates(ctx, db, q, kw)
 	}
-	seqs, scores := fuseRRF(lists, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	fused := search.FuseScores(cands, alpha)
+	seqs := make([]int64, 0, min(q.Limit, len(fused)))
+	scores := make(map[int64]float64, len(fused))
+	for _, f := range fused[:min(q.Limit, len(fused))] {
+		seqs = append(seqs, f.ID)
+		scores[f.ID] = f.Score
+	}
 	ls, err := db.ListingsBySeq(ctx, q.Filter.OrgID, seqs)
 	if err != nil {
 		return nil, err
@@ -170,37 +180,78 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	return out, nil
 }
 
-// vectorRanking ranks by similarity to the query, within allow when it
-// is not nil.
-func vectorRanking(ctx context.Context, vec *Vectors, q Query, allow []int64, depth int) ([]int64, error) {
-	vecs, err := vec.Embedder.Embed(ctx, []string{q.Text})
-	if err != nil || len(vecs) != 1 {
-		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable", err)
-	}
-	hits, err := vec.Index.Search(ctx, Space(q.Filter.OrgID), vecs[0], depth, allow)
+// keywordCandidates are the keyword hits alone (no embedder), with their
+// BM25 scores, less those that hold only stopwords of the query.
+func keywordCandidates(ctx context.Context, db *storage.DB, q Query, kw []int64) ([]search.Candidate, error) {
+	match, err := db.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, kw)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int64, 0, len(hits))
-	for _, h := range hits {
-		if h.Score >= minVectorScore {
-			out = append(out, h.ID)
+	out := make([]search.Candidate, 0, len(kw))
+	for i, id := range kw {
+		if match[i].Content {
+			out = append(out, search.Candidate{ID: id, Keyword: match[i].Score})
 		}
 	}
 	return out, nil
 }
 
-// fuseRRF merges rankings by reciprocal rank fusion (the engine's, shared
-// with knowledge search) and keeps the best n.
-func fuseRRF(lists [][]int64, n int) ([]int64, map[int64]float64) {
-	fused := search.FuseRRF(search.RRFK, lists...)
-	out := make([]int64, 0, min(n, len(fused)))
-	scores := make(map[int64]float64, len(fused))
-	for _, f := range fused {
-		scores[f.ID] = f.Score
-		if len(out) < n {
-			out = append(out, f.ID)
+// candidates joins the keyword hits and the depth nearest listings within
+// allow (nil: all), with both scores of each, less those under the
+// relevance floor.
+func (v *Vectors) candidates(ctx context.Context, db *storage.DB, q Query, kw, allow []int64, depth int) ([]search.Candidate, error) {
+	vecs, err := v.Embedder.Embed(ctx, []string{q.Text})
+	if err != nil || len(vecs) != 1 {
+		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable", err)
+	}
+	space := Space(q.Filter.OrgID)
+	hits, err := v.Index.Search(ctx, space, vecs[0], depth, allow)
+	if err != nil {
+		return nil, err
+	}
+	ids := append(make([]int64, 0, len(kw)+len(hits)), kw...)
+	cos := make(map[int64]float64, len(kw)+len(hits))
+	for _, h := range hits {
+		cos[h.ID] = float64(h.Score)
+	}
+	var missing []int64
+	seen := make(map[int64]bool, len(kw))
+	for _, id := range kw {
+		seen[id] = true
+		if _, ok := cos[id]; !ok {
+			missing = append(missing, id)
 		}
 	}
-	return out, scores
+	for _, h := range hits {
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(missing) > 0 {
+		more, err := v.Index.Search(ctx, space, vecs[0], len(missing), missing)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range more {
+			cos[h.ID] = float64(h.Score)
+		}
+	}
+	match, err := db.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, ids)
+	if err != nil {
+		return nil, err
+	}
+	floor := v.Tuning.MinSimilarity
+	if floor < 0 {
+		floor = math.Inf(-1)
+	}
+	out := make([]search.Candidate, 0, len(ids))
+	for i, id := range ids {
+		c, ok := cos[id]
+		if !match[i].Content && (!ok || c < floor) {
+			continue
+		}
+		out = append(out, search.Candidate{ID: id, Keyword: match[i].Score, Semantic: c})
+	}
+	return out, nil
 }

@@ -12,6 +12,9 @@ import (
 type Vectors struct {
 	Embedder embed.Embedder
 	Index    *storage.VectorIndex
+	// Tuning is how far search trusts the embedder (embed.TuningOf by
+	// default; the server passes the knowledge base's, with its overrides).
+	Tuning embed.SearchTuning
 }
 
 // NewVectors is the vector side over emb, sharing idx (the server passes
@@ -26,7 +29,7 @@ func NewVectors(db *storage.DB, emb embed.Embedder, idx *storage.VectorIndex) *V
 	if idx == nil {
 		idx = storage.NewVectorIndex(db)
 	}
-	return &Vectors{Embedder: emb, Index: idx}
+	return &Vectors{Embedder: emb, Index: idx, Tuning: embed.TuningOf(emb)}
 }
 
 // SpacePrefix starts the vector space of every organization's listings,

@@ -131,7 +131,9 @@ func Serve(t testing.TB, p Proc) *Server {
 	// A first run prints the key before it listens: it is in the pipe now.
 	select {
 	case l := <-first:
+		// "owner API key: agd_... (expires YYYY-MM-DD; make another with: ...)"
 		s.Key, _ = strings.CutPrefix(l, KeyPrefix)
+		s.Key, _, _ = strings.Cut(s.Key, " ")
 	case <-time.After(100 * time.Millisecond):
 	}
 	return s

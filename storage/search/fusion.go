@@ -5,37 +5,46 @@ import "sort"
 // Fused is one item of a fused ranking.
 type Fused struct {
 	ID    int64
-	Score float64 // sum over lists of 1/(k + rank), rank from 1
+	Score float64 // the fused score, higher is better
 }
 
-// RRFK is the usual reciprocal rank fusion constant (Cormack et al. 2009).
-const RRFK = 60
+// Candidate is one item of a hybrid search with the scores of both halves:
+// its BM25 score (0 when no query word occurs in it) and its cosine
+// similarity to the query embedding.
+type Candidate struct {
+	ID       int64
+	Keyword  float64
+	Semantic float64
+}
 
-// FuseRRF merges ranked id lists (best first) by reciprocal rank fusion:
-// an item scores sum(1/(k+rank)) over the lists it appears in. It needs no
-// score calibration between a BM25 and a cosine ranking, which is why both
-// knowledge and listing search fuse with it. Ties keep the order of first
-// appearance (earlier list first), so the result is deterministic.
-func FuseRRF(k float64, lists ...[]int64) []Fused {
-	score := map[int64]float64{}
-	order := map[int64]int{}
-	for _, l := range lists {
-		for r, id := range l {
-			if _, ok := order[id]; !ok {
-				order[id] = len(order)
-			}
-			score[id] += 1 / (k + float64(r+1))
-		}
+// FuseScores ranks candidates by a convex combination of their normalised
+// scores, alpha x semantic + (1-alpha) x keyword, each half divided by its
+// best score among the candidates (so the best keyword and the best semantic
+// match both score 1; a half with no positive score adds nothing). alpha is
+// how much the semantic half is trusted, from 0 (keyword only) to 1
+// (semantic only). Unlike reciprocal rank fusion it keeps how far apart two
+// hits are, so a strong keyword match is not pulled level with a weak
+// semantic one; the evaluation (app/kb eval_test.go) measured it ahead of
+// weighted RRF on every collection and embedder at the chosen weights.
+// Ties keep the candidates' order, so the result is deterministic.
+func FuseScores(cands []Candidate, alpha float64) []Fused {
+	alpha = min(1, max(0, alpha))
+	var kmax, smax float64
+	for _, c := range cands {
+		kmax = max(kmax, c.Keyword)
+		smax = max(smax, c.Semantic)
 	}
-	out := make([]Fused, 0, len(score))
-	for id, s := range score {
-		out = append(out, Fused{ID: id, Score: s})
-	}
-	sort.Slice(out, func(a, b int) bool {
-		if out[a].Score != out[b].Score {
-			return out[a].Score > out[b].Score
+	out := make([]Fused, len(cands))
+	for i, c := range cands {
+		var s float64
+		if kmax > 0 {
+			s += (1 - alpha) * c.Keyword / kmax
 		}
-		return order[out[a].ID] < order[out[b].ID]
-	})
+		if smax > 0 {
+			s += alpha * c.Semantic / smax
+		}
+		out[i] = Fused{ID: c.ID, Score: s}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
 	return out
 }

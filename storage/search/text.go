@@ -388,3 +388,41 @@ func (sc *textScratch) kth(k int) float32 {
 	}
 	return sc.heap.h[0].score
 }
+
+// Score returns the BM25 score of each of ids for terms (0 for an id that
+// holds none of them or is not in the space), scored as Search would: the
+// other half of a hybrid search asks for the keyword score of its semantic
+// hits without ranking the whole space again.
+func (sp *TextSpace) Score(terms []string, ids []int64) []float64 {
+	out := make([]float64, len(ids))
+	if len(terms) == 0 || sp.alive == 0 {
+		return out
+	}
+	mult := map[string]int{}
+	for _, t := range terms {
+		mult[t]++
+	}
+	n := float64(sp.alive)
+	norm := sp.lengthNorms()
+	for t, m := range mult {
+		p := sp.post[t]
+		if p == nil {
+			continue
+		}
+		df := min(float64(len(p.docs)), n)
+		w := float64(m) * math.Log(1+(n-df+0.5)/(df+0.5))
+		for i, id := range ids {
+			row, ok := sp.pos[id]
+			if !ok {
+				continue
+			}
+			// Rows are appended in order, so postings are sorted by row.
+			j := sort.Search(len(p.docs), func(j int) bool { return p.docs[j] >= row })
+			if j == len(p.docs) || p.docs[j] != row {
+				continue
+			}
+			out[i] += float64(bm25(w, p.tfs[j], norm[row]))
+		}
+	}
+	return out
+}

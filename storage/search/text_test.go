@@ -207,3 +207,42 @@ func exhaustiveBM25(sp *TextSpace, q TextQuery) []ScoredID {
 	}
 	return out
 }
+
+// ContentTokens drops stopwords, unless the text has nothing else.
+func TestContentTokens(t *testing.T) {
+	var tok Tokenizer
+	if got := tok.ContentTokens("What is the Heating of wings?", nil); !slices.Equal(got, []string{"heat", "wing"}) {
+		t.Fatalf("content tokens %q", got)
+	}
+	if got := tok.ContentTokens("what is it", nil); !slices.Equal(got, []string{"what", "is", "it"}) {
+		t.Fatalf("stopwords only %q", got)
+	}
+}
+
+// Score gives the same BM25 as Search, for the asked ids only, in their
+// order, after removals and re-adds.
+func TestTextSpaceScore(t *testing.T) {
+	tok := &Tokenizer{}
+	sp := NewTextSpace(tok)
+	sp.Add(1, Field{Text: "wing flutter at high speed"})
+	sp.Add(2, Field{Text: "the wing"})
+	sp.Add(3, Field{Text: "boundary layer"})
+	sp.Add(4, Field{Text: "gone wing"})
+	sp.Remove(4)
+	sp.Add(2, Field{Text: "the wing and the flutter"}) // a re-add moves 2 to a new row
+	terms := tok.Tokens("wing flutter", nil)
+	hits := sp.Search(TextQuery{Terms: terms, K: 10})
+	got := sp.Score(terms, []int64{3, 2, 4, 1, 99})
+	if got[0] != 0 || got[2] != 0 || got[4] != 0 {
+		t.Fatalf("non-matching ids scored: %v", got)
+	}
+	want := map[int64]float64{}
+	for _, h := range hits {
+		want[h.ID] = h.Score
+	}
+	for i, id := range []int64{2, 1} {
+		if s := got[i*2+1]; math.Abs(s-want[id]) > 1e-5 {
+			t.Fatalf("id %d: Score %v, Search %v", id, s, want[id])
+		}
+	}
+}

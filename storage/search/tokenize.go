@@ -33,20 +33,49 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r)
 
 // Tokens appends the words of text, stemmed, to dst.
 func (t *Tokenizer) Tokens(text string, dst []string) []string {
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) }) {
-		if s, ok := t.m.Load(w); ok {
-			dst = append(dst, s.(string))
-			continue
-		}
-		s := w
-		if len(w) <= maxStemLen {
-			s = english.Stem(w, false)
-		}
-		if t.n.Load() < stemCacheMax {
-			t.m.Store(w, s)
-			t.n.Add(1)
-		}
-		dst = append(dst, s)
+	for _, w := range words(text) {
+		dst = append(dst, t.stem(w))
 	}
 	return dst
+}
+
+// ContentTokens appends the words of text that carry meaning (not English
+// stopwords), stemmed, to dst; a text of stopwords only gives all of them.
+// A hit that holds only "the" or "of" of a query has not matched it: this
+// is what a keyword match means to the relevance floor.
+func (t *Tokenizer) ContentTokens(text string, dst []string) []string {
+	ws := words(text)
+	n := len(dst)
+	for _, w := range ws {
+		if !english.IsStopWord(w) {
+			dst = append(dst, t.stem(w))
+		}
+	}
+	if len(dst) == n {
+		for _, w := range ws {
+			dst = append(dst, t.stem(w))
+		}
+	}
+	return dst
+}
+
+// words splits text into lowercase words.
+func words(text string) []string {
+	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !isWordRune(r) })
+}
+
+// stem is the cached stem of a lowercase word.
+func (t *Tokenizer) stem(w string) string {
+	if s, ok := t.m.Load(w); ok {
+		return s.(string)
+	}
+	s := w
+	if len(w) <= maxStemLen {
+		s = english.Stem(w, false)
+	}
+	if t.n.Load() < stemCacheMax {
+		t.m.Store(w, s)
+		t.n.Add(1)
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package dial
+package sipdial
 
 import (
 	"context"
@@ -15,20 +15,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/dial"
+
 	"github.com/agentd/agentd/internal/sipptest"
 )
 
 // newTestSIP starts a SIP dialer against trunk; edit may change the config.
-func newTestSIP(t *testing.T, trunk string, edit func(*SIPConfig)) *SIP {
+func newTestSIP(t *testing.T, trunk string, edit func(*Config)) *Dialer {
 	t.Helper()
-	cfg := SIPConfig{Trunk: trunk, RingTimeout: 5 * time.Second, ResponseTimeout: 2 * time.Second}
+	cfg := Config{Trunk: trunk, RingTimeout: 5 * time.Second, ResponseTimeout: 2 * time.Second}
 	if edit != nil {
 		edit(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s, err := NewSIP(cfg, log)
+	s, err := New(cfg, log)
 	if err != nil {
-		t.Fatalf("NewSIP: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -47,7 +49,7 @@ type progressLog struct {
 	on       map[string]func()
 }
 
-func (p *progressLog) report(pr Progress) {
+func (p *progressLog) report(pr dial.Progress) {
 	p.mu.Lock()
 	p.statuses = append(p.statuses, pr.Status)
 	p.ids = append(p.ids, pr.SIPParticipantID)
@@ -69,7 +71,7 @@ func (p *progressLog) check(t *testing.T, want ...string) {
 	}
 	for i, id := range p.ids {
 		if id == "" || id != p.ids[0] {
-			t.Errorf("progress %d SIPParticipantID = %q, want the Call-ID %q", i, id, p.ids[0])
+			t.Errorf("progress %d SIPParticipantID = %q, want the dial.Call-ID %q", i, id, p.ids[0])
 		}
 		if p.rooms[i] != "" {
 			t.Errorf("progress %d RoomID = %q, want empty", i, p.rooms[i])
@@ -77,9 +79,9 @@ func (p *progressLog) check(t *testing.T, want ...string) {
 	}
 }
 
-var testCall = Call{ID: "call-1", Attempt: 1, PhoneNumber: "+15551230001", CallerID: "+15559870000"}
+var testCall = dial.Call{ID: "call-1", Attempt: 1, PhoneNumber: "+15551230001", CallerID: "+15559870000"}
 
-func dialOnce(t *testing.T, s *SIP, ctx context.Context, p *progressLog) (Result, time.Duration) {
+func dialOnce(t *testing.T, s *Dialer, ctx context.Context, p *progressLog) (dial.Result, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	res, err := s.Dial(ctx, testCall, p.report)
@@ -89,11 +91,11 @@ func dialOnce(t *testing.T, s *SIP, ctx context.Context, p *progressLog) (Result
 	return res, time.Since(start)
 }
 
-func wantResult(t *testing.T, got, want Result) {
+func wantResult(t *testing.T, got, want dial.Result) {
 	t.Helper()
 	got.Duration, want.Duration = 0, 0
 	if got != want {
-		t.Errorf("Result = %+v, want %+v", got, want)
+		t.Errorf("dial.Result = %+v, want %+v", got, want)
 	}
 }
 
@@ -103,8 +105,8 @@ func TestSIPAnswerThenHangup(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusRinging, StatusActive)
-	wantResult(t, res, Result{Status: StatusCompleted, SIPCode: 200})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging, dial.StatusActive)
+	wantResult(t, res, dial.Result{Status: dial.StatusCompleted, SIPCode: 200})
 	if res.Duration < 900*time.Millisecond || res.Duration > 2500*time.Millisecond {
 		t.Errorf("Duration = %v, want about 1s (sipp hangs up 1s after ACK)", res.Duration)
 	}
@@ -116,11 +118,11 @@ func TestSIPAnswerThenHangup(t *testing.T) {
 func TestSIPAnswerThenHangupTCP(t *testing.T) {
 	t.Parallel()
 	sipp := sipptest.Start(t, "answer_hangup", sipptest.Options{Calls: 1, Args: []string{"-t", "t1"}})
-	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.Transport = "TCP" })
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.Transport = "TCP" })
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusRinging, StatusActive)
-	wantResult(t, res, Result{Status: StatusCompleted, SIPCode: 200})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging, dial.StatusActive)
+	wantResult(t, res, dial.Result{Status: dial.StatusCompleted, SIPCode: 200})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
@@ -132,10 +134,10 @@ func TestSIPCancelWhileActive(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	p := progressLog{on: map[string]func(){StatusActive: func() { time.AfterFunc(300*time.Millisecond, cancel) }}}
+	p := progressLog{on: map[string]func(){dial.StatusActive: func() { time.AfterFunc(300*time.Millisecond, cancel) }}}
 	res, _ := dialOnce(t, s, ctx, &p)
-	p.check(t, StatusConnecting, StatusRinging, StatusActive)
-	wantResult(t, res, Result{Status: StatusCancelled, SIPCode: 200})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging, dial.StatusActive)
+	wantResult(t, res, dial.Result{Status: dial.StatusCancelled, SIPCode: 200})
 	if res.Duration < 250*time.Millisecond || res.Duration > 2*time.Second {
 		t.Errorf("Duration = %v, want about 300ms", res.Duration)
 	}
@@ -149,9 +151,9 @@ func TestSIPCloseHangsUpActiveCall(t *testing.T) {
 	t.Parallel()
 	sipp := sipptest.Start(t, "answer_wait_bye", sipptest.Options{Calls: 1})
 	s := newTestSIP(t, sipp.Addr, nil)
-	p := progressLog{on: map[string]func(){StatusActive: func() { go s.Close() }}}
+	p := progressLog{on: map[string]func(){dial.StatusActive: func() { go s.Close() }}}
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	wantResult(t, res, Result{Status: StatusCancelled, SIPCode: 200})
+	wantResult(t, res, dial.Result{Status: dial.StatusCancelled, SIPCode: 200})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (BYE received)", code)
 	}
@@ -166,8 +168,8 @@ func TestSIPBusy(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusRinging)
-	wantResult(t, res, Result{Status: StatusBusy, SIPCode: 486})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging)
+	wantResult(t, res, dial.Result{Status: dial.StatusBusy, SIPCode: 486})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0 (ACK received)", code)
 	}
@@ -179,8 +181,8 @@ func TestSIPRingThen480(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusRinging)
-	wantResult(t, res, Result{Status: StatusNoAnswer, SIPCode: 480})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging)
+	wantResult(t, res, dial.Result{Status: dial.StatusNoAnswer, SIPCode: 480})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
@@ -192,8 +194,8 @@ func TestSIPNotFound(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting)
-	wantResult(t, res, Result{Status: StatusFailed, SIPCode: 404, Reason: "SIP 404 Not Found"})
+	p.check(t, dial.StatusConnecting)
+	wantResult(t, res, dial.Result{Status: dial.StatusFailed, SIPCode: 404, Reason: "SIP 404 Not Found"})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
 	}
@@ -205,8 +207,8 @@ func TestSIPRetryAfter(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	var p progressLog
 	_, err := s.Dial(t.Context(), testCall, p.report)
-	if !errors.Is(err, ErrRetryLater) || !strings.Contains(err.Error(), "SIP 503 Service Unavailable") {
-		t.Errorf("err = %v, want ErrRetryLater with SIP 503", err)
+	if !errors.Is(err, dial.ErrRetryLater) || !strings.Contains(err.Error(), "SIP 503 Service Unavailable") {
+		t.Errorf("err = %v, want dial.ErrRetryLater with SIP 503", err)
 	}
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Errorf("sipp exit code %d, want 0", code)
@@ -216,11 +218,11 @@ func TestSIPRetryAfter(t *testing.T) {
 func TestSIPRingTimeoutSendsCancel(t *testing.T) {
 	t.Parallel()
 	sipp := sipptest.Start(t, "ring_forever", sipptest.Options{Calls: 1})
-	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.RingTimeout = time.Second })
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.RingTimeout = time.Second })
 	var p progressLog
 	res, took := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusRinging)
-	wantResult(t, res, Result{Status: StatusNoAnswer, SIPCode: 487})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging)
+	wantResult(t, res, dial.Result{Status: dial.StatusNoAnswer, SIPCode: 487})
 	if took < time.Second || took > 2500*time.Millisecond {
 		t.Errorf("Dial took %v, want about the 1s ring timeout", took)
 	}
@@ -236,10 +238,10 @@ func TestSIPCancelWhileRinging(t *testing.T) {
 	s := newTestSIP(t, sipp.Addr, nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	p := progressLog{on: map[string]func(){StatusRinging: cancel}}
+	p := progressLog{on: map[string]func(){dial.StatusRinging: cancel}}
 	res, took := dialOnce(t, s, ctx, &p)
-	p.check(t, StatusConnecting, StatusRinging)
-	wantResult(t, res, Result{Status: StatusCancelled, SIPCode: 487})
+	p.check(t, dial.StatusConnecting, dial.StatusRinging)
+	wantResult(t, res, dial.Result{Status: dial.StatusCancelled, SIPCode: 487})
 	if took > 2*time.Second {
 		t.Errorf("Dial took %v after cancel, want well under the 5s ring timeout", took)
 	}
@@ -256,24 +258,24 @@ func TestSIPNothingListening(t *testing.T) {
 	addr := "127.0.0.1:" + strconv.Itoa(sipptest.FreePort(t))
 	t.Run("udp", func(t *testing.T) {
 		t.Parallel()
-		s := newTestSIP(t, addr, func(c *SIPConfig) { c.ResponseTimeout = time.Second })
+		s := newTestSIP(t, addr, func(c *Config) { c.ResponseTimeout = time.Second })
 		var p progressLog
 		res, took := dialOnce(t, s, t.Context(), &p)
-		p.check(t, StatusConnecting)
-		wantResult(t, res, Result{Status: StatusFailed, Reason: "no response from trunk"})
+		p.check(t, dial.StatusConnecting)
+		wantResult(t, res, dial.Result{Status: dial.StatusFailed, Reason: "no response from trunk"})
 		if took < time.Second || took > 2500*time.Millisecond {
 			t.Errorf("Dial took %v, want about the 1s response timeout (not Timer B)", took)
 		}
 	})
 	t.Run("tcp", func(t *testing.T) {
 		t.Parallel()
-		s := newTestSIP(t, addr, func(c *SIPConfig) { c.Transport = "tcp" })
+		s := newTestSIP(t, addr, func(c *Config) { c.Transport = "tcp" })
 		var p progressLog
 		res, took := dialOnce(t, s, t.Context(), &p)
 		p.check(t)
-		if res.Status != StatusFailed || !strings.HasPrefix(res.Reason, "trunk unreachable: ") ||
+		if res.Status != dial.StatusFailed || !strings.HasPrefix(res.Reason, "trunk unreachable: ") ||
 			!strings.Contains(res.Reason, "refused") {
-			t.Errorf("Result = %+v, want failed, trunk unreachable: connection refused", res)
+			t.Errorf("dial.Result = %+v, want failed, trunk unreachable: connection refused", res)
 		}
 		if took > time.Second {
 			t.Errorf("Dial took %v, want an immediate failure", took)
@@ -284,11 +286,11 @@ func TestSIPNothingListening(t *testing.T) {
 func TestSIPDigestAuth(t *testing.T) {
 	t.Parallel()
 	sipp := sipptest.Start(t, "auth", sipptest.Options{Calls: 1})
-	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.Username, c.Password = "agentd", "s3cret" })
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.Username, c.Password = "agentd", "s3cret" })
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting, StatusActive)
-	wantResult(t, res, Result{Status: StatusCompleted, SIPCode: 200})
+	p.check(t, dial.StatusConnecting, dial.StatusActive)
+	wantResult(t, res, dial.Result{Status: dial.StatusCompleted, SIPCode: 200})
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {
 		t.Fatalf("sipp exit code %d, want 0", code)
 	}
@@ -321,8 +323,8 @@ func TestSIPAuthChallengeWithoutCredentials(t *testing.T) {
 	s := newTestSIP(t, addr, nil)
 	var p progressLog
 	res, _ := dialOnce(t, s, t.Context(), &p)
-	p.check(t, StatusConnecting)
-	wantResult(t, res, Result{Status: StatusFailed, SIPCode: 401, Reason: "SIP 401 Unauthorized"})
+	p.check(t, dial.StatusConnecting)
+	wantResult(t, res, dial.Result{Status: dial.StatusFailed, SIPCode: 401, Reason: "SIP 401 Unauthorized"})
 }
 
 // TestSIPConcurrentPaced places 20 calls paced at 5 per second against one
@@ -335,11 +337,11 @@ func TestSIPConcurrentPaced(t *testing.T) {
 	}
 	const n = 20
 	sipp := sipptest.Start(t, "answer_hangup", sipptest.Options{Calls: n})
-	s := newTestSIP(t, sipp.Addr, func(c *SIPConfig) { c.RingTimeout, c.ResponseTimeout = 15*time.Second, 5*time.Second })
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.RingTimeout, c.ResponseTimeout = 15*time.Second, 5*time.Second })
 	tick := time.NewTicker(time.Second / 5)
 	defer tick.Stop()
 	var wg sync.WaitGroup
-	results := make([]Result, n)
+	results := make([]dial.Result, n)
 	logs := make([]progressLog, n)
 	start := time.Now()
 	for i := range n {
@@ -360,16 +362,16 @@ func TestSIPConcurrentPaced(t *testing.T) {
 	wg.Wait()
 	ids := map[string]bool{}
 	for i := range n {
-		if results[i].Status != StatusCompleted {
+		if results[i].Status != dial.StatusCompleted {
 			t.Errorf("call %d: %+v, want completed", i, results[i])
 		}
-		logs[i].check(t, StatusConnecting, StatusRinging, StatusActive)
+		logs[i].check(t, dial.StatusConnecting, dial.StatusRinging, dial.StatusActive)
 		if len(logs[i].ids) > 0 {
 			ids[logs[i].ids[0]] = true
 		}
 	}
 	if len(ids) != n {
-		t.Errorf("%d distinct Call-IDs, want %d", len(ids), n)
+		t.Errorf("%d distinct dial.Call-IDs, want %d", len(ids), n)
 	}
 	t.Logf("20 calls dialled in %v, all done in %v", dialed, time.Since(start))
 	if code := sipp.Wait(t, 5*time.Second); code != 0 {

@@ -1,4 +1,8 @@
-package dial
+// Package sipdial is the direct SIP dialer (--dialer sip): outbound calls by
+// SIP INVITE to one trunk, and inbound INVITEs to a voice agent's number,
+// signalling only. It implements dial.Dialer and reports inbound calls to
+// a dial.Inbound.
+package sipdial
 
 import (
 	"context"
@@ -11,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/dial"
+
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
 )
@@ -19,17 +25,17 @@ import (
 // the trunk's first answer: sipgo alone would retransmit the INVITE until
 // Timer B (32 s) before giving up on a silent trunk.
 const (
-	DefaultSIPRingTimeout     = 30 * time.Second
-	DefaultSIPResponseTimeout = 5 * time.Second
-	DefaultSIPMaxCallDuration = time.Hour
+	DefaultRingTimeout     = 30 * time.Second
+	DefaultResponseTimeout = 5 * time.Second
+	DefaultMaxCallDuration = time.Hour
 
 	// sipHangupGrace bounds how long Dial waits for the trunk to confirm a
 	// CANCEL or BYE before it reports the outcome anyway.
 	sipHangupGrace = 3 * time.Second
 )
 
-// SIPConfig configures the direct SIP dialer.
-type SIPConfig struct {
+// Config configures the direct SIP dialer.
+type Config struct {
 	Trunk           string        // trunk host:port (port 5060 when left out); required
 	Transport       string        // "udp" (default) or "tcp"
 	Username        string        // digest user for 401/407 challenges
@@ -45,8 +51,8 @@ type SIPConfig struct {
 // media: the SDP offer names a port nobody listens on, so a person who
 // answers hears silence; the voice agent is expected to join through the
 // trunk side. One SIP user agent and socket serve all concurrent calls.
-type SIP struct {
-	cfg       SIPConfig
+type Dialer struct {
+	cfg       Config
 	log       *slog.Logger
 	trunkHost string
 	trunkPort int
@@ -58,8 +64,10 @@ type SIP struct {
 	ua         *sipgo.UserAgent
 	client     *sipgo.Client
 	dialogs    *sipgo.DialogClientCache
-	stop       context.CancelFunc // stops the listener
-	closing    context.Context    // done once Close starts: hangs up calls
+	inDialogs  *sipgo.DialogServerCache // answered inbound calls
+	inbound    dial.Inbound             // nil: INVITEs are refused
+	stop       context.CancelFunc       // stops the listener
+	closing    context.Context          // done once Close starts: hangs up calls
 	closeCalls context.CancelFunc
 
 	mu        sync.Mutex
@@ -70,14 +78,14 @@ type SIP struct {
 	bg        sync.WaitGroup // goroutines that finish a transaction after Dial returned
 }
 
-// NewSIP validates cfg, binds the local SIP socket and starts serving it
+// New validates cfg, binds the local SIP socket and starts serving it
 // (BYE from callees, OPTIONS keepalives). Close releases it.
-func NewSIP(cfg SIPConfig, log *slog.Logger) (*SIP, error) {
+func New(cfg Config, log *slog.Logger) (*Dialer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("dialer", "sip")
-	s := &SIP{cfg: cfg, log: log}
+	s := &Dialer{cfg: cfg, log: log}
 	if err := s.configure(); err != nil {
 		return nil, err
 	}
@@ -126,14 +134,13 @@ func NewSIP(cfg SIPConfig, log *slog.Logger) (*SIP, error) {
 	}
 	s.contactHd = contact
 	s.dialogs = sipgo.NewDialogClientCache(s.client, contact)
+	s.inDialogs = sipgo.NewDialogServerCache(s.client, contact)
 	srv.OnBye(s.onBye)
 	srv.OnOptions(func(req *sip.Request, tx sip.ServerTransaction) {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusOK, "OK", nil))
 	})
-	srv.OnInvite(func(req *sip.Request, tx sip.ServerTransaction) {
-		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "Inbound calls not accepted", nil))
-	})
-	srv.OnAck(func(*sip.Request, sip.ServerTransaction) {})
+	srv.OnInvite(s.onInvite) // sip_inbound.go
+	srv.OnAck(s.onAck)
 
 	s.ua = ua
 	var listenCtx context.Context
@@ -161,7 +168,7 @@ func NewSIP(cfg SIPConfig, log *slog.Logger) (*SIP, error) {
 
 // configure checks the config, fills defaults and works out the local
 // address the trunk can reach us at.
-func (s *SIP) configure() error {
+func (s *Dialer) configure() error {
 	c := &s.cfg
 	if c.Trunk == "" {
 		return errors.New("sip: trunk address is required (host:port)")
@@ -192,14 +199,14 @@ func (s *SIP) configure() error {
 		c.FromDomain = host
 	}
 	if c.RingTimeout <= 0 {
-		c.RingTimeout = DefaultSIPRingTimeout
+		c.RingTimeout = DefaultRingTimeout
 	}
 	if c.ResponseTimeout <= 0 {
-		c.ResponseTimeout = DefaultSIPResponseTimeout
+		c.ResponseTimeout = DefaultResponseTimeout
 	}
 	c.ResponseTimeout = min(c.ResponseTimeout, c.RingTimeout)
 	if c.MaxCallDuration <= 0 {
-		c.MaxCallDuration = DefaultSIPMaxCallDuration
+		c.MaxCallDuration = DefaultMaxCallDuration
 	}
 	if c.ListenAddr == "" {
 		c.ListenAddr = "0.0.0.0:0"
@@ -212,7 +219,7 @@ func (s *SIP) configure() error {
 
 // listen binds the local socket and returns the function that serves it
 // until its context ends.
-func (s *SIP) listen(srv *sipgo.Server) (func(context.Context), error) {
+func (s *Dialer) listen(srv *sipgo.Server) (func(context.Context), error) {
 	addr, err := net.ResolveUDPAddr("udp", s.cfg.ListenAddr)
 	if err != nil {
 		return nil, fmt.Errorf("sip: listen address %q: %w", s.cfg.ListenAddr, err)
@@ -268,12 +275,12 @@ func (s *SIP) listen(srv *sipgo.Server) (func(context.Context), error) {
 }
 
 // Name reports "sip".
-func (s *SIP) Name() string { return "sip" }
+func (s *Dialer) Name() string { return "sip" }
 
 // Close hangs up the calls in flight (as if their contexts were
 // cancelled), waits for them, and releases the socket. Later calls wait
 // for the first and return its result.
-func (s *SIP) Close() error {
+func (s *Dialer) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
@@ -289,15 +296,18 @@ func (s *SIP) Close() error {
 }
 
 // contact is the Contact header of our requests: the listening socket.
-func (s *SIP) contact() *sip.ContactHeader { return &s.contactHd }
+func (s *Dialer) contact() *sip.ContactHeader { return &s.contactHd }
 
-func (s *SIP) onBye(req *sip.Request, tx sip.ServerTransaction) {
-	if err := s.dialogs.ReadBye(req, tx); err != nil {
-		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
+func (s *Dialer) onBye(req *sip.Request, tx sip.ServerTransaction) {
+	if err := s.dialogs.ReadBye(req, tx); err == nil {
+		return
+	}
+	if err := s.inDialogs.ReadBye(req, tx); err != nil {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "dial.Call/Transaction Does Not Exist", nil))
 	}
 }
 
-func (s *SIP) respond(tx sip.ServerTransaction, res *sip.Response) {
+func (s *Dialer) respond(tx sip.ServerTransaction, res *sip.Response) {
 	if err := tx.Respond(res); err != nil {
 		s.log.Warn("sip respond", "status", res.StatusCode, "err", err)
 	}

@@ -1,10 +1,12 @@
-package dial
+package sipdial
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/dial"
 
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
@@ -21,26 +23,26 @@ const (
 // errSIPClosed is returned by Dial after Close.
 var errSIPClosed = errors.New("sip dialer closed")
 
-// Dial places one call attempt; see Dialer. The SIP Call-ID is reported as
+// Dial places one call attempt; see dial.Dialer. The SIP Call-ID is reported as
 // SIPParticipantID. Dial is safe for concurrent use.
-func (s *SIP) Dial(ctx context.Context, c Call, progress func(Progress)) (Result, error) {
+func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progress)) (dial.Result, error) {
 	if progress == nil {
-		progress = func(Progress) {}
+		progress = func(dial.Progress) {}
 	}
 	if !validSIPNumber(c.PhoneNumber) {
-		return Result{Status: StatusFailed, Reason: fmt.Sprintf("invalid phone number %q", c.PhoneNumber)}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: fmt.Sprintf("invalid phone number %q", c.PhoneNumber)}, nil
 	}
 	caller := c.CallerID
 	if caller == "" {
 		caller = "anonymous"
 	} else if !validSIPNumber(caller) {
-		return Result{Status: StatusFailed, Reason: fmt.Sprintf("invalid caller ID %q", caller)}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: fmt.Sprintf("invalid caller ID %q", caller)}, nil
 	}
 
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return Result{}, errSIPClosed
+		return dial.Result{}, errSIPClosed
 	}
 	s.calls.Add(1)
 	s.mu.Unlock()
@@ -54,13 +56,13 @@ func (s *SIP) Dial(ctx context.Context, c Call, progress func(Progress)) (Result
 	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, c.PhoneNumber, caller))
 	if err != nil {
 		if ctx.Err() != nil {
-			return Result{Status: StatusCancelled}, nil
+			return dial.Result{Status: dial.StatusCancelled}, nil
 		}
-		return Result{Status: StatusFailed, Reason: "trunk unreachable: " + err.Error()}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "trunk unreachable: " + err.Error()}, nil
 	}
 	defer dlg.Close()
 	k.dlg = dlg
-	k.report(StatusConnecting)
+	k.report(dial.StatusConnecting)
 
 	answered, stopped, res, err := k.waitAnswer(ctx)
 	if !answered || err != nil {
@@ -71,7 +73,7 @@ func (s *SIP) Dial(ctx context.Context, c Call, progress func(Progress)) (Result
 
 // newInvite builds the INVITE: To and Request-URI carry the callee at the
 // trunk, From the caller ID, with a signalling-only SDP offer.
-func (s *SIP) newInvite(callID, number, caller string) *sip.Request {
+func (s *Dialer) newInvite(callID, number, caller string) *sip.Request {
 	uri := sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}
 	if s.cfg.Transport == "tcp" {
 		uri.UriParams = sip.NewParams()
@@ -97,16 +99,16 @@ func (s *SIP) newInvite(callID, number, caller string) *sip.Request {
 
 // sipCall is the state of one Dial.
 type sipCall struct {
-	s        *SIP
+	s        *Dialer
 	callID   string
 	dlg      *sipgo.DialogClientSession
-	progress func(Progress)
+	progress func(dial.Progress)
 	ringing  bool
 	gotResp  bool
 }
 
 func (k *sipCall) report(status string) {
-	k.progress(Progress{Status: status, At: time.Now(), SIPParticipantID: k.callID})
+	k.progress(dial.Progress{Status: status, At: time.Now(), SIPParticipantID: k.callID})
 }
 
 // sipResp is what the answer goroutine hands over of each response.
@@ -120,7 +122,7 @@ type sipResp struct {
 // its context ends) so that a trunk that never confirms the CANCEL cannot
 // hold Dial past sipHangupGrace. answered reports a 2xx (ACK not yet sent);
 // stopped says whether Dial had already decided to end the attempt.
-func (k *sipCall) waitAnswer(ctx context.Context) (answered bool, stopped string, res Result, err error) {
+func (k *sipCall) waitAnswer(ctx context.Context) (answered bool, stopped string, res dial.Result, err error) {
 	cfg := k.s.cfg
 	respCh := make(chan sipResp, 32)
 	waitCtx, stopWait := context.WithCancelCause(context.Background())
@@ -155,7 +157,7 @@ func (k *sipCall) waitAnswer(ctx context.Context) (answered bool, stopped string
 		}
 		if r.code < 200 && !k.ringing && stopped == "" {
 			k.ringing = true
-			k.report(StatusRinging)
+			k.report(dial.StatusRinging)
 		}
 	}
 	stop := func(why string) {
@@ -215,15 +217,15 @@ func (k *sipCall) waitAnswer(ctx context.Context) (answered bool, stopped string
 	}
 }
 
-// settle turns the end of WaitAnswer into a Result for a call that was not
+// settle turns the end of WaitAnswer into a dial.Result for a call that was not
 // answered. It only reads the dialog after WaitAnswer returned.
-func (k *sipCall) settle(werr error, stopped string) (Result, error) {
+func (k *sipCall) settle(werr error, stopped string) (dial.Result, error) {
 	var final *sip.Response
 	if inv := k.dlg.InviteResponse; inv != nil && !inv.IsProvisional() {
 		final = inv
 	}
 	if werr == nil || (final != nil && final.IsSuccess()) {
-		return Result{}, nil // answered: talk decides
+		return dial.Result{}, nil // answered: talk decides
 	}
 	code := 0
 	if final != nil {
@@ -236,50 +238,50 @@ func (k *sipCall) settle(werr error, stopped string) (Result, error) {
 		return sipFinalResult(de.Res)
 	}
 	if !k.gotResp {
-		return Result{Status: StatusFailed, Reason: "no response from trunk: " + werr.Error()}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "no response from trunk: " + werr.Error()}, nil
 	}
-	return Result{Status: StatusFailed, Reason: "sip: " + werr.Error()}, nil
+	return dial.Result{Status: dial.StatusFailed, Reason: "sip: " + werr.Error()}, nil
 }
 
 // stoppedResult is the outcome of an attempt Dial ended itself; code is
 // the final answer to the INVITE when one came (487 after CANCEL).
-func stoppedResult(stopped string, code int) Result {
+func stoppedResult(stopped string, code int) dial.Result {
 	switch stopped {
 	case stopCancelled:
-		return Result{Status: StatusCancelled, SIPCode: code}
+		return dial.Result{Status: dial.StatusCancelled, SIPCode: code}
 	case stopRing:
-		return Result{Status: StatusNoAnswer, SIPCode: code}
+		return dial.Result{Status: dial.StatusNoAnswer, SIPCode: code}
 	default:
-		return Result{Status: StatusFailed, Reason: "no response from trunk"}
+		return dial.Result{Status: dial.StatusFailed, Reason: "no response from trunk"}
 	}
 }
 
 // talk ACKs the 2xx, reports active and waits for a BYE from the callee,
 // the caller's cancel or the maximum duration.
-func (k *sipCall) talk(ctx context.Context, stopped string) Result {
+func (k *sipCall) talk(ctx context.Context, stopped string) dial.Result {
 	answeredAt := time.Now()
 	took := func() time.Duration { return time.Since(answeredAt).Round(time.Millisecond) }
 	if err := k.dlg.Ack(context.Background()); err != nil {
 		k.s.log.Warn("sip ACK failed", "callId", k.callID, "err", err)
 		k.bye()
-		return Result{Status: StatusFailed, Reason: "sip: ACK failed: " + err.Error(), SIPCode: 200}
+		return dial.Result{Status: dial.StatusFailed, Reason: "sip: ACK failed: " + err.Error(), SIPCode: 200}
 	}
-	k.report(StatusActive)
+	k.report(dial.StatusActive)
 	if stopped == stopCancelled {
 		k.bye()
-		return Result{Status: StatusCancelled, SIPCode: 200, Duration: took()}
+		return dial.Result{Status: dial.StatusCancelled, SIPCode: 200, Duration: took()}
 	}
 	maxTimer := time.NewTimer(k.s.cfg.MaxCallDuration)
 	defer maxTimer.Stop()
 	select {
 	case <-k.dlg.Context().Done(): // the callee's BYE (answered 200 by onBye)
-		return Result{Status: StatusCompleted, SIPCode: 200, Duration: took()}
+		return dial.Result{Status: dial.StatusCompleted, SIPCode: 200, Duration: took()}
 	case <-ctx.Done():
 		k.bye()
-		return Result{Status: StatusCancelled, SIPCode: 200, Duration: took()}
+		return dial.Result{Status: dial.StatusCancelled, SIPCode: 200, Duration: took()}
 	case <-maxTimer.C:
 		k.bye()
-		return Result{Status: StatusCompleted, SIPCode: 200, Duration: took()}
+		return dial.Result{Status: dial.StatusCompleted, SIPCode: 200, Duration: took()}
 	}
 }
 

@@ -1,4 +1,4 @@
-package dial
+package sipdial
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/dial"
 
 	"github.com/emiago/sipgo/sip"
 )
@@ -34,26 +36,26 @@ func sipResponseText(code, reason, extra string) string {
 func TestSIPFinalResult(t *testing.T) {
 	cases := []struct {
 		code, reason, extra string
-		want                Result
+		want                dial.Result
 		retry               bool
 	}{
-		{"486", "Busy Here", "", Result{Status: StatusBusy, SIPCode: 486}, false},
-		{"408", "Request Timeout", "", Result{Status: StatusNoAnswer, SIPCode: 408}, false},
-		{"480", "Temporarily Unavailable", "", Result{Status: StatusNoAnswer, SIPCode: 480}, false},
-		{"487", "Request Terminated", "", Result{Status: StatusNoAnswer, SIPCode: 487}, false},
-		{"404", "Not Found", "", Result{Status: StatusFailed, SIPCode: 404, Reason: "SIP 404 Not Found"}, false},
-		{"603", "Decline", "", Result{Status: StatusFailed, SIPCode: 603, Reason: "SIP 603 Decline"}, false},
-		{"503", "Service Unavailable", "", Result{Status: StatusFailed, SIPCode: 503, Reason: "SIP 503 Service Unavailable"}, false},
-		{"503", "Service Unavailable", "Retry-After: 30\n", Result{}, true},
-		{"403", "Too Many Calls", "", Result{}, true},
-		{"480", "CPS Limit Exceeded", "", Result{}, true},
+		{"486", "Busy Here", "", dial.Result{Status: dial.StatusBusy, SIPCode: 486}, false},
+		{"408", "Request Timeout", "", dial.Result{Status: dial.StatusNoAnswer, SIPCode: 408}, false},
+		{"480", "Temporarily Unavailable", "", dial.Result{Status: dial.StatusNoAnswer, SIPCode: 480}, false},
+		{"487", "Request Terminated", "", dial.Result{Status: dial.StatusNoAnswer, SIPCode: 487}, false},
+		{"404", "Not Found", "", dial.Result{Status: dial.StatusFailed, SIPCode: 404, Reason: "SIP 404 Not Found"}, false},
+		{"603", "Decline", "", dial.Result{Status: dial.StatusFailed, SIPCode: 603, Reason: "SIP 603 Decline"}, false},
+		{"503", "Service Unavailable", "", dial.Result{Status: dial.StatusFailed, SIPCode: 503, Reason: "SIP 503 Service Unavailable"}, false},
+		{"503", "Service Unavailable", "Retry-After: 30\n", dial.Result{}, true},
+		{"403", "Too Many Calls", "", dial.Result{}, true},
+		{"480", "CPS Limit Exceeded", "", dial.Result{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.code+" "+c.reason, func(t *testing.T) {
 			got, err := sipFinalResult(parseSIPResponse(t, sipResponseText(c.code, c.reason, c.extra)))
 			if c.retry {
-				if !errors.Is(err, ErrRetryLater) || !strings.Contains(err.Error(), "SIP "+c.code) {
-					t.Errorf("err = %v, want ErrRetryLater naming SIP %s", err, c.code)
+				if !errors.Is(err, dial.ErrRetryLater) || !strings.Contains(err.Error(), "SIP "+c.code) {
+					t.Errorf("err = %v, want dial.ErrRetryLater naming SIP %s", err, c.code)
 				}
 				return
 			}
@@ -77,7 +79,7 @@ func TestValidSIPNumber(t *testing.T) {
 }
 
 func TestNewSIPConfig(t *testing.T) {
-	for _, cfg := range []SIPConfig{
+	for _, cfg := range []Config{
 		{},
 		{Trunk: "127.0.0.1:0"},
 		{Trunk: "127.0.0.1:99999"},
@@ -85,39 +87,39 @@ func TestNewSIPConfig(t *testing.T) {
 		{Trunk: "127.0.0.1:5060", Transport: "tls"},
 		{Trunk: "127.0.0.1:5060", ListenAddr: "not an address"},
 	} {
-		if s, err := NewSIP(cfg, nil); err == nil {
+		if s, err := New(cfg, nil); err == nil {
 			s.Close()
-			t.Errorf("NewSIP(%+v) accepted", cfg)
+			t.Errorf("New(%+v) accepted", cfg)
 		}
 	}
 
-	s, err := NewSIP(SIPConfig{Trunk: "127.0.0.1"}, nil)
+	s, err := New(Config{Trunk: "127.0.0.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	c := s.cfg
 	if s.trunkPort != 5060 || c.Transport != "udp" || c.FromDomain != "127.0.0.1" ||
-		c.RingTimeout != DefaultSIPRingTimeout || c.ResponseTimeout != DefaultSIPResponseTimeout ||
-		c.MaxCallDuration != DefaultSIPMaxCallDuration || c.ListenAddr != "127.0.0.1:0" ||
+		c.RingTimeout != DefaultRingTimeout || c.ResponseTimeout != DefaultResponseTimeout ||
+		c.MaxCallDuration != DefaultMaxCallDuration || c.ListenAddr != "127.0.0.1:0" ||
 		s.host != "127.0.0.1" || s.port == 0 || s.Name() != "sip" {
 		t.Errorf("defaults: %+v host %s:%d trunk port %d", c, s.host, s.port, s.trunkPort)
 	}
 }
 
 func TestSIPDialRejectsBadNumbers(t *testing.T) {
-	s, err := NewSIP(SIPConfig{Trunk: "127.0.0.1:9"}, nil)
+	s, err := New(Config{Trunk: "127.0.0.1:9"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, c := range []Call{
+	for _, c := range []dial.Call{
 		{PhoneNumber: "+1555\r\nX-Injected: 1", CallerID: "+1666"},
 		{PhoneNumber: "+15551230001", CallerID: "sip:evil@host"},
 	} {
 		called := false
-		res, err := s.Dial(t.Context(), c, func(Progress) { called = true })
-		if err != nil || res.Status != StatusFailed || !strings.HasPrefix(res.Reason, "invalid ") || called {
+		res, err := s.Dial(t.Context(), c, func(dial.Progress) { called = true })
+		if err != nil || res.Status != dial.StatusFailed || !strings.HasPrefix(res.Reason, "invalid ") || called {
 			t.Errorf("Dial(%q, %q) = %+v, %v (progress %v), want failed invalid without progress",
 				c.PhoneNumber, c.CallerID, res, err, called)
 		}
@@ -142,14 +144,14 @@ func FuzzSIPFinalResult(f *testing.F) {
 		}
 		got, err := sipFinalResult(res)
 		if err != nil {
-			if !errors.Is(err, ErrRetryLater) {
-				t.Fatalf("error %v is not ErrRetryLater", err)
+			if !errors.Is(err, dial.ErrRetryLater) {
+				t.Fatalf("error %v is not dial.ErrRetryLater", err)
 			}
 			return
 		}
 		switch got.Status {
-		case StatusBusy, StatusNoAnswer:
-		case StatusFailed:
+		case dial.StatusBusy, dial.StatusNoAnswer:
+		case dial.StatusFailed:
 			if !strings.HasPrefix(got.Reason, "SIP ") {
 				t.Fatalf("failed reason %q", got.Reason)
 			}
@@ -168,7 +170,7 @@ func FuzzSIPInvite(f *testing.F) {
 	f.Add("+15551230001", "+15559870000")
 	f.Add("+1555\r\nX: y", "")
 	f.Add("0044", "+1")
-	s := &SIP{cfg: SIPConfig{FromDomain: "agentd.test", Transport: "udp"}, trunkHost: "127.0.0.1", trunkPort: 5060, host: "127.0.0.1", port: 5070}
+	s := &Dialer{cfg: Config{FromDomain: "agentd.test", Transport: "udp"}, trunkHost: "127.0.0.1", trunkPort: 5060, host: "127.0.0.1", port: 5070}
 	s.contactHd = sip.ContactHeader{Address: sip.Uri{Scheme: "sip", User: "agentd", Host: "127.0.0.1", Port: 5070}}
 	f.Fuzz(func(t *testing.T, number, caller string) {
 		if !validSIPNumber(number) || !validSIPNumber(caller) {
@@ -189,7 +191,7 @@ func FuzzSIPInvite(f *testing.F) {
 // TestSIPListener checks what the local SIP socket answers on its own: 200
 // to OPTIONS keepalives, 481 to a BYE for no call, 403 to inbound INVITEs.
 func TestSIPListener(t *testing.T) {
-	s, err := NewSIP(SIPConfig{Trunk: "127.0.0.1:9", ListenAddr: "0.0.0.0:0"}, nil)
+	s, err := New(Config{Trunk: "127.0.0.1:9", ListenAddr: "0.0.0.0:0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ func TestSIPListener(t *testing.T) {
 		req := c.method + " sip:agentd@127.0.0.1 SIP/2.0\r\n" +
 			"Via: SIP/2.0/UDP " + local + ";branch=z9hG4bKtest" + strconv.Itoa(i) + "\r\n" +
 			"From: <sip:peer@127.0.0.1>;tag=p1\r\nTo: <sip:agentd@127.0.0.1>;tag=x1\r\n" +
-			"Call-ID: stray-" + strconv.Itoa(i) + "\r\nCSeq: 1 " + c.method + "\r\n" +
+			"dial.Call-ID: stray-" + strconv.Itoa(i) + "\r\nCSeq: 1 " + c.method + "\r\n" +
 			"Contact: <sip:peer@" + local + ">\r\nMax-Forwards: 70\r\nContent-Length: 0\r\n\r\n"
 		if _, err := conn.Write([]byte(req)); err != nil {
 			t.Fatal(err)
@@ -231,5 +233,28 @@ func TestSIPListener(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// SIP refusals with Retry-After (403, 503) and trunk limit phrases are
+// pushback; the Retry-After is read in seconds.
+func TestSIPPushback(t *testing.T) {
+	for _, c := range []struct {
+		code, reason, extra string
+		after               time.Duration
+	}{
+		{"503", "Service Unavailable", "Retry-After: 30\n", 30 * time.Second},
+		{"403", "Forbidden", "Retry-After: 120;duration=60\n", 2 * time.Minute},
+		{"403", "Too Many Calls", "", 0},
+	} {
+		_, err := sipFinalResult(parseSIPResponse(t, sipResponseText(c.code, c.reason, c.extra)))
+		var pb *dial.Pushback
+		ok := errors.As(err, &pb)
+		if !ok || pb.RetryAfter != c.after || !strings.Contains(pb.Error(), "SIP "+c.code) {
+			t.Errorf("%s %s: %v (%+v)", c.code, c.reason, err, pb)
+		}
+	}
+	if _, err := sipFinalResult(parseSIPResponse(t, sipResponseText("403", "Forbidden", ""))); err != nil {
+		t.Errorf("plain 403 is pushback: %v", err)
 	}
 }

@@ -1,0 +1,96 @@
+package doctor
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/storage"
+)
+
+func byCheck(r Report) map[string]Result {
+	m := map[string]Result{}
+	for _, c := range r.Checks {
+		m[c.Check] = c
+	}
+	return m
+}
+
+func newDB(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agentd.db")
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateOrg(context.Background(), "acme"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return path
+}
+
+func TestHealthyInstall(t *testing.T) {
+	emb, err := embed.NewBuiltin(128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Run(t.Context(), Input{DBPath: newDB(t), Dialer: "sim", Embedder: emb})
+	if !r.OK || r.Failed() != 0 || len(r.Checks) != 7 {
+		t.Fatalf("%+v", r)
+	}
+	m := byCheck(r)
+	for _, c := range []string{"config", "database", "integrity", "disk", "embedder", "clock"} {
+		if m[c].Status != OK {
+			t.Errorf("%s: %+v", c, m[c])
+		}
+	}
+	if m["dialer"].Status != Warn {
+		t.Errorf("sim dialer: %+v", m["dialer"])
+	}
+}
+
+// Nothing is created for a database that does not exist yet.
+func TestMissingDatabaseIsAWarning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "none.db")
+	r := Run(t.Context(), Input{DBPath: path, ConfigErr: errors.New("--dialer sip needs --sip-trunk\n--embedder \"x\"")})
+	m := byCheck(r)
+	if m["database"].Status != Warn || m["integrity"].Status != Skip || r.OK {
+		t.Fatalf("%+v", r)
+	}
+	if m["config"].Status != Fail || strings.Contains(m["config"].Detail, "\n") {
+		t.Fatalf("config: %+v", m["config"])
+	}
+	if _, err := storage.InspectFile(t.Context(), path); err == nil {
+		t.Fatal("the doctor created the database")
+	}
+}
+
+// A clock behind the newest stored time, or not set at all, fails.
+func TestClock(t *testing.T) {
+	path := newDB(t)
+	past := func() time.Time { return time.Now().Add(-time.Hour) }
+	if c := byCheck(Run(t.Context(), Input{DBPath: path, Now: past}))["clock"]; c.Status != Fail || !strings.Contains(c.Detail, "ahead of this clock") {
+		t.Fatalf("clock set back: %+v", c)
+	}
+	unset := func() time.Time { return time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC) }
+	if c := byCheck(Run(t.Context(), Input{DBPath: path, Now: unset}))["clock"]; c.Status != Fail {
+		t.Fatalf("clock unset: %+v", c)
+	}
+	r := &run{now: time.Now, serverTime: time.Now().Add(-time.Minute)}
+	if st, d := r.clock(t.Context()); st != Fail || !strings.Contains(d, "LiveKit") {
+		t.Fatalf("skew: %s %s", st, d)
+	}
+}
+
+// A broken embedder fails its check with the reason.
+func TestEmbedderFailure(t *testing.T) {
+	r := Run(t.Context(), Input{DBPath: newDB(t), EmbedderErr: errors.New("--embedder openai: model is required")})
+	if c := byCheck(r)["embedder"]; c.Status != Fail || !strings.Contains(c.Detail, "model is required") || r.OK {
+		t.Fatalf("%+v", c)
+	}
+}

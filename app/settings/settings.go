@@ -1,0 +1,121 @@
+// Package settings holds an organization's settings: for now its calling
+// hours (dial.CallingHours), read by the calls feature when it schedules
+// and by the dial queue when it dials.
+package settings
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentd/agentd/app/apitime"
+	"github.com/agentd/agentd/app/clean"
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/storage"
+)
+
+// Settings are an organization's settings as the API shows them.
+type Settings struct {
+	CallingHours CallingHours `json:"callingHours"`
+	UpdatedAt    *string      `json:"updatedAt"` // null until first saved
+}
+
+// CallingHours is the calling-hours rule (dial.CallingHours) as shown.
+type CallingHours struct {
+	Enabled         bool   `json:"enabled"`
+	Start           string `json:"start"`
+	End             string `json:"end"`
+	Days            []int  `json:"days"`
+	DefaultTimezone string `json:"defaultTimezone"`
+}
+
+// Patch is the body of PATCH /api/v2/organization/settings: each given
+// field replaces the stored one.
+type Patch struct {
+	CallingHours *HoursPatch `json:"callingHours"`
+}
+
+// HoursPatch changes some fields of the calling hours.
+type HoursPatch struct {
+	Enabled         *bool   `json:"enabled"`
+	Start           *string `json:"start"`
+	End             *string `json:"end"`
+	Days            *[]int  `json:"days"`
+	DefaultTimezone *string `json:"defaultTimezone"`
+}
+
+func view(h dial.CallingHours, updated time.Time) Settings {
+	s := Settings{CallingHours: CallingHours{Enabled: h.Enabled, Start: h.Start, End: h.End, Days: h.Days,
+		DefaultTimezone: h.DefaultTimezone}}
+	if s.CallingHours.Days == nil {
+		s.CallingHours.Days = []int{}
+	}
+	if !updated.IsZero() {
+		u := apitime.Format(updated)
+		s.UpdatedAt = &u
+	}
+	return s
+}
+
+// Get reads the organization's settings (the defaults when never saved:
+// calling hours off, 08:00-21:00 every day, UTC).
+func Get(ctx context.Context, db *storage.DB, orgID string) (Settings, error) {
+	st, err := db.GetOrgSettings(ctx, orgID)
+	if err != nil {
+		return Settings{}, err
+	}
+	h, err := dial.ParseCallingHours(st.CallingHours)
+	if err != nil {
+		return Settings{}, err
+	}
+	return view(h, st.UpdatedAt), nil
+}
+
+// Update applies a patch and saves the whole result; the first invalid
+// field is bad input named by its path (callingHours.start).
+func Update(ctx context.Context, db *storage.DB, orgID string, p Patch, now time.Time) (Settings, error) {
+	st, err := db.GetOrgSettings(ctx, orgID)
+	if err != nil {
+		return Settings{}, err
+	}
+	h, err := dial.ParseCallingHours(st.CallingHours)
+	if err != nil {
+		return Settings{}, err
+	}
+	if p.CallingHours == nil {
+		return Settings{}, &errs.Error{Kind: errs.Invalid, Field: "callingHours", Message: "nothing to change: give callingHours"}
+	}
+	c := p.CallingHours
+	if c.Enabled != nil {
+		h.Enabled = *c.Enabled
+	}
+	if c.Start != nil {
+		h.Start = clean.String(*c.Start)
+	}
+	if c.End != nil {
+		h.End = clean.String(*c.End)
+	}
+	if c.Days != nil {
+		h.Days = *c.Days
+	}
+	if c.DefaultTimezone != nil {
+		h.DefaultTimezone = clean.String(*c.DefaultTimezone)
+	}
+	h.Normalize()
+	if err := h.Validate(); err != nil {
+		field, msg := "callingHours", err.Error()
+		if fe, ok := err.(*dial.FieldError); ok {
+			field, msg = "callingHours."+fe.Field, fe.Msg
+		}
+		return Settings{}, &errs.Error{Kind: errs.Invalid, Field: field, Message: field + ": " + msg}
+	}
+	raw, err := json.Marshal(h)
+	if err != nil {
+		return Settings{}, err
+	}
+	if err := db.SaveOrgSettings(ctx, orgID, storage.OrgSettings{CallingHours: raw}, now); err != nil {
+		return Settings{}, err
+	}
+	return view(h, now), nil
+}

@@ -1,0 +1,55 @@
+package settings
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage"
+)
+
+func sp(s string) *string { return &s }
+func bp(b bool) *bool     { return &b }
+
+func TestUpdate(t *testing.T) {
+	ctx := context.Background()
+	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	org, _ := db.CreateOrg(ctx, "o")
+	s, err := Get(ctx, db, org.ID)
+	if err != nil || s.CallingHours.Enabled || s.CallingHours.Start != "08:00" || s.CallingHours.End != "21:00" ||
+		len(s.CallingHours.Days) != 7 || s.CallingHours.DefaultTimezone != "UTC" || s.UpdatedAt != nil {
+		t.Fatalf("defaults: %+v %v", s, err)
+	}
+	for _, c := range []struct {
+		p     HoursPatch
+		field string
+	}{
+		{HoursPatch{Start: sp("8am")}, "callingHours.start"},
+		{HoursPatch{End: sp("07:00")}, "callingHours.end"},
+		{HoursPatch{Days: &[]int{}}, "callingHours.days"},
+		{HoursPatch{Days: &[]int{1, 7}}, "callingHours.days"},
+		{HoursPatch{DefaultTimezone: sp("Mars/Olympus")}, "callingHours.defaultTimezone"},
+	} {
+		_, err := Update(ctx, db, org.ID, Patch{CallingHours: &c.p}, time.Now())
+		var e *errs.Error
+		if !errors.As(err, &e) || e.Field != c.field || e.Kind != errs.Invalid {
+			t.Errorf("%+v: %v, want invalid %s", c.p, err, c.field)
+		}
+	}
+	got, err := Update(ctx, db, org.ID, Patch{CallingHours: &HoursPatch{Enabled: bp(true), Days: &[]int{5, 1, 1, 2},
+		DefaultTimezone: sp("America/Chicago")}}, time.Now())
+	if err != nil || !got.CallingHours.Enabled || len(got.CallingHours.Days) != 3 || got.CallingHours.Days[0] != 1 || got.UpdatedAt == nil {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	again, _ := Get(ctx, db, org.ID)
+	if !again.CallingHours.Enabled || again.CallingHours.DefaultTimezone != "America/Chicago" || again.CallingHours.Start != "08:00" {
+		t.Fatalf("read back: %+v", again)
+	}
+}

@@ -1,0 +1,72 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/agentd/agentd/storage"
+)
+
+// outcomes are the final call statuses in the order the overview shows them.
+var outcomes = []string{storage.CallCompleted, storage.CallNoAnswer, storage.CallBusy, storage.CallFailed, storage.CallCancelled}
+
+// outcomeCount is one outcome's count for a template.
+type outcomeCount struct {
+	Status string
+	N      int
+}
+
+type overviewData struct {
+	Today      []outcomeCount
+	Ended      int
+	Answered   int
+	Dialled    int // ended calls that were dialled (all but cancelled ones)
+	Queued     int
+	Scheduled  int
+	Active     int
+	KBBacklog  int
+	Chart      chart
+	Days       []dayRow
+	Outcomes   []string
+	ZoneName   string
+	ServerTime time.Duration
+}
+
+func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
+	start := time.Now()
+	ctx := r.Context()
+	loc := s.cfg.Location
+	now := s.cfg.Now().In(loc)
+	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
+	ov, err := s.cfg.DB.CallOverview(ctx, u.OrgID, midnight)
+	if err != nil {
+		return err
+	}
+	backlog, err := s.cfg.DB.OrgKBBacklog(ctx, u.OrgID)
+	if err != nil {
+		return err
+	}
+	lastHour := now.Truncate(time.Hour)
+	from := lastHour.Add(-(chartHours - 1) * time.Hour)
+	hours, err := s.cfg.DB.CallsPerHour(ctx, u.OrgID, from, lastHour)
+	if err != nil {
+		return err
+	}
+	d := overviewData{Ended: ov.Ended(), Answered: ov.Answered, Queued: ov.Queued, Scheduled: ov.Scheduled,
+		Active: ov.Active, KBBacklog: backlog, Outcomes: outcomes, ZoneName: zoneName(now)}
+	d.Dialled = d.Ended - ov.EndedByStatus[storage.CallCancelled]
+	for _, st := range outcomes {
+		d.Today = append(d.Today, outcomeCount{st, ov.EndedByStatus[st]})
+	}
+	d.Chart = buildChart(hours, from, loc)
+	d.Days = dailyRows(hours, from, loc)
+	d.ServerTime = time.Since(start).Round(10 * time.Microsecond)
+	s.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", User: u, Data: d})
+	return nil
+}
+
+// zoneName names the zone times are shown in ("UTC", "CEST").
+func zoneName(t time.Time) string {
+	name, _ := t.Zone()
+	return name
+}

@@ -1,0 +1,127 @@
+package sipdial
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/dial"
+
+	"github.com/emiago/sipgo"
+	"github.com/emiago/sipgo/sip"
+)
+
+// Inbound SIP calls: an INVITE to the dialer's socket for a number of a
+// voice agent is answered (signalling only, like outbound calls: the SDP
+// names a port nobody listens on), recorded through the dial.Inbound, and
+// followed to its BYE. Without a dial.Inbound every INVITE is refused (403).
+
+// SetInbound makes the dialer answer INVITEs and report them to in.
+func (s *Dialer) SetInbound(in dial.Inbound) {
+	s.mu.Lock()
+	s.inbound = in
+	s.mu.Unlock()
+}
+
+// LocalAddr is the address the dialer's socket listens on (host:port):
+// where a trunk sends inbound INVITEs.
+func (s *Dialer) LocalAddr() string { return s.laddr.String() }
+
+// sipUser is the E.164 number in a SIP URI's user part ("+1555..." or
+// "1555..."), "" when it is not one.
+func sipUser(u sip.Uri) string {
+	user := strings.TrimSpace(u.User)
+	if !validSIPNumber(user) {
+		return ""
+	}
+	if !strings.HasPrefix(user, "+") {
+		user = "+" + user
+	}
+	return user
+}
+
+// onInvite answers an inbound INVITE (in its own goroutine: sipgo runs each
+// request's handler on one) and follows the call to its end.
+func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
+	s.mu.Lock()
+	in, closed := s.inbound, s.closed
+	if in != nil && !closed {
+		s.calls.Add(1)
+	}
+	s.mu.Unlock()
+	if in == nil || closed {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusForbidden, "dial.Inbound calls not accepted", nil))
+		return
+	}
+	defer s.calls.Done()
+	to, from := "", ""
+	if h := req.To(); h != nil {
+		to = sipUser(h.Address)
+	}
+	if to == "" {
+		to = sipUser(req.Recipient)
+	}
+	if h := req.From(); h != nil {
+		from = sipUser(h.Address)
+	}
+	if to == "" {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotFound, "Not Found", nil))
+		return
+	}
+	dlg, err := s.inDialogs.ReadInvite(req, tx)
+	if err != nil {
+		s.log.Warn("sip inbound: read invite", "err", err)
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusBadRequest, "Bad Request", nil))
+		return
+	}
+	defer dlg.Close()
+	ctx := context.Background()
+	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: req.CallID().Value(), At: time.Now().UTC()}
+	id, err := in.InboundStarted(ctx, c)
+	switch {
+	case errors.Is(err, dial.ErrNoAgent):
+		s.log.Info("sip inbound: no voice agent for the number", "to", to, "from", from)
+		_ = dlg.Respond(sip.StatusNotFound, "Not Found", nil)
+		return
+	case err != nil:
+		s.log.Error("sip inbound: record", "to", to, "err", err)
+		_ = dlg.Respond(sip.StatusInternalServerError, "Server Internal Error", nil)
+		return
+	}
+	s.log.Info("sip inbound call answered", "call", id, "to", to, "from", from, "sipCallId", c.Key)
+	if err := dlg.RespondSDP(sdpOffer(s.host)); err != nil {
+		c.At = time.Now().UTC()
+		in.InboundEnded(ctx, c, dial.StatusFailed, "answer not acknowledged: "+err.Error())
+		return
+	}
+	s.followInbound(dlg)
+	c.At = time.Now().UTC()
+	in.InboundEnded(ctx, c, dial.StatusCompleted, "")
+	s.log.Info("sip inbound call ended", "call", id)
+}
+
+// followInbound waits for the caller's BYE; at MaxCallDuration, or when
+// the dialer closes, it hangs up itself.
+func (s *Dialer) followInbound(dlg *sipgo.DialogServerSession) {
+	limit := time.NewTimer(s.cfg.MaxCallDuration)
+	defer limit.Stop()
+	select {
+	case <-dlg.Context().Done():
+		return
+	case <-limit.C:
+		s.log.Info("sip inbound: max call duration reached, hanging up")
+	case <-s.closing.Done():
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sipHangupGrace)
+	defer cancel()
+	if err := dlg.Bye(ctx); err != nil {
+		s.log.Warn("sip inbound: bye", "err", err)
+	}
+}
+
+// onAck confirms an answered inbound call; ACKs of our own outbound
+// dialogs never reach a server handler.
+func (s *Dialer) onAck(req *sip.Request, tx sip.ServerTransaction) {
+	_ = s.inDialogs.ReadAck(req, tx)
+}
