@@ -82,8 +82,10 @@ func (db *DB) UpdateCollection(ctx context.Context, orgID, id string, u Collecti
 	return db.GetCollection(ctx, orgID, id)
 }
 
-const collectionCols = `c.id, c.org_id, c.name, c.description, c.search_alpha, c.created_at, c.updated_at,
-	(SELECT count(*) FROM kb_sources s WHERE s.collection_id = c.id)`
+// collectionCols are a collection's columns; the last, its source count,
+// costs time in proportion to the sources (CheckCollection reads 0 instead).
+const collectionCols = collectionBase + `, (SELECT count(*) FROM kb_sources s WHERE s.collection_id = c.id)`
+const collectionBase = `c.id, c.org_id, c.name, c.description, c.search_alpha, c.created_at, c.updated_at`
 
 func scanCollection(sc interface{ Scan(...any) error }) (Collection, error) {
 	var c Collection
@@ -107,19 +109,13 @@ func (db *DB) GetCollection(ctx context.Context, orgID, id string) (Collection, 
 	return c, err
 }
 
-// CheckCollection returns a collection of the organization without its
-// source count (GetCollection counts the sources, which costs time in
-// proportion to them): the check every source write and search makes.
-// A collection of another organization is ErrNotFound.
+// CheckCollection is GetCollection without the source count (0): the
+// check every source write and search makes.
 func (db *DB) CheckCollection(ctx context.Context, orgID, id string) (Collection, error) {
-	var c Collection
-	var created, updated int64
-	err := db.readRow(ctx, "SELECT id, org_id, name, description, created_at, updated_at FROM kb_collections WHERE id = ? AND org_id = ?",
-		id, orgID).Scan(&c.ID, &c.OrgID, &c.Name, &c.Description, &created, &updated)
+	c, err := scanCollection(db.readRow(ctx, "SELECT "+collectionBase+", 0 FROM kb_collections c WHERE c.id = ? AND c.org_id = ?", id, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("collection %s: %w", id, ErrNotFound)
 	}
-	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
 	return c, err
 }
 
@@ -201,17 +197,8 @@ type UpsertResult struct {
 // metadata and role in place and reports unchanged, unless the source
 // failed: then it is queued again (updated), so posting it again retries it.
 func (db *DB) UpsertSource(ctx context.Context, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
-	st, err := db.writerStmts(ctx, sourceQueries[:]...)
-	if err != nil {
-		return UpsertResult{}, err
-	}
-	var res UpsertResult
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = upsertSource(ctx, bindStmts(ctx, tx, st), orgID, collectionID, in)
-		return err
-	})
-	return res, err
+	res, errs := db.UpsertSources(ctx, orgID, collectionID, []SourceInput{in})
+	return res[0], errs[0]
 }
 
 // UpsertSources writes sources in order (a repeated external id updates
@@ -220,26 +207,35 @@ func (db *DB) UpsertSource(ctx context.Context, orgID, collectionID string, in S
 // others standing: errs[i] is item i's error.
 func (db *DB) UpsertSources(ctx context.Context, orgID, collectionID string, ins []SourceInput) (res []UpsertResult, errs []error) {
 	res, errs = make([]UpsertResult, len(ins)), make([]error, len(ins))
-	st, err := db.writerStmts(ctx, sourceQueries[:]...)
-	if err == nil {
-		err = db.write(ctx, func(tx *sql.Tx) error {
-			b := bindStmts(ctx, tx, st)
-			for i, in := range ins {
-				var err error
-				if res[i], err = upsertSource(ctx, b, orgID, collectionID, in); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			return res, errs
+	err := db.upsertSources(ctx, orgID, collectionID, ins, res)
+	switch {
+	case err == nil:
+	case len(ins) == 1:
+		errs[0] = err
+	default:
+		for i := range ins {
+			errs[i] = db.upsertSources(ctx, orgID, collectionID, ins[i:i+1], res[i:i+1])
 		}
 	}
-	for i, in := range ins {
-		res[i], errs[i] = db.UpsertSource(ctx, orgID, collectionID, in)
-	}
 	return res, errs
+}
+
+// upsertSources writes sources in one transaction, their results into res.
+func (db *DB) upsertSources(ctx context.Context, orgID, collectionID string, ins []SourceInput, res []UpsertResult) error {
+	st, err := db.writerStmts(ctx, sourceQueries[:]...)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		b := bindStmts(ctx, tx, st)
+		for i, in := range ins {
+			var err error
+			if res[i], err = upsertSource(ctx, b, orgID, collectionID, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // sourceQueries are a source write's statements, prepared once on the
@@ -344,8 +340,7 @@ func (db *DB) ListSources(ctx context.Context, collectionID string, f SourceFilt
 	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM kb_sources WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, collection_id, external_id, title, status, chunk_count, file_size, error,
-		metadata, content_role, created_at, updated_at FROM kb_sources WHERE `+where+` ORDER BY created_at, rowid LIMIT ? OFFSET ?`,
+	rows, err := db.r.QueryContext(ctx, "SELECT "+sourceCols+" FROM kb_sources WHERE "+where+" ORDER BY created_at, rowid LIMIT ? OFFSET ?",
 		append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -353,22 +348,33 @@ func (db *DB) ListSources(ctx context.Context, collectionID string, f SourceFilt
 	defer rows.Close()
 	out := []Source{}
 	for rows.Next() {
-		var s Source
-		var errText sql.NullString
-		var meta string
-		var created, updated int64
-		if err := rows.Scan(&s.ID, &s.CollectionID, &s.ExternalID, &s.Title, &s.Status, &s.ChunkCount, &s.FileSize,
-			&errText, &meta, &s.ContentRole, &created, &updated); err != nil {
+		s, err := scanSource(rows)
+		if err != nil {
 			return nil, 0, err
 		}
-		if errText.Valid {
-			s.Error = &errText.String
-		}
-		s.Metadata = []byte(meta)
-		s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
 		out = append(out, s)
 	}
 	return out, total, rows.Err()
+}
+
+// sourceCols are the columns of a Source (scanSource reads them).
+const sourceCols = `id, collection_id, external_id, title, status, chunk_count, file_size, error,
+	metadata, content_role, created_at, updated_at`
+
+// scanSource reads a row of sourceCols, then into extra any columns after.
+func scanSource(sc interface{ Scan(...any) error }, extra ...any) (Source, error) {
+	var s Source
+	var errText sql.NullString
+	var meta string
+	var created, updated int64
+	err := sc.Scan(append([]any{&s.ID, &s.CollectionID, &s.ExternalID, &s.Title, &s.Status, &s.ChunkCount, &s.FileSize,
+		&errText, &meta, &s.ContentRole, &created, &updated}, extra...)...)
+	if errText.Valid {
+		s.Error = &errText.String
+	}
+	s.Metadata = []byte(meta)
+	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
+	return s, err
 }
 
 // DeleteSources deletes sources of a collection by external id in one

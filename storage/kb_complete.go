@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -12,17 +13,6 @@ import (
 type KBDone struct {
 	Job    KBJob
 	Chunks []KBChunk
-}
-
-// CompleteKBSource stores one processed job (CompleteKBSources of one); a
-// job overtaken by a newer write, a deletion or a reclaim is ErrConflict and
-// writes nothing.
-func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m VectorModel, chunks []KBChunk) error {
-	n, err := db.CompleteKBSources(ctx, owner, m, []KBDone{{Job: j, Chunks: chunks}})
-	if err == nil && n == 0 {
-		return errOvertaken(j)
-	}
-	return err
 }
 
 // CompleteKBSources replaces the chunks and vectors (made by model m;
@@ -37,52 +27,33 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 		if len(done) == 0 {
 			return nil
 		}
-		// Mark the jobs still current completed, and read them back for
-		// their events, in one statement.
-		now := ms(time.Now())
-		args := []any{now}
-		for _, d := range done {
-			args = append(args, d.Job.SourceID, d.Job.Revision, len(d.Chunks))
+		rows := make([][]any, len(done))
+		for i, d := range done {
+			rows[i] = []any{d.Job.SourceID, d.Job.Revision, len(d.Chunks)}
 		}
-		args = append(args, owner)
-		rows, err := tx.QueryContext(ctx, `UPDATE kb_sources SET status = 'completed', chunk_count = v.column3, error = NULL,
-			retries = 0, retry_at = NULL, lease_owner = NULL, lease_until = NULL, updated_at = ?
-			FROM (VALUES `+placeholders("(?, ?, ?)", len(done))+`) AS v
-			WHERE kb_sources.id = v.column1 AND kb_sources.revision = v.column2 AND kb_sources.lease_owner = ?
-			RETURNING `+sourceEventCols, args...)
+		srcs, err := finishJobs(ctx, tx, owner, `status = 'completed', chunk_count = v.column3, error = NULL,
+			retries = 0, retry_at = NULL`, rows)
 		if err != nil {
 			return err
 		}
-		srcs, err := scanEventSources(rows)
-		if err != nil {
-			return err
-		}
-		var keep []KBDone
 		var ids []string
-		var old []KBJob
+		var keep []KBDone
 		spaces := map[string]bool{}
 		for _, d := range done {
 			if _, ok := srcs[d.Job.SourceID]; !ok {
 				continue // overtaken
 			}
-			keep = append(keep, d)
-			ids = append(ids, d.Job.SourceID)
-			if d.Job.HadChunks {
-				old = append(old, d.Job)
-			}
+			ids, keep = append(ids, d.Job.SourceID), append(keep, d)
 			if s := KBSpace(d.Job.CollectionID); !spaces[s] {
 				spaces[s] = true
 				if err := ensureSpace(ctx, tx, s, m); err != nil {
 					return err
 				}
 			}
-		}
-		if len(keep) == 0 {
-			return nil
-		}
-		if len(old) > 0 {
-			if err := deleteJobChunks(ctx, tx, old); err != nil {
-				return err
+			if d.Job.HadChunks {
+				if err := deleteSourceChunks(ctx, tx, d.Job.CollectionID, d.Job.SourceID); err != nil {
+					return err
+				}
 			}
 		}
 		items, err := insertChunks(ctx, tx, keep)
@@ -100,103 +71,49 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 	return completed, err
 }
 
-// deleteJobChunks removes the chunks (and their vectors) the jobs' sources
-// had before.
-func deleteJobChunks(ctx context.Context, tx *sql.Tx, jobs []KBJob) error {
-	rows, err := tx.QueryContext(ctx, "SELECT id, collection_id FROM kb_chunks WHERE source_id IN ("+placeholders("?", len(jobs))+")", jobArgs(jobs)...)
-	if err != nil {
-		return err
-	}
-	old := map[string][]int64{}
-	for rows.Next() {
-		var id int64
-		var col string
-		if err := rows.Scan(&id, &col); err != nil {
-			rows.Close()
-			return err
-		}
-		old[col] = append(old[col], id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(old) == 0 {
-		return err
-	}
-	for col, ids := range old {
-		if err := deleteVectors(ctx, tx, KBSpace(col), ids); err != nil {
-			return err
-		}
-	}
-	_, err = tx.ExecContext(ctx, "DELETE FROM kb_chunks WHERE source_id IN ("+placeholders("?", len(jobs))+")", jobArgs(jobs)...)
-	return err
-}
-
 // chunkRowsPerInsert keeps a multi-row chunk insert under SQLite's limit of
 // bound parameters.
 const chunkRowsPerInsert = 400
 
 // insertChunks writes the jobs' chunks with multi-row inserts and returns
-// their vectors keyed by the new chunk ids, per vector space.
+// their vectors, keyed by the new chunk ids, per vector space. The ids are
+// given, following the table's AUTOINCREMENT sequence: ids never come back
+// after a delete, as the index mirrors expect.
 func insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone) (map[string][]VectorItem, error) {
-	type key struct {
-		src string
-		idx int
-	}
-	type row struct {
-		job   KBJob
-		chunk *KBChunk
-	}
-	var all []row
-	for _, d := range done {
-		for i := range d.Chunks {
-			all = append(all, row{d.Job, &d.Chunks[i]})
-		}
+	var id int64
+	if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
+		coalesce((SELECT max(id) FROM kb_chunks), 0))`).Scan(&id); err != nil {
+		return nil, err
 	}
 	out := map[string][]VectorItem{}
-	for len(all) > 0 {
-		part := all[:min(len(all), chunkRowsPerInsert)]
-		all = all[len(part):]
-		args := make([]any, 0, 6*len(part))
-		byKey := make(map[key]*row, len(part))
-		for i, r := range part {
-			hp := r.chunk.HeadingPath
-			if hp == nil {
-				hp = []string{}
+	args := make([]any, 0, 7*chunkRowsPerInsert)
+	flush := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO kb_chunks (id, source_id, collection_id, chunk_index, heading_path, content, tokens)
+			VALUES `+placeholders("(?, ?, ?, ?, ?, ?, ?)", len(args)/7), args...)
+		args = args[:0]
+		return err
+	}
+	for _, d := range done {
+		space := KBSpace(d.Job.CollectionID)
+		for _, c := range d.Chunks {
+			hpj, _ := json.Marshal(c.HeadingPath)
+			if c.HeadingPath == nil {
+				hpj = []byte("[]")
 			}
-			hpj, _ := json.Marshal(hp)
-			args = append(args, r.job.SourceID, r.job.CollectionID, r.chunk.Index, string(hpj), r.chunk.Content, r.chunk.Tokens)
-			byKey[key{r.job.SourceID, r.chunk.Index}] = &part[i]
-		}
-		rows, err := tx.QueryContext(ctx, `INSERT INTO kb_chunks (source_id, collection_id, chunk_index, heading_path, content, tokens)
-			VALUES `+placeholders("(?, ?, ?, ?, ?, ?)", len(part))+` RETURNING id, source_id, chunk_index`, args...)
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for rows.Next() {
-			var id int64
-			var k key
-			if err := rows.Scan(&id, &k.src, &k.idx); err != nil {
-				rows.Close()
-				return nil, err
+			id++
+			args = append(args, id, d.Job.SourceID, d.Job.CollectionID, c.Index, string(hpj), c.Content, c.Tokens)
+			out[space] = append(out[space], VectorItem{ID: id, Vec: c.Vec})
+			if len(args) == cap(args) {
+				if err := flush(); err != nil {
+					return nil, err
+				}
 			}
-			r := byKey[k]
-			if r == nil {
-				rows.Close()
-				return nil, fmt.Errorf("storage: chunk %d of source %s inserted twice", k.idx, k.src)
-			}
-			space := KBSpace(r.job.CollectionID)
-			out[space] = append(out[space], VectorItem{ID: id, Vec: r.chunk.Vec})
-			n++
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-		if n != len(part) {
-			return nil, fmt.Errorf("storage: %d chunks inserted, %d returned", len(part), n)
 		}
 	}
-	return out, nil
+	return out, flush()
 }
 
 // KBFailure is a job that failed with Msg as its error. A non-zero
@@ -209,65 +126,75 @@ type KBFailure struct {
 	RetryAt time.Time
 }
 
-// FailKBSource marks the job's source failed for good with msg, unless the
-// job was overtaken (ErrConflict).
-func (db *DB) FailKBSource(ctx context.Context, j KBJob, owner, msg string) error {
-	n, err := db.FailKBSources(ctx, owner, []KBFailure{{Job: j, Msg: msg, Retries: j.Retries}})
-	if err == nil && n == 0 {
-		return errOvertaken(j)
-	}
-	return err
-}
-
 // FailKBSources marks the jobs' sources failed with their errors, retries
 // scheduled where asked, in one transaction; overtaken jobs are skipped.
 // It returns how many it marked.
 func (db *DB) FailKBSources(ctx context.Context, owner string, fails []KBFailure) (marked int, err error) {
 	err = db.write(ctx, func(tx *sql.Tx) error {
-		jobs := make([]KBJob, len(fails))
+		rows := make([][]any, len(fails))
+		ids := make([]string, 0, len(fails))
 		for i, f := range fails {
-			jobs[i] = f.Job
-		}
-		cur, err := currentJobs(ctx, tx, jobs, owner)
-		if err != nil || len(cur) == 0 {
-			marked = 0
-			return err
-		}
-		live := make(map[string]bool, len(cur))
-		for _, j := range cur {
-			live[j.SourceID] = true
-		}
-		upd, err := tx.PrepareContext(ctx, `UPDATE kb_sources SET status = 'failed', error = ?, retries = ?, retry_at = ?,
-			lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`)
-		if err != nil {
-			return err
-		}
-		defer upd.Close()
-		now := ms(time.Now())
-		var ids []string
-		for _, f := range fails {
-			if !live[f.Job.SourceID] {
-				continue
-			}
 			var at any
 			if !f.RetryAt.IsZero() {
 				at = ms(f.RetryAt)
 			}
-			if _, err := upd.ExecContext(ctx, f.Msg, f.Retries, at, now, f.Job.SourceID); err != nil {
-				return err
+			rows[i] = []any{f.Job.SourceID, f.Job.Revision, f.Msg, f.Retries, at}
+		}
+		srcs, err := finishJobs(ctx, tx, owner, "status = 'failed', error = v.column3, retries = v.column4, retry_at = v.column5", rows)
+		if err != nil {
+			return err
+		}
+		for _, f := range fails {
+			if _, ok := srcs[f.Job.SourceID]; ok {
+				ids = append(ids, f.Job.SourceID)
 			}
-			ids = append(ids, f.Job.SourceID)
 		}
 		marked = len(ids)
-		return db.emitSources(ctx, tx, EventKBSourceFailed, ids)
+		return db.emitSourceEvents(ctx, tx, EventKBSourceFailed, ids, srcs)
 	})
 	return marked, err
 }
 
-// sourceEventCols are the columns an event's source view is built from
-// (scanEventSources reads them).
-const sourceEventCols = `id, org_id, collection_id, external_id, title, status, chunk_count, file_size,
-	error, metadata, content_role, created_at, updated_at`
+// ReleaseKBSources gives claimed jobs back (pending, no lease), e.g. when
+// the worker stops before finishing them; overtaken jobs are left alone.
+func (db *DB) ReleaseKBSources(ctx context.Context, jobs []KBJob, owner string) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	rows := make([][]any, len(jobs))
+	for i, j := range jobs {
+		rows[i] = []any{j.SourceID, j.Revision}
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		_, err := finishJobs(ctx, tx, owner, "status = 'pending'", rows)
+		return err
+	})
+}
+
+// finishJobs applies set (which may read v.column3 on: each row's values
+// after the source id and revision) to the sources of rows still current
+// (same revision, lease held by owner), drops their lease and returns them
+// as events show them; the others were overtaken (a newer write, a
+// deletion, a reclaim) and stay as they are.
+func finishJobs(ctx context.Context, tx *sql.Tx, owner, set string, rows [][]any) (map[string]eventSource, error) {
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	args := []any{ms(time.Now())}
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	args = append(args, owner)
+	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+	res, err := tx.QueryContext(ctx, `UPDATE kb_sources SET `+set+`, lease_owner = NULL, lease_until = NULL, updated_at = ?
+		FROM (VALUES `+placeholders(row, len(rows))+`) AS v
+		WHERE kb_sources.id = v.column1 AND kb_sources.revision = v.column2 AND kb_sources.lease_owner = ?
+		RETURNING `+sourceEventCols, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanEventSources(res)
+}
 
 // eventSource is a source as its events show it, with its organization.
 type eventSource struct {
@@ -275,48 +202,22 @@ type eventSource struct {
 	org string
 }
 
+// sourceEventCols are a source's columns with its organization.
+const sourceEventCols = sourceCols + ", org_id"
+
 // scanEventSources reads rows of sourceEventCols by id, and closes rows.
 func scanEventSources(rows *sql.Rows) (map[string]eventSource, error) {
 	defer rows.Close()
 	out := map[string]eventSource{}
 	for rows.Next() {
 		var x eventSource
-		var errText sql.NullString
-		var meta string
-		var created, updated int64
-		if err := rows.Scan(&x.s.ID, &x.org, &x.s.CollectionID, &x.s.ExternalID, &x.s.Title, &x.s.Status, &x.s.ChunkCount,
-			&x.s.FileSize, &errText, &meta, &x.s.ContentRole, &created, &updated); err != nil {
+		var err error
+		if x.s, err = scanSource(rows, &x.org); err != nil {
 			return nil, err
 		}
-		if errText.Valid {
-			x.s.Error = &errText.String
-		}
-		x.s.Metadata = []byte(meta)
-		x.s.CreatedAt, x.s.UpdatedAt = fromMS(created), fromMS(updated)
 		out[x.s.ID] = x
 	}
 	return out, rows.Err()
-}
-
-// emitSources writes a kb.source.* event for each source, read inside tx
-// with one query, in the order of ids.
-func (db *DB) emitSources(ctx context.Context, tx *sql.Tx, typ string, ids []string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+sourceEventCols+" FROM kb_sources WHERE id IN ("+placeholders("?", len(ids))+")", args...)
-	if err != nil {
-		return fmt.Errorf("storage: event sources: %w", err)
-	}
-	srcs, err := scanEventSources(rows)
-	if err != nil {
-		return err
-	}
-	return db.emitSourceEvents(ctx, tx, typ, ids, srcs)
 }
 
 // emitSourceEvents writes a kb.source.* event for each of ids, in order,

@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 )
 
@@ -33,19 +32,6 @@ type KBChunk struct {
 	// content from the chunk row. Kept until its callers stop setting it.
 	Body string
 	Vec  []float32
-}
-
-// ClaimKBSource takes the oldest queued source for owner until now+lease
-// (ClaimKBSources of one). Nothing to do is ErrNotFound.
-func (db *DB) ClaimKBSource(ctx context.Context, owner string, lease time.Duration) (KBJob, error) {
-	jobs, _, err := db.ClaimKBSources(ctx, owner, lease, 1, 0)
-	if err != nil {
-		return KBJob{}, err
-	}
-	if len(jobs) == 0 {
-		return KBJob{}, fmt.Errorf("no queued source: %w", ErrNotFound)
-	}
-	return jobs[0], nil
 }
 
 // claimQueries are the claim's hot statements, prepared once on the writer.
@@ -134,85 +120,14 @@ func (db *DB) ClaimKBSources(ctx context.Context, owner string, lease time.Durat
 	return jobs, nextRetry, err
 }
 
-// jobArgs are the source ids of jobs as query arguments.
-func jobArgs(jobs []KBJob) []any {
-	out := make([]any, len(jobs))
-	for i, j := range jobs {
-		out[i] = j.SourceID
-	}
-	return out
-}
-
-// RenewKBLease extends owner's claim on the job while it still holds it.
-func (db *DB) RenewKBLease(ctx context.Context, j KBJob, owner string, lease time.Duration) error {
-	return db.RenewKBLeases(ctx, []KBJob{j}, owner, lease)
-}
-
 // RenewKBLeases extends owner's claims on the jobs it still holds.
 func (db *DB) RenewKBLeases(ctx context.Context, jobs []KBJob, owner string, lease time.Duration) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE lease_owner = ? AND id IN ("+placeholders("?", len(jobs))+")",
-			append([]any{ms(time.Now().Add(lease)), owner}, jobArgs(jobs)...)...)
-		return err
-	})
-}
-
-// currentJobs keeps, inside tx, the jobs that are still current: the
-// source exists, has the job's revision (a newer write wins) and owner
-// holds it. The others were overtaken.
-func currentJobs(ctx context.Context, tx *sql.Tx, jobs []KBJob, owner string) ([]KBJob, error) {
-	if len(jobs) == 0 {
-		return nil, nil
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT id, revision, coalesce(lease_owner, '') FROM kb_sources WHERE id IN ("+placeholders("?", len(jobs))+")",
-		jobArgs(jobs)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	type state struct {
-		rev   int64
-		owner string
-	}
-	cur := make(map[string]state, len(jobs))
-	for rows.Next() {
-		var id string
-		var s state
-		if err := rows.Scan(&id, &s.rev, &s.owner); err != nil {
-			return nil, err
-		}
-		cur[id] = s
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	var out []KBJob
+	args := []any{ms(time.Now().Add(lease)), owner}
 	for _, j := range jobs {
-		if s, ok := cur[j.SourceID]; ok && s.rev == j.Revision && s.owner == owner {
-			out = append(out, j)
-		}
-	}
-	return out, nil
-}
-
-// ReleaseKBSource gives a claimed job back (pending, no lease), e.g. when
-// the worker stops before finishing it.
-func (db *DB) ReleaseKBSource(ctx context.Context, j KBJob, owner string) error {
-	return db.ReleaseKBSources(ctx, []KBJob{j}, owner)
-}
-
-// ReleaseKBSources gives claimed jobs back (pending, no lease).
-func (db *DB) ReleaseKBSources(ctx context.Context, jobs []KBJob, owner string) error {
-	if len(jobs) == 0 {
-		return nil
+		args = append(args, j.SourceID)
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		cur, err := currentJobs(ctx, tx, jobs, owner)
-		if err != nil || len(cur) == 0 {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', lease_owner = NULL, lease_until = NULL
-			WHERE id IN (`+placeholders("?", len(cur))+`)`, jobArgs(cur)...)
+		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE lease_owner = ? AND id IN ("+placeholders("?", len(jobs))+")", args...)
 		return err
 	})
 }
@@ -312,9 +227,4 @@ func (db *DB) SyncKBModel(ctx context.Context, m VectorModel, collectionID strin
 		return nil
 	})
 	return int(queued), err
-}
-
-// errOvertaken reports a single job that was overtaken.
-func errOvertaken(j KBJob) error {
-	return fmt.Errorf("source %s changed, was deleted or reclaimed during processing (revision %d): %w", j.SourceID, j.Revision, ErrConflict)
 }
