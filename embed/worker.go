@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -285,21 +286,22 @@ const retryLayout = "2006-01-02T15:04:05.000Z07:00"
 
 // failure is what a failed job records: an embedding service that was
 // unavailable schedules a retry with backoff while retries remain, and the
-// error says so; any other failure is final.
+// error says so ("embedding service unavailable: <cause>; retry 2 of 5 at
+// <time>"); any other failure is final.
 func (w *Worker) failure(j storage.KBJob, err error) storage.KBFailure {
 	f := storage.KBFailure{Job: j, Msg: err.Error(), Retries: j.Retries}
 	if !errors.Is(err, ErrUnavailable) {
 		return f
 	}
+	cause := strings.TrimPrefix(strings.TrimPrefix(f.Msg, "embedding failed: "), ErrEmbedder.Error()+": ")
 	if j.Retries >= w.cfg.Retries {
-		f.Msg = fmt.Sprintf("embedding service unavailable; gave up after %d retries (%v)", j.Retries, err)
+		f.Msg = fmt.Sprintf("%v: %s; gave up after %d retries", ErrUnavailable, cause, j.Retries)
 		return f
 	}
 	f.Retries = j.Retries + 1
 	d := min(w.cfg.RetryBackoff<<min(j.Retries, 20), maxRetryBackoff)
 	f.RetryAt = time.Now().Add(d).UTC().Truncate(time.Millisecond)
-	f.Msg = fmt.Sprintf("embedding service unavailable; retry %d of %d at %s (%v)",
-		f.Retries, w.cfg.Retries, f.RetryAt.Format(retryLayout), err)
+	f.Msg = fmt.Sprintf("%v: %s; retry %d of %d at %s", ErrUnavailable, cause, f.Retries, w.cfg.Retries, f.RetryAt.Format(retryLayout))
 	return f
 }
 
