@@ -269,3 +269,45 @@ func failOne(db *DB, j KBJob, owner, msg string) error {
 	}
 	return err
 }
+
+// A failure with a retry time is claimed again once that time comes (not
+// before: the claim reports when), with its retry count; RequeueFailedKB
+// queues every failed source at once, counts reset.
+func TestKBRetrySchedule(t *testing.T) {
+	ctx := context.Background()
+	k := newKBDB(t)
+	k.upsert("a", "alpha")
+	j, err := claimOne(k.DB, "w1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(200 * time.Millisecond).Truncate(time.Millisecond)
+	if n, err := k.FailKBSources(ctx, "w1", []KBFailure{{Job: j, Msg: "down; retry 1 of 5", Retries: 1, RetryAt: at}}); err != nil || n != 1 {
+		t.Fatalf("fail: %d %v", n, err)
+	}
+	jobs, next, err := k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
+	if err != nil || len(jobs) != 0 || !next.Equal(at) {
+		t.Fatalf("before the retry: %+v next %v (want %v) %v", jobs, next, at, err)
+	}
+	if s := k.source("a"); s.Status != "failed" || *s.Error != "down; retry 1 of 5" {
+		t.Fatalf("waiting for its retry: %+v", s)
+	}
+	time.Sleep(time.Until(at))
+	jobs, next, err = k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
+	if err != nil || len(jobs) != 1 || jobs[0].Retries != 1 || !next.IsZero() {
+		t.Fatalf("retry due: %+v next %v %v", jobs, next, err)
+	}
+	// Failed for good (no retry time): only RequeueFailedKB brings it back.
+	if err := failOne(k.DB, jobs[0], "w1", "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimOne(k.DB, "w1", time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a source failed for good was claimed: %v", err)
+	}
+	if n, err := k.RequeueFailedKB(ctx, k.col); err != nil || n != 1 {
+		t.Fatalf("requeue: %d %v", n, err)
+	}
+	if j, err := claimOne(k.DB, "w1", time.Minute); err != nil || j.Retries != 0 {
+		t.Fatalf("after requeue: %+v %v", j, err)
+	}
+}
