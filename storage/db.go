@@ -36,6 +36,7 @@ type DB struct {
 	r    *sql.DB
 
 	shm        *shmWatch // nil: no fast path, query every time
+	ckpt       *checkpointer
 	epochMu    sync.Mutex
 	epochSeen  bool
 	epochHdr   [48]byte
@@ -67,7 +68,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", walAutoCheckpoint))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
@@ -92,6 +93,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	db.r = r
 	db.shm = openShmWatch(path)
+	db.ckpt = startCheckpointer(db)
 	return db, nil
 }
 
@@ -112,6 +114,7 @@ func (db *DB) Close() error {
 	db.wstmts.m = nil
 	db.wstmts.Unlock()
 	db.stmtMu.Unlock()
+	db.ckpt.stop()
 	if db.shm != nil {
 		db.shm.close()
 		db.shm = nil
@@ -137,6 +140,7 @@ func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if wrote {
 		db.eventSig.fire()
 	}
+	db.ckpt.poke()
 	return nil
 }
 
