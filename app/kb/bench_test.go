@@ -37,7 +37,7 @@ func benchVocab(n int) []string {
 // collection of n chunks of ~120 Zipf-distributed words, embedded by the
 // built-in embedder at dims, written through the worker's storage calls.
 func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
-	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-bench-v1-%d-%d.db", n, dims))
+	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-bench-%s-%d-%d.db", schemaTag(), n, dims))
 	ctx := context.Background()
 	if _, err := os.Stat(path + ".done"); err == nil {
 		db, err := storage.Open(ctx, path)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -43,9 +44,7 @@ func speedSources(n int) (titles, texts []string) {
 // 50 through UpsertBatch, chunked and embedded by the background worker with
 // the built-in embedder at dims.
 func seedSpeedBench(b *testing.B, n, dims int) (path, orgID, colID string) {
-	// The name changes with the schema (a cached file of an older one would
-	// not migrate): v3 is migrations up to 0014.
-	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-speed-v3-%d-%d.db", n, dims))
+	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-speed-%s-%d-%d.db", schemaTag(), n, dims))
 	ctx := context.Background()
 	if _, err := os.Stat(path + ".done"); err == nil {
 		db := openDB(b, path)
@@ -81,6 +80,18 @@ func seedSpeedBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 	stop()
 	os.WriteFile(path+".done", nil, 0o644)
 	return path, orgID, colID
+}
+
+// schemaTag names the schema a cached benchmark database is made with (a
+// hash of the migration file names): a file of another schema, which
+// would not migrate, is never reused.
+func schemaTag() string {
+	names, _ := filepath.Glob("../../storage/migrations/*.sql")
+	h := fnv.New32a()
+	for _, n := range names {
+		h.Write([]byte(filepath.Base(n)))
+	}
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 // waitBacklog waits until no source of the collection is pending or processing.
