@@ -74,14 +74,8 @@ func (o *BatchListOptions) Validate() error {
 	if o.Status != "" && !batchStatuses[o.Status] {
 		return invalid("status", "status must be running, paused, completed or cancelled")
 	}
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 100:
-		return invalid("limit", "limit must be from 1 to 100")
-	}
-	if o.Offset < 0 {
-		return invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 100); err != nil {
+		return err
 	}
 	return nil
 }

@@ -77,14 +77,8 @@ func (o *ListOptions) Validate() error {
 	default:
 		return invalid("sortOrder", "sortOrder must be asc or desc")
 	}
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 100:
-		return invalid("limit", "limit must be from 1 to 100")
-	}
-	if o.Offset < 0 {
-		return invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 100); err != nil {
+		return err
 	}
 	if o.From != nil && o.To != nil && o.To.Before(*o.From) {
 		return invalid("to", "to must not be before from")

@@ -32,3 +32,18 @@ func Page(q url.Values, limit, offset *int, maxLimit int) *errs.Error {
 	}
 	return nil
 }
+
+// CheckPage applies the default limit (50) when none was given and checks
+// that limit is from 1 to maxLimit and offset is not negative.
+func CheckPage(limit *int, offset, maxLimit int) *errs.Error {
+	switch {
+	case *limit == 0:
+		*limit = 50
+	case *limit < 1 || *limit > maxLimit:
+		return &errs.Error{Kind: errs.Invalid, Field: "limit", Message: fmt.Sprintf("limit must be from 1 to %d", maxLimit)}
+	}
+	if offset < 0 {
+		return &errs.Error{Kind: errs.Invalid, Field: "offset", Message: "offset must be 0 or more"}
+	}
+	return nil
+}

@@ -164,14 +164,8 @@ func ParseQuery(q url.Values) (ListOptions, error) {
 
 // List returns one page of the organization's list.
 func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Page, error) {
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 1000:
-		return Page{}, invalid("limit", "limit must be from 1 to 1000")
-	}
-	if o.Offset < 0 {
-		return Page{}, invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 1000); err != nil {
+		return Page{}, err
 	}
 	if o.PhoneNumber != "" {
 		p, ok := Number(o.PhoneNumber)
