@@ -179,8 +179,6 @@ func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Ag
 	return a, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
-
 func scanAgent(s scanner) (Agent, error) {
 	var a Agent
 	var config, tools, phones string
@@ -196,12 +194,4 @@ func scanAgent(s scanner) (Agent, error) {
 	a.PhoneNumbers = nonNil(a.PhoneNumbers)
 	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
 	return a, nil
-}
-
-// nonNil turns a nil slice into an empty one so it stores as [] not null.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

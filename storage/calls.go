@@ -137,14 +137,6 @@ func scanCall(s scanner) (Call, error) {
 	return c, nil
 }
 
-// nullStr stores "" as NULL.
-func nullStr(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // nullJSON stores an empty raw value as NULL.
 func nullJSON(b json.RawMessage) any {
 	if len(b) == 0 {

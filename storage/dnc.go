@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -162,12 +161,4 @@ func (db *DB) ListDNC(ctx context.Context, orgID, number string, limit, offset i
 		out = append(out, e)
 	}
 	return out, total, rows.Err()
-}
-
-// placeholders repeats one row of placeholders n times, comma-separated.
-func placeholders(row string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return row + strings.Repeat(", "+row, n-1)
 }

@@ -1,17 +1,15 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Event types written by storage, in the transaction of the change each
@@ -32,15 +30,7 @@ const (
 )
 
 // Event is one entry of the event log.
-type Event struct {
-	Seq       int64 // the log's order; cursors resolve to it
-	ID        string
-	OrgID     string
-	Type      string
-	Subject   string          // the resource: call:<id>, kb_source:<id>, ...
-	Data      json.RawMessage // the resource as its GET shows it
-	CreatedAt time.Time
-}
+type Event = sqldb.Event
 
 // CallSnapshot is a call as its transaction left it, with its attempts and
 // the voice agent's result (nil when none): what GET /api/v1/calls/{id} reads.
@@ -95,31 +85,7 @@ func (db *DB) eventViews() EventViews {
 // EventsCommitted returns a channel closed at the next commit, in this
 // process, of a transaction that wrote events: the delivery worker and the
 // event stream wake on it (other processes' events are found by polling).
-func (db *DB) EventsCommitted() <-chan struct{} { return db.eventSig.wait() }
-
-// broadcast is a wake-up for any number of waiters.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *broadcast) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch == nil {
-		b.ch = make(chan struct{})
-	}
-	return b.ch
-}
-
-func (b *broadcast) fire() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch != nil {
-		close(b.ch)
-		b.ch = nil
-	}
-}
+func (db *DB) EventsCommitted() <-chan struct{} { return db.c.EventsCommitted() }
 
 // pendingEvent is an event about to be inserted.
 type pendingEvent struct {
@@ -129,45 +95,13 @@ type pendingEvent struct {
 	target       string
 }
 
-// marshalData encodes a view like the API does (no HTML escaping).
-func marshalData(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 // insertEvents appends events to the log inside tx and returns them.
 func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, evs []pendingEvent) ([]Event, error) {
-	if len(evs) == 0 {
-		return nil, nil
+	out := make([]sqldb.PendingEvent, len(evs))
+	for i, e := range evs {
+		out[i] = sqldb.PendingEvent{Type: e.typ, Subject: e.subject, OrgID: e.orgID, Data: e.data, Target: e.target}
 	}
-	now := time.Now().UTC()
-	out := make([]Event, 0, len(evs))
-	const row = "(?, ?, ?, ?, ?, ?, ?)"
-	const chunk = 500
-	for lo := 0; lo < len(evs); lo += chunk {
-		part := evs[lo:min(lo+chunk, len(evs))]
-		args := make([]any, 0, 7*len(part))
-		for _, e := range part {
-			data, err := marshalData(e.data)
-			if err != nil {
-				return nil, fmt.Errorf("storage: render %s event: %w", e.typ, err)
-			}
-			ev := Event{ID: uuid.NewString(), OrgID: e.orgID, Type: e.typ, Subject: e.subject, Data: data, CreatedAt: now}
-			out = append(out, ev)
-			args = append(args, ev.ID, ev.OrgID, ev.Type, ev.Subject, string(data), nullStr(e.target), ms(now))
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, org_id, type, subject, data, target_endpoint, created_at)
-			VALUES `+row+strings.Repeat(", "+row, len(part)-1), args...); err != nil {
-			return nil, fmt.Errorf("storage: insert events: %w", err)
-		}
-	}
-	db.txEvents.Store(tx, true)
-	return out, nil
+	return db.c.InsertEvents(ctx, tx, out)
 }
 
 // callEventType is the event a call's new status reports ("" for none).

@@ -203,3 +203,29 @@ func (db *DB) users(ctx context.Context, where string, args ...any) ([]User, err
 	}
 	return out, rows.Err()
 }
+
+// OrgsWithoutAdminKey lists the organizations in which no owner or admin
+// holds a usable key (not revoked, not expired at now): nobody can manage
+// them through the API until someone runs agentd key create.
+func (db *DB) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT o.id, o.name, o.created_at FROM orgs o
+		WHERE NOT EXISTS (SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
+			WHERE k.org_id = o.id AND u.role IN ('owner', 'admin')
+			AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?))
+		ORDER BY o.created_at`, ms(now))
+	if err != nil {
+		return nil, fmt.Errorf("storage: orgs without key: %w", err)
+	}
+	defer rows.Close()
+	var out []Org
+	for rows.Next() {
+		var o Org
+		var created int64
+		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
+			return nil, err
+		}
+		o.CreatedAt = fromMS(created)
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}

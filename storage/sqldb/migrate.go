@@ -1,9 +1,8 @@
-package storage
+package sqldb
 
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -12,9 +11,6 @@ import (
 	"time"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
 // migration is one numbered schema step, e.g. migrations/0003_kb.sql.
 type migration struct {
 	version int
@@ -22,8 +18,9 @@ type migration struct {
 	sql     string
 }
 
-func loadMigrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFS, "migrations/*.sql")
+// loadMigrations reads migrations/*.sql of fsys in version order.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +32,7 @@ func loadMigrations() ([]migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("storage: migration %s: name must start with a number and '_'", base)
 		}
-		b, err := migrationFS.ReadFile(n)
+		b, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}
@@ -54,7 +51,7 @@ func loadMigrations() ([]migration, error) {
 // immediate transaction, so two processes starting at once apply each step
 // exactly once.
 func (db *DB) migrate(ctx context.Context) error {
-	ms, err := loadMigrations()
+	ms, err := loadMigrations(db.migrations)
 	if err != nil {
 		return err
 	}
@@ -63,7 +60,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("storage: create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		err := db.write(ctx, func(tx *sql.Tx) error {
+		err := db.Write(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package storage
+package sqldb
 
 import (
 	"context"

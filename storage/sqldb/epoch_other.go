@@ -1,6 +1,6 @@
 //go:build !unix
 
-package storage
+package sqldb
 
 // shmWatch is unavailable here: every AuthEpoch call queries the database.
 type shmWatch struct{}

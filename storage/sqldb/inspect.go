@@ -1,9 +1,10 @@
-package storage
+package sqldb
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -19,10 +20,11 @@ type FileState struct {
 	NewestWrite time.Time
 }
 
-// InspectFile reads the FileState of the database at path. Unlike Open it
+// InspectFile reads the FileState of the database at path against the
+// migrations of this binary. Unlike Open it
 // creates nothing and applies no migration; a missing file is an error
 // wrapping os.ErrNotExist.
-func InspectFile(ctx context.Context, path string) (FileState, error) {
+func InspectFile(ctx context.Context, path string, migrations fs.FS) (FileState, error) {
 	if _, err := os.Stat(path); err != nil {
 		return FileState{}, fmt.Errorf("storage: %w", err)
 	}
@@ -56,7 +58,7 @@ func InspectFile(ctx context.Context, path string) (FileState, error) {
 			return FileState{}, err
 		}
 	}
-	ms, err := loadMigrations()
+	ms, err := loadMigrations(migrations)
 	if err != nil {
 		return FileState{}, err
 	}
@@ -82,35 +84,9 @@ func InspectFile(ctx context.Context, path string) (FileState, error) {
 		if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil {
 			continue // a table this file does not have yet
 		}
-		if v.Valid && fromMS(v.Int64).After(st.NewestWrite) {
-			st.NewestWrite = fromMS(v.Int64)
+		if v.Valid && FromMS(v.Int64).After(st.NewestWrite) {
+			st.NewestWrite = FromMS(v.Int64)
 		}
 	}
 	return st, nil
-}
-
-// OrgsWithoutAdminKey lists the organizations in which no owner or admin
-// holds a usable key (not revoked, not expired at now): nobody can manage
-// them through the API until someone runs agentd key create.
-func (db *DB) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT o.id, o.name, o.created_at FROM orgs o
-		WHERE NOT EXISTS (SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
-			WHERE k.org_id = o.id AND u.role IN ('owner', 'admin')
-			AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?))
-		ORDER BY o.created_at`, ms(now))
-	if err != nil {
-		return nil, fmt.Errorf("storage: orgs without key: %w", err)
-	}
-	defer rows.Close()
-	var out []Org
-	for rows.Next() {
-		var o Org
-		var created int64
-		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
-			return nil, err
-		}
-		o.CreatedAt = fromMS(created)
-		out = append(out, o)
-	}
-	return out, rows.Err()
 }
