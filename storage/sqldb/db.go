@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"runtime"
 	"sync"
-
 )
 
 // DB is the SQLite database: one writer connection (immediate transactions,
