@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -34,6 +36,9 @@ var (
 // locked" inside one process) and a pool of read-only connections, shared
 // by the domain stores embedded here.
 type DB struct {
+	*callstore.Calls
+	*agentstore.Agents
+
 	c *sqldb.DB
 	r *sql.DB // c's readers, for the queries of this package
 
@@ -53,7 +58,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{c: c, r: c.Reader()}
+	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c)}
+	db.Calls = callstore.New(c, func() callstore.Views {
+		v := db.eventViews()
+		return callstore.Views{Call: v.Call, Batch: v.Batch}
+	})
 	db.listingText = newTextIndex(db, loadListingText)
 	return db, nil
 }

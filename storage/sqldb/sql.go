@@ -1,7 +1,6 @@
 package sqldb
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -90,22 +89,4 @@ func NonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// QueryIDs runs a statement returning one id per row (UPDATE ... RETURNING id).
-func QueryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }

@@ -1,10 +1,12 @@
-package storage
+package callstore
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // The campaign rules of the dial queue's claim: which queued calls may be
@@ -45,10 +47,10 @@ type Undo struct {
 // scheduled for u.DueAt (its scheduledAt moves too when this was its first
 // attempt) or failed with u.Reason. A call cancelled meanwhile only loses
 // the claim. done is false when the claim no longer held the call.
-func (db *DB) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, error) {
+func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, error) {
 	var done bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		at := ms(u.At)
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		at := sqldb.MS(u.At)
 		var res sql.Result
 		var err error
 		const release = `attempts = attempts - 1, claim_token = NULL, worker_id = NULL, lease_until = NULL,
@@ -59,10 +61,10 @@ func (db *DB) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, er
 		case CallScheduled:
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', due_at = ?,
 				scheduled_at = CASE WHEN attempts = 1 THEN ? ELSE scheduled_at END, `+release+guard,
-				ms(u.DueAt), ms(u.DueAt), at, id, token)
+				sqldb.MS(u.DueAt), sqldb.MS(u.DueAt), at, id, token)
 		case CallFailed:
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'failed', failure_reason = ?,
-				last_outcome = 'failed', ended_at = ?, `+release+guard, nullStr(u.Reason), at, at, id, token)
+				last_outcome = 'failed', ended_at = ?, `+release+guard, sqldb.NullStr(u.Reason), at, at, id, token)
 		default:
 			return fmt.Errorf("undo claim: status %q: want scheduled or failed", u.Status)
 		}

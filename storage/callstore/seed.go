@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -23,9 +24,9 @@ type SeedCall struct {
 // benchmark support only (the workforce view needs calls in final states
 // without a dialer); real calls are created by the calls feature. It
 // returns the ids, in order.
-func (db *DB) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
+func (db *Calls) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
 	ids := make([]string, len(calls))
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, due_at, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
@@ -42,7 +43,7 @@ func (db *DB) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error)
 			if c.CreatedAt.IsZero() {
 				c.CreatedAt = time.Now()
 			}
-			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, ms(c.CreatedAt), ms(c.CreatedAt), ms(c.CreatedAt)); err != nil {
+			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt)); err != nil {
 				return fmt.Errorf("storage: seed call %d: %w", i, err)
 			}
 			ids[i] = c.ID
@@ -54,22 +55,22 @@ func (db *DB) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error)
 
 // SetCallStatusForTest moves a call to a status directly, as the dial
 // worker would. Test support only: the calls feature owns real transitions.
-func (db *DB) SetCallStatusForTest(ctx context.Context, callID, status string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, "UPDATE calls SET status = ?, updated_at = ? WHERE id = ?", status, ms(time.Now()), callID)
+func (db *Calls) SetCallStatusForTest(ctx context.Context, callID, status string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE calls SET status = ?, updated_at = ? WHERE id = ?", status, sqldb.MS(time.Now()), callID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("call %q: %w", callID, ErrNotFound)
+			return fmt.Errorf("call %q: %w", callID, sqldb.ErrNotFound)
 		}
 		return nil
 	})
 }
 
 // DeleteCallForTest removes a call row. Test support only.
-func (db *DB) DeleteCallForTest(ctx context.Context, callID string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Calls) DeleteCallForTest(ctx context.Context, callID string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM calls WHERE id = ?", callID)
 		return err
 	})

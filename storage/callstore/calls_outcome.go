@@ -1,10 +1,12 @@
-package storage
+package callstore
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // OutcomeVoicemail is the last outcome of an attempt a voice agent reported
@@ -16,18 +18,18 @@ const OutcomeVoicemail = "voicemail"
 // voicemail and, with retryAt, the call goes back to scheduled for its next
 // attempt. Only the call's latest attempt, still completed, is changed;
 // done is false otherwise.
-func (db *DB) SettleVoicemail(ctx context.Context, id string, attempt int, retryAt *time.Time, now time.Time) (bool, error) {
+func (db *Calls) SettleVoicemail(ctx context.Context, id string, attempt int, retryAt *time.Time, now time.Time) (bool, error) {
 	var done bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var res sql.Result
 		var err error
 		if retryAt != nil {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', last_outcome = 'voicemail', due_at = ?,
 				ended_at = NULL, updated_at = ? WHERE id = ? AND attempts = ? AND status = 'completed'`,
-				ms(*retryAt), ms(now), id, attempt)
+				sqldb.MS(*retryAt), sqldb.MS(now), id, attempt)
 		} else {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET last_outcome = 'voicemail', updated_at = ?
-				WHERE id = ? AND attempts = ? AND status = 'completed'`, ms(now), id, attempt)
+				WHERE id = ? AND attempts = ? AND status = 'completed'`, sqldb.MS(now), id, attempt)
 		}
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // The do-not-call list: numbers (E.164, cleaned by the caller) an
@@ -31,16 +33,16 @@ const dncChunk = 2000
 // AddDNC lists numbers for the organization (a number already listed keeps
 // its reason and date) and fails the organization's waiting calls to them.
 // It returns how many numbers were new and how many calls it failed.
-func (db *DB) AddDNC(ctx context.Context, orgID string, numbers []string, reason string, now time.Time) (added, failed int, err error) {
-	err = db.write(ctx, func(tx *sql.Tx) error {
+func (db *Calls) AddDNC(ctx context.Context, orgID string, numbers []string, reason string, now time.Time) (added, failed int, err error) {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		for lo := 0; lo < len(numbers); lo += dncChunk {
 			part := numbers[lo:min(lo+dncChunk, len(numbers))]
 			args := make([]any, 0, 4*len(part))
 			for _, n := range part {
-				args = append(args, orgID, n, nullStr(reason), ms(now))
+				args = append(args, orgID, n, sqldb.NullStr(reason), sqldb.MS(now))
 			}
 			res, err := tx.ExecContext(ctx, "INSERT INTO dnc_numbers (org_id, phone_number, reason, created_at) VALUES "+
-				placeholders("(?, ?, ?, ?)", len(part))+" ON CONFLICT DO NOTHING", args...)
+				sqldb.Placeholders("(?, ?, ?, ?)", len(part))+" ON CONFLICT DO NOTHING", args...)
 			if err != nil {
 				return err
 			}
@@ -53,7 +55,7 @@ func (db *DB) AddDNC(ctx context.Context, orgID string, numbers []string, reason
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'failed', failure_reason = ?, ended_at = ?, updated_at = ?
 			WHERE status IN `+waitingSQL+` AND org_id = ? AND EXISTS (SELECT 1 FROM dnc_numbers d
 				WHERE d.org_id = calls.org_id AND d.phone_number = calls.phone_number) RETURNING id`,
-			ReasonDoNotCall, ms(now), ms(now), orgID)
+			ReasonDoNotCall, sqldb.MS(now), sqldb.MS(now), orgID)
 		if err != nil {
 			return err
 		}
@@ -68,9 +70,9 @@ func (db *DB) AddDNC(ctx context.Context, orgID string, numbers []string, reason
 
 // RemoveDNC takes numbers off the organization's list and returns how many
 // were listed.
-func (db *DB) RemoveDNC(ctx context.Context, orgID string, numbers []string) (int, error) {
+func (db *Calls) RemoveDNC(ctx context.Context, orgID string, numbers []string) (int, error) {
 	removed := 0
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		for lo := 0; lo < len(numbers); lo += dncChunk {
 			part := numbers[lo:min(lo+dncChunk, len(numbers))]
 			args := []any{orgID}
@@ -78,7 +80,7 @@ func (db *DB) RemoveDNC(ctx context.Context, orgID string, numbers []string) (in
 				args = append(args, n)
 			}
 			res, err := tx.ExecContext(ctx, "DELETE FROM dnc_numbers WHERE org_id = ? AND phone_number IN ("+
-				placeholders("?", len(part))+")", args...)
+				sqldb.Placeholders("?", len(part))+")", args...)
 			if err != nil {
 				return err
 			}
@@ -95,9 +97,9 @@ func (db *DB) RemoveDNC(ctx context.Context, orgID string, numbers []string) (in
 
 // DNCListed reports whether the number is on the organization's list: one
 // primary-key probe through the statement cache.
-func (db *DB) DNCListed(ctx context.Context, orgID, number string) (bool, error) {
+func (db *Calls) DNCListed(ctx context.Context, orgID, number string) (bool, error) {
 	var n int
-	err := db.readRow(ctx, "SELECT count(*) FROM dnc_numbers WHERE org_id = ? AND phone_number = ?", orgID, number).Scan(&n)
+	err := db.c.ReadRow(ctx, "SELECT count(*) FROM dnc_numbers WHERE org_id = ? AND phone_number = ?", orgID, number).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("storage: do-not-call check: %w", err)
 	}
@@ -107,7 +109,7 @@ func (db *DB) DNCListed(ctx context.Context, orgID, number string) (bool, error)
 // DNCListedAmong returns which of numbers are on the organization's list
 // (a batch checks all its numbers at once): one cached statement, the
 // numbers passed as a JSON array.
-func (db *DB) DNCListedAmong(ctx context.Context, orgID string, numbers []string) (map[string]bool, error) {
+func (db *Calls) DNCListedAmong(ctx context.Context, orgID string, numbers []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(numbers) == 0 {
 		return out, nil
@@ -116,7 +118,7 @@ func (db *DB) DNCListedAmong(ctx context.Context, orgID string, numbers []string
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.readRows(ctx, `SELECT j.value FROM json_each(?) j WHERE EXISTS
+	rows, err := db.c.ReadRows(ctx, `SELECT j.value FROM json_each(?) j WHERE EXISTS
 		(SELECT 1 FROM dnc_numbers d WHERE d.org_id = ? AND d.phone_number = j.value)`, string(list), orgID)
 	if err != nil {
 		return nil, fmt.Errorf("storage: do-not-call check: %w", err)
@@ -134,7 +136,7 @@ func (db *DB) DNCListedAmong(ctx context.Context, orgID string, numbers []string
 
 // ListDNC returns one page of the organization's list in number order
 // (only number when set), and how many numbers match.
-func (db *DB) ListDNC(ctx context.Context, orgID, number string, limit, offset int) ([]DNCEntry, int, error) {
+func (db *Calls) ListDNC(ctx context.Context, orgID, number string, limit, offset int) ([]DNCEntry, int, error) {
 	cond, args := " WHERE org_id = ?", []any{orgID}
 	if number != "" {
 		cond, args = cond+" AND phone_number = ?", append(args, number)
@@ -157,7 +159,7 @@ func (db *DB) ListDNC(ctx context.Context, orgID, number string, limit, offset i
 		if err := rows.Scan(&e.PhoneNumber, &reason, &created); err != nil {
 			return nil, 0, err
 		}
-		e.Reason, e.CreatedAt = reason.String, fromMS(created)
+		e.Reason, e.CreatedAt = reason.String, sqldb.FromMS(created)
 		out = append(out, e)
 	}
 	return out, total, rows.Err()

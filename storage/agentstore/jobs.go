@@ -1,4 +1,4 @@
-package storage
+package agentstore
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -30,17 +31,17 @@ type Job struct {
 const jobColumns = "id, org_id, agent_id, name, status, trigger_type, trust_level, created_at, updated_at"
 
 // CreateJob stores a job for an agent of the same organization; an agent of
-// another organization (or none) is ErrNotFound.
-func (db *DB) CreateJob(ctx context.Context, j Job) (Job, error) {
+// another organization (or none) is sqldb.ErrNotFound.
+func (db *Agents) CreateJob(ctx context.Context, j Job) (Job, error) {
 	j.ID = uuid.NewString()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	j.CreatedAt, j.UpdatedAt = now, now
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		if err := agentInOrg(ctx, tx, j.OrgID, j.AgentID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, "INSERT INTO agent_jobs ("+jobColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			j.ID, j.OrgID, j.AgentID, j.Name, j.Status, j.TriggerType, j.TrustLevel, ms(j.CreatedAt), ms(j.UpdatedAt))
+			j.ID, j.OrgID, j.AgentID, j.Name, j.Status, j.TriggerType, j.TrustLevel, sqldb.MS(j.CreatedAt), sqldb.MS(j.UpdatedAt))
 		return err
 	})
 	if err != nil {
@@ -50,17 +51,17 @@ func (db *DB) CreateJob(ctx context.Context, j Job) (Job, error) {
 }
 
 // GetJob reads one job of the organization.
-func (db *DB) GetJob(ctx context.Context, orgID, id string) (Job, error) {
+func (db *Agents) GetJob(ctx context.Context, orgID, id string) (Job, error) {
 	j, err := scanJob(db.r.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM agent_jobs WHERE id = ? AND org_id = ?", id, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Job{}, fmt.Errorf("job %q: %w", id, ErrNotFound)
+		return Job{}, fmt.Errorf("job %q: %w", id, sqldb.ErrNotFound)
 	}
 	return j, err
 }
 
 // ListJobs returns the organization's jobs, newest first; a non-empty
 // agentID keeps that agent's only.
-func (db *DB) ListJobs(ctx context.Context, orgID, agentID string) ([]Job, error) {
+func (db *Agents) ListJobs(ctx context.Context, orgID, agentID string) ([]Job, error) {
 	q := "SELECT " + jobColumns + " FROM agent_jobs WHERE org_id = ?"
 	args := []any{orgID}
 	if agentID != "" {
@@ -72,14 +73,14 @@ func (db *DB) ListJobs(ctx context.Context, orgID, agentID string) ([]Job, error
 
 // UpdateJob reads the organization's job, lets change edit it and writes
 // it back in one transaction. A changed AgentID must name an agent of the
-// same organization (else ErrNotFound).
-func (db *DB) UpdateJob(ctx context.Context, orgID, id string, change func(*Job) error) (Job, error) {
+// same organization (else sqldb.ErrNotFound).
+func (db *Agents) UpdateJob(ctx context.Context, orgID, id string, change func(*Job) error) (Job, error) {
 	var j Job
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		j, err = scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM agent_jobs WHERE id = ? AND org_id = ?", id, orgID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("job %q: %w", id, ErrNotFound)
+			return fmt.Errorf("job %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -96,7 +97,7 @@ func (db *DB) UpdateJob(ctx context.Context, orgID, id string, change func(*Job)
 		j.UpdatedAt = time.Now().UTC().Truncate(time.Millisecond)
 		_, err = tx.ExecContext(ctx, `UPDATE agent_jobs SET agent_id = ?, name = ?, status = ?, trigger_type = ?,
 			trust_level = ?, updated_at = ? WHERE id = ? AND org_id = ?`,
-			j.AgentID, j.Name, j.Status, j.TriggerType, j.TrustLevel, ms(j.UpdatedAt), id, orgID)
+			j.AgentID, j.Name, j.Status, j.TriggerType, j.TrustLevel, sqldb.MS(j.UpdatedAt), id, orgID)
 		return err
 	})
 	if err != nil {
@@ -106,14 +107,14 @@ func (db *DB) UpdateJob(ctx context.Context, orgID, id string, change func(*Job)
 }
 
 // DeleteJob removes a job of the organization.
-func (db *DB) DeleteJob(ctx context.Context, orgID, id string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Agents) DeleteJob(ctx context.Context, orgID, id string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM agent_jobs WHERE id = ? AND org_id = ?", id, orgID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("job %q: %w", id, ErrNotFound)
+			return fmt.Errorf("job %q: %w", id, sqldb.ErrNotFound)
 		}
 		return nil
 	})
@@ -124,7 +125,7 @@ func agentInOrg(ctx context.Context, tx *sql.Tx, orgID, agentID string) error {
 	var one int
 	err := tx.QueryRowContext(ctx, "SELECT 1 FROM agents WHERE id = ? AND org_id = ?", agentID, orgID).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("agent %q: %w", agentID, ErrNotFound)
+		return fmt.Errorf("agent %q: %w", agentID, sqldb.ErrNotFound)
 	}
 	return err
 }
@@ -154,12 +155,12 @@ func queryJobs(ctx context.Context, q jobQuerier, query string, args ...any) ([]
 	return out, nil
 }
 
-func scanJob(s scanner) (Job, error) {
+func scanJob(s sqldb.Scanner) (Job, error) {
 	var j Job
 	var created, updated int64
 	if err := s.Scan(&j.ID, &j.OrgID, &j.AgentID, &j.Name, &j.Status, &j.TriggerType, &j.TrustLevel, &created, &updated); err != nil {
 		return Job{}, err
 	}
-	j.CreatedAt, j.UpdatedAt = fromMS(created), fromMS(updated)
+	j.CreatedAt, j.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return j, nil
 }

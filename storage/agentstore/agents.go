@@ -1,4 +1,4 @@
-package storage
+package agentstore
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -39,7 +40,7 @@ const agentColumns = `id, org_id, name, type, status, model, instructions, confi
 const agentOrder = " ORDER BY created_at DESC, rowid DESC"
 
 // CreateAgent stores a new agent; ID and times are set here.
-func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
+func (db *Agents) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	a.ID = uuid.NewString()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	a.CreatedAt, a.UpdatedAt = now, now
@@ -49,38 +50,38 @@ func (db *DB) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 	if len(a.Tools) == 0 {
 		a.Tools = json.RawMessage("[]")
 	}
-	a.PhoneNumbers = nonNil(a.PhoneNumbers)
+	a.PhoneNumbers = sqldb.NonNil(a.PhoneNumbers)
 	phones, err := json.Marshal(a.PhoneNumbers)
 	if err != nil {
 		return Agent{}, err
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "INSERT INTO agents ("+agentColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			a.ID, a.OrgID, a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools),
-			string(phones), a.Specialty, a.DisplayRole, ms(a.CreatedAt), ms(a.UpdatedAt))
+			string(phones), a.Specialty, a.DisplayRole, sqldb.MS(a.CreatedAt), sqldb.MS(a.UpdatedAt))
 		return err
 	})
 	return a, err
 }
 
 // GetAgent reads one agent of the organization; another organization's
-// agent is ErrNotFound, like a missing one.
-func (db *DB) GetAgent(ctx context.Context, orgID, id string) (Agent, error) {
+// agent is sqldb.ErrNotFound, like a missing one.
+func (db *Agents) GetAgent(ctx context.Context, orgID, id string) (Agent, error) {
 	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ? AND org_id = ?", id, orgID)
 	a, err := scanAgent(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Agent{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+		return Agent{}, fmt.Errorf("agent %q: %w", id, sqldb.ErrNotFound)
 	}
 	return a, err
 }
 
 // GetAgentAnyOrg reads an agent by id alone, for the internal service key
 // whose organization comes from the agent.
-func (db *DB) GetAgentAnyOrg(ctx context.Context, id string) (Agent, error) {
+func (db *Agents) GetAgentAnyOrg(ctx context.Context, id string) (Agent, error) {
 	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ?", id)
 	a, err := scanAgent(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Agent{}, fmt.Errorf("agent %q: %w", id, ErrNotFound)
+		return Agent{}, fmt.Errorf("agent %q: %w", id, sqldb.ErrNotFound)
 	}
 	return a, err
 }
@@ -96,7 +97,7 @@ type AgentFilter struct {
 
 // ListAgents returns one page of the organization's agents, newest first,
 // and whether more follow (it reads one row past the page to know).
-func (db *DB) ListAgents(ctx context.Context, orgID string, f AgentFilter) ([]Agent, bool, error) {
+func (db *Agents) ListAgents(ctx context.Context, orgID string, f AgentFilter) ([]Agent, bool, error) {
 	if f.Limit <= 0 || f.Offset < 0 {
 		return nil, false, fmt.Errorf("storage: list agents: bad page limit %d offset %d", f.Limit, f.Offset)
 	}
@@ -140,13 +141,13 @@ func (db *DB) ListAgents(ctx context.Context, orgID string, f AgentFilter) ([]Ag
 // lose each other's fields. An error from change aborts and is returned as
 // is (validation errors reach the client unchanged). ID, OrgID and
 // CreatedAt cannot change; UpdatedAt is set here.
-func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Agent) error) (Agent, error) {
+func (db *Agents) UpdateAgent(ctx context.Context, orgID, id string, change func(*Agent) error) (Agent, error) {
 	var a Agent
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		a, err = scanAgent(tx.QueryRowContext(ctx, "SELECT "+agentColumns+" FROM agents WHERE id = ? AND org_id = ?", id, orgID))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("agent %q: %w", id, ErrNotFound)
+			return fmt.Errorf("agent %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -161,7 +162,7 @@ func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Ag
 		if len(a.Tools) == 0 {
 			a.Tools = json.RawMessage("[]")
 		}
-		a.PhoneNumbers = nonNil(a.PhoneNumbers)
+		a.PhoneNumbers = sqldb.NonNil(a.PhoneNumbers)
 		phones, err := json.Marshal(a.PhoneNumbers)
 		if err != nil {
 			return err
@@ -170,7 +171,7 @@ func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Ag
 			config = ?, tools = ?, phone_numbers = ?, specialty = ?, display_role = ?, updated_at = ?
 			WHERE id = ? AND org_id = ?`,
 			a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools), string(phones),
-			a.Specialty, a.DisplayRole, ms(a.UpdatedAt), id, orgID)
+			a.Specialty, a.DisplayRole, sqldb.MS(a.UpdatedAt), id, orgID)
 		return err
 	})
 	if err != nil {
@@ -179,7 +180,7 @@ func (db *DB) UpdateAgent(ctx context.Context, orgID, id string, change func(*Ag
 	return a, nil
 }
 
-func scanAgent(s scanner) (Agent, error) {
+func scanAgent(s sqldb.Scanner) (Agent, error) {
 	var a Agent
 	var config, tools, phones string
 	var created, updated int64
@@ -191,7 +192,20 @@ func scanAgent(s scanner) (Agent, error) {
 	if err := json.Unmarshal([]byte(phones), &a.PhoneNumbers); err != nil {
 		return Agent{}, fmt.Errorf("agent %s phone numbers: %w", a.ID, err)
 	}
-	a.PhoneNumbers = nonNil(a.PhoneNumbers)
-	a.CreatedAt, a.UpdatedAt = fromMS(created), fromMS(updated)
+	a.PhoneNumbers = sqldb.NonNil(a.PhoneNumbers)
+	a.CreatedAt, a.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return a, nil
+}
+
+// VoiceAgentForNumber finds the voice agent a number is assigned to, across
+// organizations: the oldest agent that is not inactive when several are.
+func (db *Agents) VoiceAgentForNumber(ctx context.Context, number string) (Agent, error) {
+	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+` FROM agents WHERE type = 'voice' AND status != 'inactive'
+		AND EXISTS (SELECT 1 FROM json_each(agents.phone_numbers) j WHERE j.value = ?)
+		ORDER BY created_at, id LIMIT 1`, number)
+	a, err := scanAgent(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Agent{}, fmt.Errorf("voice agent with number %q: %w", number, sqldb.ErrNotFound)
+	}
+	return a, err
 }

@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// ErrCallNotDialled is returned (wrapping ErrConflict) when a result is
+// ErrCallNotDialled is returned (wrapping sqldb.ErrConflict) when a result is
 // written for a call no attempt of which was ever dialled.
-var ErrCallNotDialled = fmt.Errorf("call not dialled yet: %w", ErrConflict)
+var ErrCallNotDialled = fmt.Errorf("call not dialled yet: %w", sqldb.ErrConflict)
 
 // CallResult is what the voice agent reported about a call. Nil fields are
 // "not given": SaveCallResult keeps the stored value.
@@ -31,14 +33,14 @@ type CallResult struct {
 // organization: each given field replaces the stored one, metadata is merged
 // into metadata.result. A summary is also written to the call's summary
 // column (the call list shows it; the record prefers the stored result's).
-// Another organization's call is ErrNotFound; a call never dialled is
+// Another organization's call is sqldb.ErrNotFound; a call never dialled is
 // ErrCallNotDialled.
-func (db *DB) SaveCallResult(ctx context.Context, orgID string, r CallResult, now time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Calls) SaveCallResult(ctx context.Context, orgID string, r CallResult, now time.Time) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var attempts int
 		err := tx.QueryRowContext(ctx, "SELECT attempts FROM calls WHERE id = ? AND org_id = ?", r.CallID, orgID).Scan(&attempts)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("call %q: %w", r.CallID, ErrNotFound)
+			return fmt.Errorf("call %q: %w", r.CallID, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -53,13 +55,13 @@ func (db *DB) SaveCallResult(ctx context.Context, orgID string, r CallResult, no
 		if r.Outcome != nil {
 			outcome = *r.Outcome
 		}
-		at := ms(now)
+		at := sqldb.MS(now)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO call_results (call_id, summary, transcript, outcome, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (call_id) DO UPDATE SET summary = coalesce(excluded.summary, summary),
 				transcript = coalesce(excluded.transcript, transcript), outcome = coalesce(excluded.outcome, outcome),
 				updated_at = excluded.updated_at`,
-			r.CallID, summary, nullJSON(r.Transcript), outcome, at, at); err != nil {
+			r.CallID, summary, sqldb.NullJSON(r.Transcript), outcome, at, at); err != nil {
 			return err
 		}
 		if r.Metadata != nil {
@@ -86,15 +88,15 @@ func (db *DB) SaveCallResult(ctx context.Context, orgID string, r CallResult, no
 }
 
 // GetCallResult reads the stored result of a call (the caller has already
-// checked the call's organization); ErrNotFound when none was written.
-func (db *DB) GetCallResult(ctx context.Context, callID string) (CallResult, error) {
+// checked the call's organization); sqldb.ErrNotFound when none was written.
+func (db *Calls) GetCallResult(ctx context.Context, callID string) (CallResult, error) {
 	r := CallResult{CallID: callID}
 	var summary, transcript, outcome sql.NullString
 	var created, updated int64
 	err := db.r.QueryRowContext(ctx, `SELECT summary, transcript, outcome, created_at, updated_at
 		FROM call_results WHERE call_id = ?`, callID).Scan(&summary, &transcript, &outcome, &created, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
-		return CallResult{}, fmt.Errorf("result of call %q: %w", callID, ErrNotFound)
+		return CallResult{}, fmt.Errorf("result of call %q: %w", callID, sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return CallResult{}, fmt.Errorf("storage: call result: %w", err)
@@ -108,7 +110,7 @@ func (db *DB) GetCallResult(ctx context.Context, callID string) (CallResult, err
 	if outcome.Valid {
 		r.Outcome = &outcome.String
 	}
-	r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
+	r.CreatedAt, r.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return r, nil
 }
 
@@ -119,9 +121,9 @@ func (db *DB) GetCallResult(ctx context.Context, callID string) (CallResult, err
 // room: completed, duration from answer to endedAt, the claim released (the
 // dialling process, if alive, sees its claim gone and hangs up). A call
 // already final, re-dialled or elsewhere is left alone: done is false.
-func (db *DB) CompleteCallFromWebhook(ctx context.Context, callID string, attempt int, roomID string, endedAt time.Time) (done bool, err error) {
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		end := ms(endedAt)
+func (db *Calls) CompleteCallFromWebhook(ctx context.Context, callID string, attempt int, roomID string, endedAt time.Time) (done bool, err error) {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
+		end := sqldb.MS(endedAt)
 		var dur float64
 		var endAt int64
 		// endedAt has LiveKit's second precision: never before the answer.
@@ -131,7 +133,7 @@ func (db *DB) CompleteCallFromWebhook(ctx context.Context, callID string, attemp
 			claim_token = NULL, worker_id = NULL, lease_until = NULL, updated_at = ?
 			WHERE id = ? AND status = 'active' AND attempts = ? AND room_id = ?
 			RETURNING duration, ended_at`,
-			end, end, end, end, ms(time.Now()), callID, attempt, roomID).Scan(&dur, &endAt)
+			end, end, end, end, sqldb.MS(time.Now()), callID, attempt, roomID).Scan(&dur, &endAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

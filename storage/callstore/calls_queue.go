@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // The dial queue's side of the calls table: promotion of due calls, the
@@ -18,20 +20,20 @@ import (
 // PromoteDueCalls moves new calls on (initiated -> scheduled when due later,
 // queued when due) and scheduled calls that fell due to queued, all in one
 // transaction. It returns how many calls became queued.
-func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error) {
+func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error) {
 	// A read first: the scheduler calls this every poll, and most polls
 	// find nothing to do; only real work takes the writer.
 	var work bool
 	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
-		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND `+notPausedSQL+`)`, ms(now)).Scan(&work); err != nil {
+		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND `+notPausedSQL+`)`, sqldb.MS(now)).Scan(&work); err != nil {
 		return 0, fmt.Errorf("storage: due calls: %w", err)
 	}
 	if !work {
 		return 0, nil
 	}
 	var queued int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		n := ms(now)
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		n := sqldb.MS(now)
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'queued', updated_at = ?
 			WHERE status IN ('initiated', 'scheduled') AND due_at <= ? AND `+notPausedSQL+` RETURNING id`, n, n)
 		if err != nil {
@@ -51,7 +53,7 @@ func (db *DB) PromoteDueCalls(ctx context.Context, now time.Time) (int64, error)
 
 // NextDue returns the earliest due time among calls in the status (ok false
 // when there are none).
-func (db *DB) NextDue(ctx context.Context, status string) (time.Time, bool, error) {
+func (db *Calls) NextDue(ctx context.Context, status string) (time.Time, bool, error) {
 	var v sql.NullInt64
 	if err := db.r.QueryRowContext(ctx, "SELECT min(due_at) FROM calls WHERE status = ? AND "+notPausedSQL, status).Scan(&v); err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: next due: %w", err)
@@ -59,7 +61,7 @@ func (db *DB) NextDue(ctx context.Context, status string) (time.Time, bool, erro
 	if !v.Valid {
 		return time.Time{}, false, nil
 	}
-	return fromMS(v.Int64), true, nil
+	return sqldb.FromMS(v.Int64), true, nil
 }
 
 // Claim identifies one claim of a call attempt.
@@ -77,11 +79,11 @@ type Claim struct {
 // UPDATE is guarded by status = 'queued' inside one immediate transaction,
 // and the attempt row's primary key (call, attempt) backs it up: no two
 // claims, in this process or another, can get the same attempt.
-func (db *DB) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
+func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
 	var c Call
 	found := false
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		now := ms(cl.Now)
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		now := sqldb.MS(cl.Now)
 		var id string
 		var attempt int
 		err := tx.QueryRowContext(ctx, `UPDATE calls SET status = 'connecting', claim_token = ?, worker_id = ?,
@@ -92,7 +94,7 @@ func (db *DB) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
 				WHERE `+claimableSQL+` LIMIT 1)
 			AND status = 'queued'
 			RETURNING id, attempts`,
-			cl.Token, cl.WorkerID, ms(cl.LeaseUntil), now, nullStr(cl.Dialer), now, now).Scan(&id, &attempt)
+			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), now, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -125,10 +127,10 @@ type Progress struct {
 // RecordProgress writes a step of the attempt held by token. live is false
 // when the claim no longer holds (the call was cancelled or settled): the
 // worker should hang up.
-func (db *DB) RecordProgress(ctx context.Context, id, token string, p Progress) (bool, error) {
+func (db *Calls) RecordProgress(ctx context.Context, id, token string, p Progress) (bool, error) {
 	var live bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		at := ms(p.At)
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		at := sqldb.MS(p.At)
 		var prev string
 		if err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ?", id).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
@@ -137,7 +139,7 @@ func (db *DB) RecordProgress(ctx context.Context, id, token string, p Progress) 
 			job_id = coalesce(?, job_id), sip_participant_id = coalesce(?, sip_participant_id),
 			answered_at = CASE WHEN ? = 'active' THEN coalesce(answered_at, ?) ELSE answered_at END, updated_at = ?
 			WHERE id = ? AND claim_token = ? AND status IN `+liveSQL,
-			p.Status, nullStr(p.RoomID), nullStr(p.JobID), nullStr(p.SIPParticipantID), p.Status, at, at, id, token)
+			p.Status, sqldb.NullStr(p.RoomID), sqldb.NullStr(p.JobID), sqldb.NullStr(p.SIPParticipantID), p.Status, at, at, id, token)
 		if err != nil {
 			return err
 		}
@@ -145,7 +147,7 @@ func (db *DB) RecordProgress(ctx context.Context, id, token string, p Progress) 
 		live = n > 0
 		if live {
 			if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, room_id = coalesce(?, room_id)
-				WHERE claim_token = ?`, p.Status, nullStr(p.RoomID), token); err != nil {
+				WHERE claim_token = ?`, p.Status, sqldb.NullStr(p.RoomID), token); err != nil {
 				return err
 			}
 			if prev != p.Status {
@@ -191,10 +193,10 @@ func (o Outcome) label() string {
 // claim no longer held the call: a cancelled call keeps its status (the
 // attempt is still recorded and the claim released), and an attempt settled
 // elsewhere is left alone.
-func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (bool, error) {
+func (db *Calls) FinishAttempt(ctx context.Context, id, token string, o Outcome) (bool, error) {
 	var settled bool
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		end, reason := ms(o.EndedAt), nullStr(o.Reason)
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		end, reason := sqldb.MS(o.EndedAt), sqldb.NullStr(o.Reason)
 		var sipCode any
 		if o.SIPCode != 0 {
 			sipCode = o.SIPCode
@@ -203,19 +205,19 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 		args := []any{id, token}
 		if o.ExpiredBefore != nil {
 			guard += " AND lease_until < ?"
-			args = append(args, ms(*o.ExpiredBefore))
+			args = append(args, sqldb.MS(*o.ExpiredBefore))
 		}
 		var res sql.Result
 		var err error
 		if o.RetryAt != nil {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', due_at = ?, last_outcome = ?,
 				failure_reason = ?, sip_code = ?, claim_token = NULL, worker_id = NULL, lease_until = NULL,
-				updated_at = ?`+guard, append([]any{ms(*o.RetryAt), o.label(), reason, sipCode, end}, args...)...)
+				updated_at = ?`+guard, append([]any{sqldb.MS(*o.RetryAt), o.label(), reason, sipCode, end}, args...)...)
 		} else {
 			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = ?, last_outcome = ?, failure_reason = ?,
 				sip_code = ?, duration = ?, summary = coalesce(?, summary), ended_at = ?, claim_token = NULL, worker_id = NULL,
 				lease_until = NULL, updated_at = ?`+guard,
-				append([]any{o.Status, o.label(), reason, sipCode, o.Duration, nullStr(o.Summary), end, end}, args...)...)
+				append([]any{o.Status, o.label(), reason, sipCode, o.Duration, sqldb.NullStr(o.Summary), end, end}, args...)...)
 		}
 		if err != nil {
 			return err
@@ -259,14 +261,14 @@ func (db *DB) FinishAttempt(ctx context.Context, id, token string, o Outcome) (b
 // (ErrRetryLater): the call is queued again for dueAt without spending the
 // attempt, and the attempt row is removed (it was never dialled). A call
 // cancelled meanwhile only loses the claim.
-func (db *DB) RequeueAttempt(ctx context.Context, id, token string, dueAt time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		now := ms(time.Now())
+func (db *Calls) RequeueAttempt(ctx context.Context, id, token string, dueAt time.Time) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		now := sqldb.MS(time.Now())
 		_, err := tx.ExecContext(ctx, `UPDATE calls SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'queued' END,
 			due_at = ?, attempts = attempts - 1, claim_token = NULL, worker_id = NULL, lease_until = NULL,
 			room_id = NULL, job_id = NULL, sip_participant_id = NULL, updated_at = ?
 			WHERE id = ? AND claim_token = ? AND status IN ('connecting', 'ringing', 'active', 'cancelled')`,
-			ms(dueAt), now, id, token)
+			sqldb.MS(dueAt), now, id, token)
 		if err != nil {
 			return err
 		}
@@ -282,11 +284,11 @@ func (db *DB) RequeueAttempt(ctx context.Context, id, token string, dueAt time.T
 // RenewLeases extends the lease of every attempt the worker holds and
 // returns the claim tokens whose calls are still live; a held token missing
 // from the answer was cancelled (or lost) and must be hung up.
-func (db *DB) RenewLeases(ctx context.Context, workerID string, leaseUntil time.Time) (map[string]bool, error) {
+func (db *Calls) RenewLeases(ctx context.Context, workerID string, leaseUntil time.Time) (map[string]bool, error) {
 	live := map[string]bool{}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE calls SET lease_until = ? WHERE worker_id = ? AND claim_token IS NOT NULL`,
-			ms(leaseUntil), workerID); err != nil {
+			sqldb.MS(leaseUntil), workerID); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT claim_token FROM calls WHERE worker_id = ?
@@ -312,10 +314,10 @@ func (db *DB) RenewLeases(ctx context.Context, workerID string, leaseUntil time.
 
 // ExpiredClaims lists calls whose claimed attempt's lease ran out before
 // now: their worker died (or stalled) mid-dial.
-func (db *DB) ExpiredClaims(ctx context.Context, now time.Time) ([]Call, error) {
+func (db *Calls) ExpiredClaims(ctx context.Context, now time.Time) ([]Call, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT "+callColumns+callFrom+
 		" WHERE c.claim_token IS NOT NULL AND c.lease_until < ? AND c.status IN "+
-		strings.Replace(liveSQL, "(", "('cancelled', ", 1), ms(now))
+		strings.Replace(liveSQL, "(", "('cancelled', ", 1), sqldb.MS(now))
 	if err != nil {
 		return nil, fmt.Errorf("storage: expired claims: %w", err)
 	}

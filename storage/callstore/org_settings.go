@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // OrgSettings are an organization's settings. CallingHours is the dial
@@ -19,11 +21,11 @@ type OrgSettings struct {
 // GetOrgSettings reads the organization's settings; an organization that
 // never saved any has the zero value. It is on the path of every schedule
 // and dial, so it goes through the statement cache.
-func (db *DB) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings, error) {
+func (db *Calls) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings, error) {
 	var s OrgSettings
 	var hours sql.NullString
 	var updated int64
-	err := db.readRow(ctx, "SELECT calling_hours, updated_at FROM org_settings WHERE org_id = ?", orgID).Scan(&hours, &updated)
+	err := db.c.ReadRow(ctx, "SELECT calling_hours, updated_at FROM org_settings WHERE org_id = ?", orgID).Scan(&hours, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrgSettings{}, nil
 	}
@@ -33,16 +35,16 @@ func (db *DB) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings, er
 	if hours.Valid {
 		s.CallingHours = json.RawMessage(hours.String)
 	}
-	s.UpdatedAt = fromMS(updated)
+	s.UpdatedAt = sqldb.FromMS(updated)
 	return s, nil
 }
 
 // SaveOrgSettings replaces the organization's settings.
-func (db *DB) SaveOrgSettings(ctx context.Context, orgID string, s OrgSettings, now time.Time) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Calls) SaveOrgSettings(ctx context.Context, orgID string, s OrgSettings, now time.Time) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO org_settings (org_id, calling_hours, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (org_id) DO UPDATE SET calling_hours = excluded.calling_hours, updated_at = excluded.updated_at`,
-			orgID, nullJSON(s.CallingHours), ms(now))
+			orgID, sqldb.NullJSON(s.CallingHours), sqldb.MS(now))
 		return err
 	})
 	if err != nil {

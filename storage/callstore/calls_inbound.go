@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -16,40 +17,27 @@ import (
 // attempt) and ended by the same dialer: found again by their SIP Call-ID
 // or LiveKit participant in sip_participant_id.
 
-// VoiceAgentForNumber finds the voice agent a number is assigned to, across
-// organizations: the oldest agent that is not inactive when several are.
-func (db *DB) VoiceAgentForNumber(ctx context.Context, number string) (Agent, error) {
-	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+` FROM agents WHERE type = 'voice' AND status != 'inactive'
-		AND EXISTS (SELECT 1 FROM json_each(agents.phone_numbers) j WHERE j.value = ?)
-		ORDER BY created_at, id LIMIT 1`, number)
-	a, err := scanAgent(row)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Agent{}, fmt.Errorf("voice agent with number %q: %w", number, ErrNotFound)
-	}
-	return a, err
-}
-
 // StartInboundCall records an answered inbound call: c names the
 // organization, agent, caller (PhoneNumber, CallerID), Dialer,
 // SIPParticipantID (the key EndInboundCall finds it by), RoomID and
 // Metadata. It is stored active, answered at, with one attempt.
-func (db *DB) StartInboundCall(ctx context.Context, c Call, at time.Time) (Call, error) {
+func (db *Calls) StartInboundCall(ctx context.Context, c Call, at time.Time) (Call, error) {
 	c.ID = uuid.NewString()
 	c.Direction, c.Status, c.Attempts, c.Priority = "inbound", CallActive, 1, 5
 	if len(c.Metadata) == 0 {
 		c.Metadata = []byte("{}")
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		now := ms(time.Now())
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		now := sqldb.MS(time.Now())
 		if _, err := tx.ExecContext(ctx, `INSERT INTO calls (id, org_id, agent_id, direction, status, phone_number,
 			caller_id, priority, due_at, attempts, metadata, room_id, sip_participant_id, dialer, started_at, answered_at,
 			created_at, updated_at) VALUES (?, ?, ?, 'inbound', 'active', ?, ?, 5, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			c.ID, c.OrgID, c.AgentID, c.PhoneNumber, c.CallerID, ms(at), string(c.Metadata), nullStr(c.RoomID),
-			nullStr(c.SIPParticipantID), nullStr(c.Dialer), ms(at), ms(at), now, now); err != nil {
+			c.ID, c.OrgID, c.AgentID, c.PhoneNumber, c.CallerID, sqldb.MS(at), string(c.Metadata), sqldb.NullStr(c.RoomID),
+			sqldb.NullStr(c.SIPParticipantID), sqldb.NullStr(c.Dialer), sqldb.MS(at), sqldb.MS(at), now, now); err != nil {
 			return fmt.Errorf("insert inbound call: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id, status,
-			room_id, started_at) VALUES (?, 1, ?, 'inbound', 'active', ?, ?)`, c.ID, "inbound-"+c.ID, nullStr(c.RoomID), ms(at)); err != nil {
+			room_id, started_at) VALUES (?, 1, ?, 'inbound', 'active', ?, ?)`, c.ID, "inbound-"+c.ID, sqldb.NullStr(c.RoomID), sqldb.MS(at)); err != nil {
 			return err
 		}
 		return db.emitCalls(ctx, tx, EventCallAnswered, []string{c.ID})
@@ -73,9 +61,9 @@ type InboundEnd struct {
 // EndInboundCall ends the active inbound call matching e: status, duration
 // from the answer, its attempt too. done is false when none matched (ended
 // already, or never recorded).
-func (db *DB) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done bool, err error) {
-	err = db.write(ctx, func(tx *sql.Tx) error {
-		end := ms(e.EndedAt)
+func (db *Calls) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done bool, err error) {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
+		end := sqldb.MS(e.EndedAt)
 		var dur float64
 		if e.SIPParticipantID == "" && e.RoomID == "" {
 			return nil
@@ -83,7 +71,7 @@ func (db *DB) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done
 		q := `UPDATE calls SET status = ?, last_outcome = ?, failure_reason = ?, ended_at = max(?, answered_at),
 			duration = max(0, ? - answered_at) / 1000.0, updated_at = ?
 			WHERE id = (SELECT id FROM calls WHERE direction = 'inbound' AND status = 'active' AND dialer = ?`
-		args := []any{e.Status, e.Status, nullStr(e.Reason), end, end, ms(time.Now()), e.Dialer}
+		args := []any{e.Status, e.Status, sqldb.NullStr(e.Reason), end, end, sqldb.MS(time.Now()), e.Dialer}
 		if e.SIPParticipantID != "" {
 			q += " AND sip_participant_id = ?"
 			args = append(args, e.SIPParticipantID)
@@ -102,7 +90,7 @@ func (db *DB) EndInboundCall(ctx context.Context, e InboundEnd) (id string, done
 		done = true
 		if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, failure_reason = ?, duration = ?,
 			ended_at = (SELECT ended_at FROM calls WHERE id = ?) WHERE call_id = ? AND attempt = 1`,
-			e.Status, nullStr(e.Reason), dur, id, id); err != nil {
+			e.Status, sqldb.NullStr(e.Reason), dur, id, id); err != nil {
 			return err
 		}
 		return db.emitCalls(ctx, tx, EventCallEnded, []string{id})

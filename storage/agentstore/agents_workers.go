@@ -1,10 +1,12 @@
-package storage
+package agentstore
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Worker is an agent as the workforce view (GET /api/v2/agents) shows it:
@@ -30,7 +32,7 @@ type Worker struct {
 
 // ListWorkers returns every agent of the organization, newest first, with
 // call counters and assigned jobs, read in one snapshot.
-func (db *DB) ListWorkers(ctx context.Context, orgID string) ([]Worker, error) {
+func (db *Agents) ListWorkers(ctx context.Context, orgID string) ([]Worker, error) {
 	tx, err := db.r.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list workers: %w", err)
@@ -56,9 +58,9 @@ func (db *DB) ListWorkers(ctx context.Context, orgID string) ([]Worker, error) {
 		if err := json.Unmarshal([]byte(phones), &w.PhoneNumbers); err != nil {
 			return nil, fmt.Errorf("agent %s phone numbers: %w", w.ID, err)
 		}
-		w.PhoneNumbers = nonNil(w.PhoneNumbers)
+		w.PhoneNumbers = sqldb.NonNil(w.PhoneNumbers)
 		w.Jobs = []Job{}
-		w.CreatedAt, w.UpdatedAt = fromMS(created), fromMS(updated)
+		w.CreatedAt, w.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 		index[w.ID] = len(out)
 		out = append(out, w)
 	}

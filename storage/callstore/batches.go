@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -49,7 +50,7 @@ type Batch struct {
 
 // CreateBatch stores a batch and its calls in one transaction; the calls
 // get the batch's id. The created calls are returned in order.
-func (db *DB) CreateBatch(ctx context.Context, b Batch, calls []Call) (Batch, []Call, error) {
+func (db *Calls) CreateBatch(ctx context.Context, b Batch, calls []Call) (Batch, []Call, error) {
 	if b.ID == "" {
 		b.ID = uuid.NewString()
 	}
@@ -60,7 +61,7 @@ func (db *DB) CreateBatch(ctx context.Context, b Batch, calls []Call) (Batch, []
 	}
 	created, err := db.createCalls(ctx, calls, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO call_batches (id, org_id, agent_id, name, status, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.OrgID, b.AgentID, b.Name, b.Status, ms(now), ms(now))
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, b.ID, b.OrgID, b.AgentID, b.Name, b.Status, sqldb.MS(now), sqldb.MS(now))
 		if err != nil {
 			return fmt.Errorf("storage: insert batch: %w", err)
 		}
@@ -88,7 +89,7 @@ type BatchFilter struct {
 
 // ListBatches returns one page of the organization's batches, newest
 // first, with their figures, and how many match the filter.
-func (db *DB) ListBatches(ctx context.Context, f BatchFilter) ([]Batch, int, error) {
+func (db *Calls) ListBatches(ctx context.Context, f BatchFilter) ([]Batch, int, error) {
 	where := []string{"b.org_id = ?"}
 	args := []any{f.OrgID}
 	if f.AgentID != "" {
@@ -133,11 +134,11 @@ func (db *DB) ListBatches(ctx context.Context, f BatchFilter) ([]Batch, int, err
 }
 
 // GetBatch reads one batch of the organization with its figures; another
-// organization's batch is ErrNotFound, like a missing one.
-func (db *DB) GetBatch(ctx context.Context, orgID, id string) (Batch, error) {
+// organization's batch is sqldb.ErrNotFound, like a missing one.
+func (db *Calls) GetBatch(ctx context.Context, orgID, id string) (Batch, error) {
 	b, err := scanBatch(db.r.QueryRowContext(ctx, batchSelect+" WHERE b.id = ? AND b.org_id = ?", id, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Batch{}, fmt.Errorf("batch %q: %w", id, ErrNotFound)
+		return Batch{}, fmt.Errorf("batch %q: %w", id, sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return Batch{}, err
@@ -145,17 +146,17 @@ func (db *DB) GetBatch(ctx context.Context, orgID, id string) (Batch, error) {
 	return b, db.batchFigures(ctx, &b)
 }
 
-func scanBatch(s scanner) (Batch, error) {
+func scanBatch(s sqldb.Scanner) (Batch, error) {
 	var b Batch
 	var created, updated int64
 	err := s.Scan(&b.ID, &b.OrgID, &b.AgentID, &b.AgentName, &b.Name, &b.Status, &created, &updated)
-	b.CreatedAt, b.UpdatedAt = fromMS(created), fromMS(updated)
+	b.CreatedAt, b.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return b, err
 }
 
 // batchFigures counts a batch's calls by status, its attempts, dialled and
 // answered calls and its next due time (calls_batch index).
-func (db *DB) batchFigures(ctx context.Context, b *Batch) error {
+func (db *Calls) batchFigures(ctx context.Context, b *Batch) error {
 	rows, err := db.r.QueryContext(ctx, `SELECT status, count(*), sum(attempts), sum(attempts > 0),
 		sum(status = 'completed' AND coalesce(last_outcome, '') != 'voicemail'),
 		min(CASE WHEN status IN `+waitingSQL+` THEN due_at END)
@@ -178,25 +179,25 @@ func (db *DB) batchFigures(ctx context.Context, b *Batch) error {
 		b.Attempts += att
 		b.Dialled += dialled
 		b.Answered += answered
-		if t := optMS(due); t != nil && (b.NextDueAt == nil || t.Before(*b.NextDueAt)) {
+		if t := sqldb.OptMS(due); t != nil && (b.NextDueAt == nil || t.Before(*b.NextDueAt)) {
 			b.NextDueAt = t
 		}
 	}
 	return rows.Err()
 }
 
-// ErrBatchState is returned (wrapping ErrConflict) when a batch cannot go
+// ErrBatchState is returned (wrapping sqldb.ErrConflict) when a batch cannot go
 // to the status asked for from the one it has.
-var ErrBatchState = fmt.Errorf("batch status does not allow it: %w", ErrConflict)
+var ErrBatchState = fmt.Errorf("batch status does not allow it: %w", sqldb.ErrConflict)
 
 // PauseBatch stops new dials of a running batch: it becomes paused and its
 // waiting calls go (back) to scheduled, where the scheduler leaves them
 // while the batch is paused. Calls being dialled finish. A batch already
 // paused stays so; a cancelled one is ErrBatchState.
-func (db *DB) PauseBatch(ctx context.Context, orgID, id string, now time.Time) error {
+func (db *Calls) PauseBatch(ctx context.Context, orgID, id string, now time.Time) error {
 	return db.setBatchStatus(ctx, orgID, id, BatchPaused, now, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', updated_at = ?
-			WHERE batch_id = ? AND status IN ('initiated', 'queued')`, ms(now), id)
+			WHERE batch_id = ? AND status IN ('initiated', 'queued')`, sqldb.MS(now), id)
 		return err
 	})
 }
@@ -204,16 +205,16 @@ func (db *DB) PauseBatch(ctx context.Context, orgID, id string, now time.Time) e
 // ResumeBatch lets a paused batch run again: its scheduled calls fall due
 // at their times (wake the scheduler). A running batch stays so; a
 // cancelled one is ErrBatchState.
-func (db *DB) ResumeBatch(ctx context.Context, orgID, id string, now time.Time) error {
+func (db *Calls) ResumeBatch(ctx context.Context, orgID, id string, now time.Time) error {
 	return db.setBatchStatus(ctx, orgID, id, BatchRunning, now, nil)
 }
 
-func (db *DB) setBatchStatus(ctx context.Context, orgID, id, status string, now time.Time, also func(*sql.Tx) error) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Calls) setBatchStatus(ctx context.Context, orgID, id, status string, now time.Time, also func(*sql.Tx) error) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		var prev string
 		err := tx.QueryRowContext(ctx, "SELECT status FROM call_batches WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("batch %q: %w", id, ErrNotFound)
+			return fmt.Errorf("batch %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -222,7 +223,7 @@ func (db *DB) setBatchStatus(ctx context.Context, orgID, id, status string, now 
 			return fmt.Errorf("batch %q is cancelled: %w", id, ErrBatchState)
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE call_batches SET status = ?, updated_at = ? WHERE id = ?",
-			status, ms(now), id); err != nil {
+			status, sqldb.MS(now), id); err != nil {
 			return err
 		}
 		if also != nil {
@@ -237,20 +238,20 @@ func (db *DB) setBatchStatus(ctx context.Context, orgID, id, status string, now 
 // many calls it cancelled and the ids of those being dialled, for the dial
 // queue to hang up (another process's queue does so within a heartbeat).
 // Cancelling a cancelled batch again changes nothing.
-func (db *DB) CancelBatch(ctx context.Context, orgID, id string, now time.Time) (int, []string, error) {
+func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Time) (int, []string, error) {
 	var n int64
 	var live []string
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var prev string
 		err := tx.QueryRowContext(ctx, "SELECT status FROM call_batches WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("batch %q: %w", id, ErrNotFound)
+			return fmt.Errorf("batch %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, "UPDATE call_batches SET status = 'cancelled', updated_at = ? WHERE id = ?",
-			ms(now), id); err != nil {
+			sqldb.MS(now), id); err != nil {
 			return err
 		}
 		rows, err := tx.QueryContext(ctx, "SELECT id FROM calls WHERE batch_id = ? AND status IN "+liveSQL, id)
@@ -272,7 +273,7 @@ func (db *DB) CancelBatch(ctx context.Context, orgID, id string, now time.Time) 
 		// claim_token and lease stay on live calls: their worker still
 		// owns the attempt until it has hung up (as CancelCall).
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
-			WHERE batch_id = ? AND status IN `+openSQL+` RETURNING id`, ms(now), ms(now), id)
+			WHERE batch_id = ? AND status IN `+openSQL+` RETURNING id`, sqldb.MS(now), sqldb.MS(now), id)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package storage
+package callstore
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -95,7 +96,7 @@ const callColumns = `c.id, c.org_id, c.agent_id, c.direction, c.status, c.phone_
 
 const callFrom = " FROM calls c LEFT JOIN agents a ON a.id = c.agent_id"
 
-func scanCall(s scanner) (Call, error) {
+func scanCall(s sqldb.Scanner) (Call, error) {
 	var c Call
 	var contactName, contactEmail, retry, window, callMeta, batch, room, job, sipPID, summary, reason, last, dialer,
 		token, worker sql.NullString
@@ -113,7 +114,7 @@ func scanCall(s scanner) (Call, error) {
 		return Call{}, err
 	}
 	c.ContactName, c.ContactEmail = contactName.String, contactEmail.String
-	c.ScheduledAt, c.DueAt = optMS(scheduled), fromMS(due)
+	c.ScheduledAt, c.DueAt = sqldb.OptMS(scheduled), sqldb.FromMS(due)
 	if retry.Valid {
 		c.RetryPolicy = json.RawMessage(retry.String)
 	}
@@ -132,29 +133,21 @@ func scanCall(s scanner) (Call, error) {
 	}
 	c.Summary, c.FailureReason, c.LastOutcome, c.Dialer = summary.String, reason.String, last.String, dialer.String
 	c.ClaimToken, c.WorkerID = token.String, worker.String
-	c.LeaseUntil, c.StartedAt, c.AnsweredAt, c.EndedAt = optMS(lease), optMS(started), optMS(answered), optMS(ended)
-	c.CreatedAt, c.UpdatedAt = fromMS(created), fromMS(updated)
+	c.LeaseUntil, c.StartedAt, c.AnsweredAt, c.EndedAt = sqldb.OptMS(lease), sqldb.OptMS(started), sqldb.OptMS(answered), sqldb.OptMS(ended)
+	c.CreatedAt, c.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return c, nil
-}
-
-// nullJSON stores an empty raw value as NULL.
-func nullJSON(b json.RawMessage) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return string(b)
 }
 
 // CreateCalls stores new calls in one transaction (a batch is all stored or
 // none). IDs, times and defaults are set here; the created calls are
 // returned in order. Status must be initiated or queued.
-func (db *DB) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
+func (db *Calls) CreateCalls(ctx context.Context, calls []Call) ([]Call, error) {
 	return db.createCalls(ctx, calls, nil)
 }
 
 // createCalls is CreateCalls; also, when set, runs first in the same
 // transaction (CreateBatch stores the batch row with its calls).
-func (db *DB) createCalls(ctx context.Context, calls []Call, also func(tx *sql.Tx) error) ([]Call, error) {
+func (db *Calls) createCalls(ctx context.Context, calls []Call, also func(tx *sql.Tx) error) ([]Call, error) {
 	now := time.Now().UTC()
 	for i := range calls {
 		c := &calls[i]
@@ -186,13 +179,13 @@ func (db *DB) createCalls(ctx context.Context, calls []Call, also func(tx *sql.T
 	}
 	var full *sql.Stmt // a full chunk's statement, parsed once: parsing it costs a tenth of a batch
 	if len(calls) >= chunk {
-		sts, err := db.writerStmts(ctx, insert(chunk))
+		sts, err := db.c.WriterStmts(ctx, insert(chunk))
 		if err != nil {
 			return nil, fmt.Errorf("storage: insert calls: %w", err)
 		}
 		full = sts[0]
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		if also != nil {
 			if err := also(tx); err != nil {
 				return err
@@ -203,9 +196,9 @@ func (db *DB) createCalls(ctx context.Context, calls []Call, also func(tx *sql.T
 			args := make([]any, 0, 21*len(part))
 			for _, c := range part {
 				args = append(args, c.ID, c.OrgID, c.AgentID, c.Direction, c.Status, c.PhoneNumber,
-					c.CallerID, nullStr(c.ContactName), nullStr(c.ContactEmail), c.Priority, nullMS(c.ScheduledAt),
-					ms(c.DueAt), c.MaxRetries, nullJSON(c.RetryPolicy), nullJSON(c.Window), string(c.Metadata),
-					nullJSON(c.CallMetadata), nullStr(c.BatchID), nullMS(c.StartedAt), ms(now), ms(now))
+					c.CallerID, sqldb.NullStr(c.ContactName), sqldb.NullStr(c.ContactEmail), c.Priority, sqldb.NullMS(c.ScheduledAt),
+					sqldb.MS(c.DueAt), c.MaxRetries, sqldb.NullJSON(c.RetryPolicy), sqldb.NullJSON(c.Window), string(c.Metadata),
+					sqldb.NullJSON(c.CallMetadata), sqldb.NullStr(c.BatchID), sqldb.NullMS(c.StartedAt), sqldb.MS(now), sqldb.MS(now))
 			}
 			var err error
 			if len(part) == chunk {
@@ -226,12 +219,12 @@ func (db *DB) createCalls(ctx context.Context, calls []Call, also func(tx *sql.T
 }
 
 // GetCall reads one call of the organization; another organization's call
-// is ErrNotFound, like a missing one.
-func (db *DB) GetCall(ctx context.Context, orgID, id string) (Call, error) {
+// is sqldb.ErrNotFound, like a missing one.
+func (db *Calls) GetCall(ctx context.Context, orgID, id string) (Call, error) {
 	row := db.r.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ? AND c.org_id = ?", id, orgID)
 	c, err := scanCall(row)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Call{}, fmt.Errorf("call %q: %w", id, ErrNotFound)
+		return Call{}, fmt.Errorf("call %q: %w", id, sqldb.ErrNotFound)
 	}
 	return c, err
 }
@@ -254,7 +247,7 @@ type CallFilter struct {
 
 // ListCalls returns one page of the organization's calls and the number of
 // calls matching the filter.
-func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) {
+func (db *Calls) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) {
 	where := []string{"c.org_id = ?"}
 	args := []any{f.OrgID}
 	if len(f.Statuses) > 0 {
@@ -276,10 +269,10 @@ func (db *DB) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, error) 
 		where, args = append(where, "c.batch_id = ?"), append(args, f.BatchID)
 	}
 	if f.From != nil {
-		where, args = append(where, "c.created_at >= ?"), append(args, ms(*f.From))
+		where, args = append(where, "c.created_at >= ?"), append(args, sqldb.MS(*f.From))
 	}
 	if f.To != nil {
-		where, args = append(where, "c.created_at <= ?"), append(args, ms(*f.To))
+		where, args = append(where, "c.created_at <= ?"), append(args, sqldb.MS(*f.To))
 	}
 	cond := " WHERE " + strings.Join(where, " AND ")
 	var total int
@@ -339,7 +332,7 @@ type CallAttempt struct {
 }
 
 // CallAttempts lists a call's attempts, first first.
-func (db *DB) CallAttempts(ctx context.Context, callID string) ([]CallAttempt, error) {
+func (db *Calls) CallAttempts(ctx context.Context, callID string) ([]CallAttempt, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT attempt, status, failure_reason, sip_code, room_id, duration,
 		started_at, ended_at FROM call_attempts WHERE call_id = ? ORDER BY attempt`, callID)
 	if err != nil {
@@ -362,27 +355,27 @@ func (db *DB) CallAttempts(ctx context.Context, callID string) ([]CallAttempt, e
 			d := dur.Float64
 			a.Duration = &d
 		}
-		a.StartedAt, a.EndedAt = fromMS(started), optMS(ended)
+		a.StartedAt, a.EndedAt = sqldb.FromMS(started), sqldb.OptMS(ended)
 		out = append(out, a)
 	}
 	return out, rows.Err()
 }
 
-// ErrCallFinished is returned (wrapping ErrConflict) when cancelling a call
+// ErrCallFinished is returned (wrapping sqldb.ErrConflict) when cancelling a call
 // that already ended.
-var ErrCallFinished = fmt.Errorf("call already finished: %w", ErrConflict)
+var ErrCallFinished = fmt.Errorf("call already finished: %w", sqldb.ErrConflict)
 
 // CancelCall cancels a call that has not ended: initiated, scheduled and
 // queued calls never dial; a connecting, ringing or active one is marked
 // cancelled here and its dialing worker hangs up when it sees the status
 // (at once in-process, within a heartbeat from another process). It returns
 // the call as updated and the status it had before.
-func (db *DB) CancelCall(ctx context.Context, orgID, id string, now time.Time) (Call, string, error) {
+func (db *Calls) CancelCall(ctx context.Context, orgID, id string, now time.Time) (Call, string, error) {
 	var prev string
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("call %q: %w", id, ErrNotFound)
+			return fmt.Errorf("call %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -393,7 +386,7 @@ func (db *DB) CancelCall(ctx context.Context, orgID, id string, now time.Time) (
 		// claim_token and lease stay: the dialing worker still owns the
 		// attempt until it has hung up and recorded it.
 		if _, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'cancelled', ended_at = ?, updated_at = ?
-			WHERE id = ?`, ms(now), ms(now), id); err != nil {
+			WHERE id = ?`, sqldb.MS(now), sqldb.MS(now), id); err != nil {
 			return err
 		}
 		return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
