@@ -12,12 +12,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/hookstore"
+	"github.com/agentd/agentd/storage/orgstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -38,13 +40,12 @@ var (
 type DB struct {
 	*callstore.Calls
 	*agentstore.Agents
+	*orgstore.Orgs
+	*hookstore.Webhooks
+	*dashstore.Dashboard
 
 	c *sqldb.DB
 	r *sql.DB // c's readers, for the queries of this package
-
-	keyListMu    sync.Mutex
-	keyListEpoch int64
-	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
 
 	views       atomic.Pointer[EventViews] // how events render their data (storage/events.go)
 	listingText *TextIndex                 // keyword index of listings, loaded per organization on first search
@@ -58,7 +59,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c)}
+	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
+		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c)}
 	db.Calls = callstore.New(c, func() callstore.Views {
 		v := db.eventViews()
 		return callstore.Views{Call: v.Call, Batch: v.Batch}

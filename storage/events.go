@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -27,7 +28,7 @@ const (
 	EventKBSourceFailed     = "kb.source.failed"
 	EventListingsSynced     = "listings.sync.completed"
 	EventBatchCompleted     = callstore.EventBatchCompleted
-	EventPing               = "ping"
+	EventPing               = hookstore.EventPing
 )
 
 // Event is one entry of the event log.

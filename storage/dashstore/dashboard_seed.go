@@ -1,4 +1,4 @@
-package storage
+package dashstore
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -27,8 +29,8 @@ type HistoryCall struct {
 // transaction: a week of history for the dashboard's tests and benchmarks
 // without a dialer. Test and benchmark support only; real calls are made
 // by the calls feature.
-func (db *DB) SeedHistory(ctx context.Context, calls []HistoryCall) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Dashboard) SeedHistory(ctx context.Context, calls []HistoryCall) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, direction, status, phone_number,
 			batch_id, due_at, started_at, answered_at, ended_at, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -48,14 +50,14 @@ func (db *DB) SeedHistory(ctx context.Context, calls []HistoryCall) error {
 				batch = c.BatchID
 			}
 			if c.EndedAt != nil {
-				started = ms(c.CreatedAt)
+				started = sqldb.MS(c.CreatedAt)
 			}
 			updated := c.CreatedAt
 			if c.EndedAt != nil {
 				updated = *c.EndedAt
 			}
 			if _, err := st.ExecContext(ctx, uuid.NewString(), c.OrgID, c.AgentID, c.Direction, c.Status, c.Phone, batch,
-				ms(c.CreatedAt), started, nullMS(c.AnsweredAt), nullMS(c.EndedAt), ms(c.CreatedAt), ms(updated)); err != nil {
+				sqldb.MS(c.CreatedAt), started, sqldb.NullMS(c.AnsweredAt), sqldb.NullMS(c.EndedAt), sqldb.MS(c.CreatedAt), sqldb.MS(updated)); err != nil {
 				return fmt.Errorf("storage: seed call %d: %w", i, err)
 			}
 		}
@@ -112,21 +114,21 @@ func WeekOfCalls(orgID, agentID string, n int, now time.Time) []HistoryCall {
 		end := created.Add(time.Duration(30+i%300) * time.Second)
 		switch k := i * 37 % 100; {
 		case k < 55:
-			c.Status, c.AnsweredAt, c.EndedAt = CallCompleted, &created, &end
+			c.Status, c.AnsweredAt, c.EndedAt = callstore.CallCompleted, &created, &end
 		case k < 70:
-			c.Status, c.EndedAt = CallNoAnswer, &end
+			c.Status, c.EndedAt = callstore.CallNoAnswer, &end
 		case k < 78:
-			c.Status, c.EndedAt = CallBusy, &end
+			c.Status, c.EndedAt = callstore.CallBusy, &end
 		case k < 85:
-			c.Status, c.EndedAt = CallFailed, &end
+			c.Status, c.EndedAt = callstore.CallFailed, &end
 		case k < 90:
-			c.Status, c.EndedAt = CallCancelled, &end
+			c.Status, c.EndedAt = callstore.CallCancelled, &end
 		case k < 95:
-			c.Status = CallQueued
+			c.Status = callstore.CallQueued
 		case k < 98:
-			c.Status = CallScheduled
+			c.Status = callstore.CallScheduled
 		default:
-			c.Status = CallActive
+			c.Status = callstore.CallActive
 			c.AnsweredAt = &created
 		}
 		if c.EndedAt != nil && c.EndedAt.After(now) {

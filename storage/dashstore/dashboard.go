@@ -1,4 +1,4 @@
-package storage
+package dashstore
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Read-only aggregates for the dashboard's pages. Each answers from an
@@ -33,10 +36,10 @@ func (o CallOverview) Ended() int {
 // CallOverview counts the organization's calls that ended since since (from
 // the start of its hour), by final status, and the live ones (queued,
 // scheduled, dialling).
-func (db *DB) CallOverview(ctx context.Context, orgID string, since time.Time) (CallOverview, error) {
+func (db *Dashboard) CallOverview(ctx context.Context, orgID string, since time.Time) (CallOverview, error) {
 	o := CallOverview{EndedByStatus: map[string]int{}}
-	rows, err := db.readRows(ctx, `SELECT status, sum(calls), sum(answered) FROM call_hours
-		WHERE org_id = ? AND hour >= ? GROUP BY status`, orgID, ms(since)/3600000)
+	rows, err := db.c.ReadRows(ctx, `SELECT status, sum(calls), sum(answered) FROM call_hours
+		WHERE org_id = ? AND hour >= ? GROUP BY status`, orgID, sqldb.MS(since)/3600000)
 	if err != nil {
 		return o, fmt.Errorf("storage: calls ended: %w", err)
 	}
@@ -55,7 +58,7 @@ func (db *DB) CallOverview(ctx context.Context, orgID string, since time.Time) (
 	if err := rows.Err(); err != nil {
 		return o, err
 	}
-	live, err := db.readRows(ctx, `SELECT status, count(*) FROM calls WHERE org_id = ?
+	live, err := db.c.ReadRows(ctx, `SELECT status, count(*) FROM calls WHERE org_id = ?
 		AND status IN ('queued', 'scheduled', 'initiated', 'connecting', 'ringing', 'active') GROUP BY status`, orgID)
 	if err != nil {
 		return o, fmt.Errorf("storage: live calls: %w", err)
@@ -68,9 +71,9 @@ func (db *DB) CallOverview(ctx context.Context, orgID string, since time.Time) (
 			return o, err
 		}
 		switch st {
-		case CallQueued:
+		case callstore.CallQueued:
 			o.Queued += n
-		case CallScheduled, CallInitiated:
+		case callstore.CallScheduled, callstore.CallInitiated:
 			o.Scheduled += n
 		default:
 			o.Active += n
@@ -89,10 +92,10 @@ type HourCount struct {
 
 // CallsPerHour counts the organization's calls that ended in the hours
 // from from's to to's (both included) by final status, oldest hour first.
-func (db *DB) CallsPerHour(ctx context.Context, orgID string, from, to time.Time) ([]HourCount, error) {
-	rows, err := db.readRows(ctx, `SELECT hour, status, calls FROM call_hours
+func (db *Dashboard) CallsPerHour(ctx context.Context, orgID string, from, to time.Time) ([]HourCount, error) {
+	rows, err := db.c.ReadRows(ctx, `SELECT hour, status, calls FROM call_hours
 		WHERE org_id = ? AND hour BETWEEN ? AND ? AND calls > 0 ORDER BY hour, status`,
-		orgID, ms(from)/3600000, ms(to)/3600000)
+		orgID, sqldb.MS(from)/3600000, sqldb.MS(to)/3600000)
 	if err != nil {
 		return nil, fmt.Errorf("storage: calls per hour: %w", err)
 	}
@@ -104,7 +107,7 @@ func (db *DB) CallsPerHour(ctx context.Context, orgID string, from, to time.Time
 		if err := rows.Scan(&h, &c.Status, &c.N); err != nil {
 			return nil, err
 		}
-		c.Hour = fromMS(h * 3600000)
+		c.Hour = sqldb.FromMS(h * 3600000)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -112,9 +115,9 @@ func (db *DB) CallsPerHour(ctx context.Context, orgID string, from, to time.Time
 
 // OrgKBBacklog is the number of the organization's knowledge sources waiting
 // for or in processing.
-func (db *DB) OrgKBBacklog(ctx context.Context, orgID string) (int, error) {
+func (db *Dashboard) OrgKBBacklog(ctx context.Context, orgID string) (int, error) {
 	var n int
-	err := db.readRow(ctx, `SELECT count(*) FROM kb_sources WHERE org_id = ? AND status IN ('pending', 'processing')`,
+	err := db.c.ReadRow(ctx, `SELECT count(*) FROM kb_sources WHERE org_id = ? AND status IN ('pending', 'processing')`,
 		orgID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("storage: kb backlog: %w", err)
@@ -136,7 +139,7 @@ type BatchProgress struct {
 func (b BatchProgress) Done() int {
 	n := 0
 	for st, v := range b.ByStatus {
-		if CallFinal(st) {
+		if callstore.CallFinal(st) {
 			n += v
 		}
 	}
@@ -147,8 +150,8 @@ func (b BatchProgress) Done() int {
 // (by their first call), with their calls counted by status, and the
 // number of batches. One pass over the batch index counts every batch; only
 // the page's agents are read.
-func (db *DB) BatchProgresses(ctx context.Context, orgID string, limit, offset int) ([]BatchProgress, int, error) {
-	rows, err := db.readRows(ctx, `SELECT batch_id, status, count(*), min(created_at) FROM calls
+func (db *Dashboard) BatchProgresses(ctx context.Context, orgID string, limit, offset int) ([]BatchProgress, int, error) {
+	rows, err := db.c.ReadRows(ctx, `SELECT batch_id, status, count(*), min(created_at) FROM calls
 		WHERE org_id = ? AND batch_id IS NOT NULL GROUP BY batch_id, status`, orgID)
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: batches: %w", err)
@@ -163,12 +166,12 @@ func (db *DB) BatchProgresses(ctx context.Context, orgID string, limit, offset i
 			return nil, 0, err
 		}
 		if len(all) == 0 || all[len(all)-1].BatchID != id {
-			all = append(all, BatchProgress{BatchID: id, ByStatus: map[string]int{}, CreatedAt: fromMS(created)})
+			all = append(all, BatchProgress{BatchID: id, ByStatus: map[string]int{}, CreatedAt: sqldb.FromMS(created)})
 		}
 		b := &all[len(all)-1]
 		b.ByStatus[st] = n
 		b.Total += n
-		if t := fromMS(created); t.Before(b.CreatedAt) {
+		if t := sqldb.FromMS(created); t.Before(b.CreatedAt) {
 			b.CreatedAt = t
 		}
 	}
@@ -185,7 +188,7 @@ func (db *DB) BatchProgresses(ctx context.Context, orgID string, limit, offset i
 	total := len(all)
 	page := all[min(offset, total):min(offset+limit, total)]
 	for i := range page {
-		err := db.readRow(ctx, `SELECT c.agent_id, coalesce(a.name, '') FROM calls c LEFT JOIN agents a ON a.id = c.agent_id
+		err := db.c.ReadRow(ctx, `SELECT c.agent_id, coalesce(a.name, '') FROM calls c LEFT JOIN agents a ON a.id = c.agent_id
 			WHERE c.org_id = ? AND c.batch_id = ? LIMIT 1`, orgID, page[i].BatchID).Scan(&page[i].AgentID, &page[i].AgentName)
 		if err != nil {
 			return nil, 0, fmt.Errorf("storage: batch agent: %w", err)
@@ -203,8 +206,8 @@ type CategoryCount struct {
 
 // ListingCategories lists the organization's listing categories with their
 // sizes, by name.
-func (db *DB) ListingCategories(ctx context.Context, orgID string) ([]CategoryCount, error) {
-	rows, err := db.readRows(ctx, `SELECT category, count(*) FROM listings WHERE org_id = ?
+func (db *Dashboard) ListingCategories(ctx context.Context, orgID string) ([]CategoryCount, error) {
+	rows, err := db.c.ReadRows(ctx, `SELECT category, count(*) FROM listings WHERE org_id = ?
 		GROUP BY category ORDER BY category LIMIT 500`, orgID)
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing categories: %w", err)

@@ -1,4 +1,4 @@
-package storage
+package orgstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -50,9 +51,9 @@ type KeyAuth struct {
 }
 
 // CreateKey stores a new key for a user of the organization.
-func (db *DB) CreateKey(ctx context.Context, k NewKey) (APIKey, error) {
+func (db *Orgs) CreateKey(ctx context.Context, k NewKey) (APIKey, error) {
 	var out APIKey
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = insertKey(ctx, tx, k)
 		return err
@@ -65,7 +66,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, k NewKey) (APIKey, error) {
 		RateLimit: k.RateLimit, ExpiresAt: k.ExpiresAt, CreatedAt: time.Now().UTC()}
 	_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, org_id, user_id, name, prefix, hash, rate_limit, expires_at, created_at)
 		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM users WHERE id = ? AND org_id = ?)`,
-		a.ID, a.OrgID, a.UserID, a.Name, a.Prefix, k.Hash, a.RateLimit, nullMS(a.ExpiresAt), ms(a.CreatedAt), a.UserID, a.OrgID)
+		a.ID, a.OrgID, a.UserID, a.Name, a.Prefix, k.Hash, a.RateLimit, sqldb.NullMS(a.ExpiresAt), sqldb.MS(a.CreatedAt), a.UserID, a.OrgID)
 	if err != nil {
 		return APIKey{}, err
 	}
@@ -74,7 +75,7 @@ func insertKey(ctx context.Context, tx *sql.Tx, k NewKey) (APIKey, error) {
 		return APIKey{}, err
 	}
 	if n == 0 {
-		return APIKey{}, fmt.Errorf("user of the key: %w", ErrNotFound)
+		return APIKey{}, fmt.Errorf("user of the key: %w", sqldb.ErrNotFound)
 	}
 	return a, nil
 }
@@ -82,25 +83,25 @@ func insertKey(ctx context.Context, tx *sql.Tx, k NewKey) (APIKey, error) {
 // LookupKey finds the key with the given hash that is not revoked and whose
 // creator still belongs to its organization. Expiry is left to the caller,
 // which knows the time.
-func (db *DB) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
+func (db *Orgs) LookupKey(ctx context.Context, hash []byte) (KeyAuth, error) {
 	var k KeyAuth
 	var exp sql.NullInt64
-	err := db.readRow(ctx, `SELECT k.id, k.org_id, k.user_id, u.role, k.prefix, k.rate_limit, k.expires_at
+	err := db.c.ReadRow(ctx, `SELECT k.id, k.org_id, k.user_id, u.role, k.prefix, k.rate_limit, k.expires_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id AND u.org_id = k.org_id
 		WHERE k.hash = ? AND k.revoked_at IS NULL`, hash).
 		Scan(&k.KeyID, &k.OrgID, &k.UserID, &k.Role, &k.Prefix, &k.RateLimit, &exp)
 	if errors.Is(err, sql.ErrNoRows) {
-		return KeyAuth{}, fmt.Errorf("api key: %w", ErrNotFound)
+		return KeyAuth{}, fmt.Errorf("api key: %w", sqldb.ErrNotFound)
 	}
-	k.ExpiresAt = optMS(exp)
+	k.ExpiresAt = sqldb.OptMS(exp)
 	return k, err
 }
 
 // ListKeys lists an organization's keys, newest first, revoked ones included.
 // Lists are kept per organization until the auth epoch moves (any key or
 // user change, in any process), so repeated reads skip SQL.
-func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
-	epoch, err := db.AuthEpoch(ctx)
+func (db *Orgs) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
+	epoch, err := db.c.AuthEpoch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -127,8 +128,8 @@ func (db *DB) ListKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 	return slices.Clone(keys), nil
 }
 
-func (db *DB) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
-	rows, err := db.readRows(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
+func (db *Orgs) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
+	rows, err := db.c.ReadRows(ctx, `SELECT k.id, k.org_id, k.user_id, u.email, k.name, k.prefix, k.rate_limit,
 		k.expires_at, k.revoked_at, k.created_at
 		FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.org_id = ? ORDER BY k.created_at DESC, k.rowid DESC`, orgID)
 	if err != nil {
@@ -143,7 +144,7 @@ func (db *DB) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 		if err := rows.Scan(&a.ID, &a.OrgID, &a.UserID, &a.UserEmail, &a.Name, &a.Prefix, &a.RateLimit, &exp, &rev, &created); err != nil {
 			return nil, err
 		}
-		a.ExpiresAt, a.RevokedAt, a.CreatedAt = optMS(exp), optMS(rev), fromMS(created)
+		a.ExpiresAt, a.RevokedAt, a.CreatedAt = sqldb.OptMS(exp), sqldb.OptMS(rev), sqldb.FromMS(created)
 		out = append(out, a)
 	}
 	return out, rows.Err()
@@ -151,16 +152,16 @@ func (db *DB) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 
 // RevokeKey revokes a key. With orgID empty any organization's key may be
 // revoked (the CLI, which owns the file); otherwise only that organization's.
-// Revoking twice is fine; an unknown key is ErrNotFound.
-func (db *DB) RevokeKey(ctx context.Context, orgID, keyID string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+// Revoking twice is fine; an unknown key is sqldb.ErrNotFound.
+func (db *Orgs) RevokeKey(ctx context.Context, orgID, keyID string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?)
-			WHERE id = ? AND (? = '' OR org_id = ?)`, ms(time.Now()), keyID, orgID, orgID)
+			WHERE id = ? AND (? = '' OR org_id = ?)`, sqldb.MS(time.Now()), keyID, orgID, orgID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("api key %q: %w", keyID, ErrNotFound)
+			return fmt.Errorf("api key %q: %w", keyID, sqldb.ErrNotFound)
 		}
 		return nil
 	})

@@ -1,4 +1,4 @@
-package storage
+package hookstore
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Delivery statuses as stored.
@@ -40,7 +42,7 @@ type DeliveryJob struct {
 	Secret          string
 	PrevSecret      string
 	PrevSecretUntil *time.Time
-	Event           Event
+	Event           sqldb.Event
 }
 
 // ClaimDeliveries takes due deliveries in one immediate transaction: each
@@ -50,24 +52,24 @@ type DeliveryJob struct {
 // taken while an earlier delivery of the same subject to the same endpoint
 // is unfinished, so a resource's events arrive in order; and no endpoint
 // gets more than PerEndpoint at once.
-func (db *DB) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]DeliveryJob, error) {
-	now := ms(cl.Now)
+func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]DeliveryJob, error) {
+	now := sqldb.MS(cl.Now)
 	var due bool
-	if err := db.readRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'delivering')
+	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'delivering')
 		AND next_attempt_at <= ?)`, now).Scan(&due); err != nil {
 		return nil, fmt.Errorf("storage: due deliveries: %w", err)
 	}
 	if !due {
 		return nil, nil
 	}
-	sts, err := db.writerStmts(ctx, qClaimDeliveries, qClaimedJobs)
+	sts, err := db.c.WriterStmts(ctx, qClaimDeliveries, qClaimedJobs)
 	if err != nil {
 		return nil, fmt.Errorf("storage: claim deliveries: %w", err)
 	}
 	var jobs []DeliveryJob
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]
-		ids, err := stmtIDs(ctx, tx.StmtContext(ctx, sts[0]), now, cl.Limit, cl.Token, cl.WorkerID, ms(cl.LeaseUntil), cl.PerEndpoint)
+		ids, err := stmtIDs(ctx, tx.StmtContext(ctx, sts[0]), now, cl.Limit, cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), cl.PerEndpoint)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -90,8 +92,8 @@ func (db *DB) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]Delivery
 				&j.Event.Seq, &j.Event.ID, &j.Event.OrgID, &j.Event.Type, &j.Event.Subject, &data, &created); err != nil {
 				return err
 			}
-			j.PrevSecret, j.PrevSecretUntil = prev.String, optMS(prevUntil)
-			j.Event.Data, j.Event.CreatedAt = json.RawMessage(data), fromMS(created)
+			j.PrevSecret, j.PrevSecretUntil = prev.String, sqldb.OptMS(prevUntil)
+			j.Event.Data, j.Event.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
 			jobs = append(jobs, j)
 		}
 		return rows.Err()
@@ -181,17 +183,17 @@ type EndpointFailure struct {
 // clears the endpoint's failure record; a failure starts it, and disables
 // the endpoint when it has failed everything for longer than off.After.
 // It returns the endpoints it disabled.
-func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, now time.Time, off EndpointFailure) ([]string, error) {
-	sts, err := db.writerStmts(ctx, qReleaseDelivery, qSettleDelivery, qRecordAttempt, qEndpointOK, qEndpointFailed)
+func (db *Webhooks) FinishDeliveries(ctx context.Context, results []DeliveryResult, now time.Time, off EndpointFailure) ([]string, error) {
+	sts, err := db.c.WriterStmts(ctx, qReleaseDelivery, qSettleDelivery, qRecordAttempt, qEndpointOK, qEndpointFailed)
 	if err != nil {
 		return nil, fmt.Errorf("storage: finish deliveries: %w", err)
 	}
 	var disabled []string
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		release, settle, record := tx.StmtContext(ctx, sts[0]), tx.StmtContext(ctx, sts[1]), tx.StmtContext(ctx, sts[2])
 		endpointOK, endpointFailed := tx.StmtContext(ctx, sts[3]), tx.StmtContext(ctx, sts[4])
 		disabled = disabled[:0]
-		at := ms(now)
+		at := sqldb.MS(now)
 		for _, r := range results {
 			if r.Release {
 				if _, err := release.ExecContext(ctx, at, r.ID, r.Token); err != nil {
@@ -203,12 +205,12 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 			if !r.OK {
 				status = DeliveryFailed
 				if r.RetryAt != nil {
-					status, next = DeliveryPending, ms(*r.RetryAt)
+					status, next = DeliveryPending, sqldb.MS(*r.RetryAt)
 				}
 			}
 			var endpoint string
-			err := settle.QueryRowContext(ctx, status, next, nullInt(r.Code), nullStr(r.Error), r.Duration.Milliseconds(),
-				ms(r.StartedAt), at, r.ID, r.Token).Scan(&endpoint)
+			err := settle.QueryRowContext(ctx, status, next, nullInt(r.Code), sqldb.NullStr(r.Error), r.Duration.Milliseconds(),
+				sqldb.MS(r.StartedAt), at, r.ID, r.Token).Scan(&endpoint)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue // not ours any more
 			}
@@ -219,8 +221,8 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 			if !r.OK {
 				attStatus = DeliveryFailed
 			}
-			if _, err := record.ExecContext(ctx, r.ID, r.Attempt, attStatus, nullInt(r.Code), nullStr(r.Body),
-				nullStr(r.Error), r.Duration.Milliseconds(), ms(r.StartedAt)); err != nil {
+			if _, err := record.ExecContext(ctx, r.ID, r.Attempt, attStatus, nullInt(r.Code), sqldb.NullStr(r.Body),
+				sqldb.NullStr(r.Error), r.Duration.Milliseconds(), sqldb.MS(r.StartedAt)); err != nil {
 				return err
 			}
 			if r.OK {
@@ -231,7 +233,7 @@ func (db *DB) FinishDeliveries(ctx context.Context, results []DeliveryResult, no
 			}
 			var enabled bool
 			var since int64
-			if err := endpointFailed.QueryRowContext(ctx, ms(r.StartedAt), endpoint).Scan(&enabled, &since); err != nil {
+			if err := endpointFailed.QueryRowContext(ctx, sqldb.MS(r.StartedAt), endpoint).Scan(&enabled, &since); err != nil {
 				return err
 			}
 			switch {
@@ -309,15 +311,15 @@ type DeliveryAttempt struct {
 const deliveryCols = `id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, last_code, last_error,
 	last_duration, last_attempt_at, created_at, updated_at`
 
-func scanDelivery(s scanner) (Delivery, error) {
+func scanDelivery(s sqldb.Scanner) (Delivery, error) {
 	var d Delivery
 	var code, dur, lastAt sql.NullInt64
 	var lastErr sql.NullString
 	var next, created, updated int64
 	err := s.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &next, &code, &lastErr,
 		&dur, &lastAt, &created, &updated)
-	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = fromMS(next), fromMS(created), fromMS(updated)
-	d.LastCode, d.LastError, d.LastAttemptAt = int(code.Int64), lastErr.String, optMS(lastAt)
+	d.NextAttemptAt, d.CreatedAt, d.UpdatedAt = sqldb.FromMS(next), sqldb.FromMS(created), sqldb.FromMS(updated)
+	d.LastCode, d.LastError, d.LastAttemptAt = int(code.Int64), lastErr.String, sqldb.OptMS(lastAt)
 	if dur.Valid {
 		x := time.Duration(dur.Int64) * time.Millisecond
 		d.LastDuration = &x
@@ -337,7 +339,7 @@ type DeliveryFilter struct {
 
 // ListDeliveries returns a page of an endpoint's deliveries with their
 // attempts (limit+1 rows are read so the caller can tell if more exist).
-func (db *DB) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error) {
+func (db *Webhooks) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Delivery, error) {
 	if _, err := db.GetWebhook(ctx, f.OrgID, f.EndpointID); err != nil {
 		return nil, err
 	}
@@ -375,8 +377,8 @@ func (db *DB) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Delivery,
 	return out, nil
 }
 
-func (db *DB) deliveryAttempts(ctx context.Context, id string) ([]DeliveryAttempt, error) {
-	rows, err := db.readRows(ctx, `SELECT attempt, status, response_code, response_body, error, duration, started_at
+func (db *Webhooks) deliveryAttempts(ctx context.Context, id string) ([]DeliveryAttempt, error) {
+	rows, err := db.c.ReadRows(ctx, `SELECT attempt, status, response_code, response_body, error, duration, started_at
 		FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt`, id)
 	if err != nil {
 		return nil, fmt.Errorf("storage: delivery attempts: %w", err)
@@ -392,18 +394,18 @@ func (db *DB) deliveryAttempts(ctx context.Context, id string) ([]DeliveryAttemp
 			return nil, err
 		}
 		a.ResponseCode, a.ResponseBody, a.Error = int(code.Int64), body.String, msg.String
-		a.Duration, a.StartedAt = time.Duration(dur)*time.Millisecond, fromMS(started)
+		a.Duration, a.StartedAt = time.Duration(dur)*time.Millisecond, sqldb.FromMS(started)
 		out = append(out, a)
 	}
 	return out, rows.Err()
 }
 
 // GetDelivery reads one delivery of an endpoint of the organization.
-func (db *DB) GetDelivery(ctx context.Context, orgID, endpointID, id string) (Delivery, error) {
+func (db *Webhooks) GetDelivery(ctx context.Context, orgID, endpointID, id string) (Delivery, error) {
 	d, err := scanDelivery(db.r.QueryRowContext(ctx, "SELECT "+deliveryCols+
 		" FROM webhook_deliveries WHERE id = ? AND endpoint_id = ? AND org_id = ?", id, endpointID, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return d, fmt.Errorf("delivery %q: %w", id, ErrNotFound)
+		return d, fmt.Errorf("delivery %q: %w", id, sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return d, err
@@ -412,22 +414,22 @@ func (db *DB) GetDelivery(ctx context.Context, orgID, endpointID, id string) (De
 	return d, err
 }
 
-// ErrDeliveryInFlight is returned (wrapping ErrConflict) when a delivery
+// ErrDeliveryInFlight is returned (wrapping sqldb.ErrConflict) when a delivery
 // being sent is asked to be sent again.
-var ErrDeliveryInFlight = fmt.Errorf("delivery is being sent: %w", ErrConflict)
+var ErrDeliveryInFlight = fmt.Errorf("delivery is being sent: %w", sqldb.ErrConflict)
 
 // RetryDelivery sends a delivery again as soon as possible: a pending one
 // is moved to now; a succeeded or failed one is replayed (one more attempt,
 // same event id). A delivery in flight is ErrDeliveryInFlight; one of a
 // disabled endpoint is ErrWebhookDisabled.
-func (db *DB) RetryDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) (Delivery, error) {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Webhooks) RetryDelivery(ctx context.Context, orgID, endpointID, id string, now time.Time) (Delivery, error) {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var status string
 		var enabled bool
 		err := tx.QueryRowContext(ctx, `SELECT d.status, e.enabled FROM webhook_deliveries d JOIN webhook_endpoints e
 			ON e.id = d.endpoint_id WHERE d.id = ? AND d.endpoint_id = ? AND d.org_id = ?`, id, endpointID, orgID).Scan(&status, &enabled)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("delivery %q: %w", id, ErrNotFound)
+			return fmt.Errorf("delivery %q: %w", id, sqldb.ErrNotFound)
 		}
 		switch {
 		case err != nil:
@@ -439,7 +441,7 @@ func (db *DB) RetryDelivery(ctx context.Context, orgID, endpointID, id string, n
 		}
 		replay := status == DeliverySucceeded || status == DeliveryFailed
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?,
-			replay = CASE WHEN ? THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, ms(now), replay, ms(now), id)
+			replay = CASE WHEN ? THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, sqldb.MS(now), replay, sqldb.MS(now), id)
 		return err
 	})
 	if err != nil {
@@ -450,14 +452,14 @@ func (db *DB) RetryDelivery(ctx context.Context, orgID, endpointID, id string, n
 
 // NextDeliveryDue is the earliest time a delivery becomes due (a retry, or
 // a lease running out); ok is false when none waits.
-func (db *DB) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
+func (db *Webhooks) NextDeliveryDue(ctx context.Context) (time.Time, bool, error) {
 	var v sql.NullInt64
-	if err := db.readRow(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries
+	if err := db.c.ReadRow(ctx, `SELECT min(next_attempt_at) FROM webhook_deliveries
 		WHERE status IN ('pending', 'delivering')`).Scan(&v); err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: next delivery: %w", err)
 	}
 	if !v.Valid {
 		return time.Time{}, false, nil
 	}
-	return fromMS(v.Int64), true, nil
+	return sqldb.FromMS(v.Int64), true, nil
 }

@@ -1,4 +1,4 @@
-package storage
+package hookstore
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -33,7 +34,7 @@ type WebhookEndpoint struct {
 const endpointCols = `id, org_id, url, description, events, enabled, disabled_reason, disabled_at, secret,
 	prev_secret, prev_secret_until, failing_since, created_at, updated_at`
 
-func scanEndpoint(s scanner) (WebhookEndpoint, error) {
+func scanEndpoint(s sqldb.Scanner) (WebhookEndpoint, error) {
 	var e WebhookEndpoint
 	var events string
 	var reason, prev sql.NullString
@@ -48,24 +49,24 @@ func scanEndpoint(s scanner) (WebhookEndpoint, error) {
 		return e, fmt.Errorf("storage: webhook %s events: %w", e.ID, err)
 	}
 	e.DisabledReason, e.PrevSecret = reason.String, prev.String
-	e.DisabledAt, e.PrevSecretUntil, e.FailingSince = optMS(disabledAt), optMS(prevUntil), optMS(failing)
-	e.CreatedAt, e.UpdatedAt = fromMS(created), fromMS(updated)
+	e.DisabledAt, e.PrevSecretUntil, e.FailingSince = sqldb.OptMS(disabledAt), sqldb.OptMS(prevUntil), sqldb.OptMS(failing)
+	e.CreatedAt, e.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
 	return e, nil
 }
 
 // CreateWebhook stores a new endpoint; it receives the events logged from
 // now on (its cursor starts at the end of the log).
-func (db *DB) CreateWebhook(ctx context.Context, e WebhookEndpoint) (WebhookEndpoint, error) {
+func (db *Webhooks) CreateWebhook(ctx context.Context, e WebhookEndpoint) (WebhookEndpoint, error) {
 	now := time.Now().UTC()
 	e.ID, e.Enabled, e.CreatedAt, e.UpdatedAt = uuid.NewString(), true, now, now
 	events, err := json.Marshal(e.Events)
 	if err != nil {
 		return e, err
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, org_id, url, description, events, secret, cursor,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM events), ?, ?)`,
-			e.ID, e.OrgID, e.URL, e.Description, string(events), e.Secret, ms(now), ms(now))
+			e.ID, e.OrgID, e.URL, e.Description, string(events), e.Secret, sqldb.MS(now), sqldb.MS(now))
 		return err
 	})
 	if err != nil {
@@ -75,17 +76,17 @@ func (db *DB) CreateWebhook(ctx context.Context, e WebhookEndpoint) (WebhookEndp
 }
 
 // GetWebhook reads one endpoint of the organization (another
-// organization's is ErrNotFound).
-func (db *DB) GetWebhook(ctx context.Context, orgID, id string) (WebhookEndpoint, error) {
+// organization's is sqldb.ErrNotFound).
+func (db *Webhooks) GetWebhook(ctx context.Context, orgID, id string) (WebhookEndpoint, error) {
 	e, err := scanEndpoint(db.r.QueryRowContext(ctx, "SELECT "+endpointCols+" FROM webhook_endpoints WHERE id = ? AND org_id = ?", id, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return e, fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+		return e, fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 	}
 	return e, err
 }
 
 // ListWebhooks lists the organization's endpoints, oldest first.
-func (db *DB) ListWebhooks(ctx context.Context, orgID string) ([]WebhookEndpoint, error) {
+func (db *Webhooks) ListWebhooks(ctx context.Context, orgID string) ([]WebhookEndpoint, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT "+endpointCols+" FROM webhook_endpoints WHERE org_id = ? ORDER BY created_at, id", orgID)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list webhooks: %w", err)
@@ -114,17 +115,17 @@ type WebhookPatch struct {
 // deliveries; enabling resumes them, clears the failure record and starts
 // its fan-out at the end of the log (events logged while it was disabled
 // are not sent; GET /api/v2/events has them).
-func (db *DB) UpdateWebhook(ctx context.Context, orgID, id string, p WebhookPatch) (WebhookEndpoint, error) {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Webhooks) UpdateWebhook(ctx context.Context, orgID, id string, p WebhookPatch) (WebhookEndpoint, error) {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var enabled bool
 		err := tx.QueryRowContext(ctx, "SELECT enabled FROM webhook_endpoints WHERE id = ? AND org_id = ?", id, orgID).Scan(&enabled)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+			return fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		now := ms(time.Now())
+		now := sqldb.MS(time.Now())
 		var events any
 		if p.Events != nil {
 			b, err := json.Marshal(p.Events)
@@ -171,14 +172,14 @@ func disableEndpoint(ctx context.Context, tx *sql.Tx, id, reason string, now int
 }
 
 // DeleteWebhook removes an endpoint with its deliveries and attempts.
-func (db *DB) DeleteWebhook(ctx context.Context, orgID, id string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Webhooks) DeleteWebhook(ctx context.Context, orgID, id string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM webhook_endpoints WHERE id = ? AND org_id = ?", id, orgID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+			return fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 		}
 		return nil
 	})
@@ -186,15 +187,15 @@ func (db *DB) DeleteWebhook(ctx context.Context, orgID, id string) error {
 
 // RotateWebhookSecret makes secret the endpoint's signing secret; the
 // current one keeps signing too until prevUntil.
-func (db *DB) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, prevUntil time.Time) (WebhookEndpoint, error) {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Webhooks) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, prevUntil time.Time) (WebhookEndpoint, error) {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET prev_secret = secret, prev_secret_until = ?, secret = ?,
-			updated_at = ? WHERE id = ? AND org_id = ?`, ms(prevUntil), secret, ms(time.Now()), id, orgID)
+			updated_at = ? WHERE id = ? AND org_id = ?`, sqldb.MS(prevUntil), secret, sqldb.MS(time.Now()), id, orgID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+			return fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 		}
 		return nil
 	})
@@ -204,19 +205,19 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, orgID, id, secret string,
 	return db.GetWebhook(ctx, orgID, id)
 }
 
-// ErrWebhookDisabled is returned (wrapping ErrConflict) when a disabled
+// ErrWebhookDisabled is returned (wrapping sqldb.ErrConflict) when a disabled
 // endpoint is asked to send something.
-var ErrWebhookDisabled = fmt.Errorf("webhook is disabled: %w", ErrConflict)
+var ErrWebhookDisabled = fmt.Errorf("webhook is disabled: %w", sqldb.ErrConflict)
 
 // PingWebhook logs a ping event for one endpoint and queues its delivery,
 // in one transaction. data is the ping's data.
-func (db *DB) PingWebhook(ctx context.Context, orgID, id string, data any) (Event, error) {
-	var ev Event
-	err := db.write(ctx, func(tx *sql.Tx) error {
+func (db *Webhooks) PingWebhook(ctx context.Context, orgID, id string, data any) (sqldb.Event, error) {
+	var ev sqldb.Event
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var enabled bool
 		err := tx.QueryRowContext(ctx, "SELECT enabled FROM webhook_endpoints WHERE id = ? AND org_id = ?", id, orgID).Scan(&enabled)
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+			return fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 		}
 		if err != nil {
 			return err
@@ -224,13 +225,13 @@ func (db *DB) PingWebhook(ctx context.Context, orgID, id string, data any) (Even
 		if !enabled {
 			return ErrWebhookDisabled
 		}
-		evs, err := db.insertEvents(ctx, tx, []pendingEvent{{typ: EventPing, subject: "webhook:" + id, orgID: orgID,
-			data: data, target: id}})
+		evs, err := db.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventPing, Subject: "webhook:" + id, OrgID: orgID,
+			Data: data, Target: id}})
 		if err != nil {
 			return err
 		}
 		ev = evs[0]
-		now := ms(time.Now())
+		now := sqldb.MS(time.Now())
 		_, err = tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id, event_type,
 			order_key, status, next_attempt_at, created_at, updated_at)
 			SELECT ?, org_id, ?, seq, id, type, subject, 'pending', ?, ?, ? FROM events WHERE id = ?`,
@@ -238,7 +239,7 @@ func (db *DB) PingWebhook(ctx context.Context, orgID, id string, data any) (Even
 		return err
 	})
 	if err != nil {
-		return Event{}, err
+		return sqldb.Event{}, err
 	}
 	return ev, nil
 }
@@ -258,9 +259,9 @@ const fanOutStep = 2000
 // organization) and moves the cursors, in one transaction. It returns how
 // many deliveries it created. The UNIQUE (endpoint, event) key makes a
 // repeat harmless.
-func (db *DB) FanOutEvents(ctx context.Context) (int, error) {
+func (db *Webhooks) FanOutEvents(ctx context.Context) (int, error) {
 	var behind bool
-	if err := db.readRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1
+	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1
 		AND cursor < (SELECT coalesce(max(seq), 0) FROM events))`).Scan(&behind); err != nil {
 		return 0, fmt.Errorf("storage: fan-out check: %w", err)
 	}
@@ -268,12 +269,12 @@ func (db *DB) FanOutEvents(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var top int64
 		if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&top); err != nil {
 			return err
 		}
-		now := ms(time.Now())
+		now := sqldb.MS(time.Now())
 		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id,
 			event_type, order_key, status, next_attempt_at, created_at, updated_at)
 			SELECT `+sqlUUID+`, w.org_id, w.id, ev.seq, ev.id, ev.type, ev.subject, 'pending', ?, ?, ?

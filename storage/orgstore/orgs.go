@@ -1,4 +1,4 @@
-package storage
+package orgstore
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/google/uuid"
 )
 
@@ -26,17 +27,17 @@ type User struct {
 	CreatedAt time.Time
 }
 
-// CreateOrg creates an organization. A taken name is ErrConflict.
-func (db *DB) CreateOrg(ctx context.Context, name string) (Org, error) {
+// CreateOrg creates an organization. A taken name is sqldb.ErrConflict.
+func (db *Orgs) CreateOrg(ctx context.Context, name string) (Org, error) {
 	o := Org{ID: uuid.NewString(), Name: name, CreatedAt: time.Now().UTC()}
-	err := db.write(ctx, func(tx *sql.Tx) error { return insertOrg(ctx, tx, o) })
+	err := db.c.Write(ctx, func(tx *sql.Tx) error { return insertOrg(ctx, tx, o) })
 	return o, err
 }
 
 func insertOrg(ctx context.Context, tx *sql.Tx, o Org) error {
-	_, err := tx.ExecContext(ctx, "INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)", o.ID, o.Name, ms(o.CreatedAt))
-	if isUnique(err) {
-		return fmt.Errorf("organization %q exists: %w", o.Name, ErrConflict)
+	_, err := tx.ExecContext(ctx, "INSERT INTO orgs (id, name, created_at) VALUES (?, ?, ?)", o.ID, o.Name, sqldb.MS(o.CreatedAt))
+	if sqldb.IsUnique(err) {
+		return fmt.Errorf("organization %q exists: %w", o.Name, sqldb.ErrConflict)
 	}
 	return err
 }
@@ -45,9 +46,9 @@ func insertOrg(ctx context.Context, tx *sql.Tx, o Org) error {
 // one transaction, only when the database has no organization yet. It
 // reports whether it created them, so a second process starting on the same
 // file never prints a second key.
-func (db *DB) Bootstrap(ctx context.Context, orgName, ownerEmail string, key NewKey) (bool, error) {
+func (db *Orgs) Bootstrap(ctx context.Context, orgName, ownerEmail string, key NewKey) (bool, error) {
 	created := false
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM orgs").Scan(&n); err != nil {
 			return err
@@ -75,11 +76,11 @@ func (db *DB) Bootstrap(ctx context.Context, orgName, ownerEmail string, key New
 
 // CreateOrgWithOwner creates an organization with its owner user and the
 // owner's first key, all or nothing.
-func (db *DB) CreateOrgWithOwner(ctx context.Context, name, ownerEmail string, key NewKey) (Org, User, APIKey, error) {
+func (db *Orgs) CreateOrgWithOwner(ctx context.Context, name, ownerEmail string, key NewKey) (Org, User, APIKey, error) {
 	o := Org{ID: uuid.NewString(), Name: name, CreatedAt: time.Now().UTC()}
 	u := User{ID: uuid.NewString(), OrgID: o.ID, Email: ownerEmail, Role: "owner", CreatedAt: o.CreatedAt}
 	var k APIKey
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		if err := insertOrg(ctx, tx, o); err != nil {
 			return err
 		}
@@ -96,20 +97,20 @@ func (db *DB) CreateOrgWithOwner(ctx context.Context, name, ownerEmail string, k
 }
 
 // FindOrg finds an organization by id or by name.
-func (db *DB) FindOrg(ctx context.Context, idOrName string) (Org, error) {
+func (db *Orgs) FindOrg(ctx context.Context, idOrName string) (Org, error) {
 	var o Org
 	var created int64
 	err := db.r.QueryRowContext(ctx, "SELECT id, name, created_at FROM orgs WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1",
 		idOrName, idOrName, idOrName).Scan(&o.ID, &o.Name, &created)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Org{}, fmt.Errorf("organization %q: %w", idOrName, ErrNotFound)
+		return Org{}, fmt.Errorf("organization %q: %w", idOrName, sqldb.ErrNotFound)
 	}
-	o.CreatedAt = fromMS(created)
+	o.CreatedAt = sqldb.FromMS(created)
 	return o, err
 }
 
 // ListOrgs lists every organization, oldest first.
-func (db *DB) ListOrgs(ctx context.Context) ([]Org, error) {
+func (db *Orgs) ListOrgs(ctx context.Context) ([]Org, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT id, name, created_at FROM orgs ORDER BY created_at, rowid")
 	if err != nil {
 		return nil, err
@@ -122,70 +123,70 @@ func (db *DB) ListOrgs(ctx context.Context) ([]Org, error) {
 		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
 			return nil, err
 		}
-		o.CreatedAt = fromMS(created)
+		o.CreatedAt = sqldb.FromMS(created)
 		out = append(out, o)
 	}
 	return out, rows.Err()
 }
 
-// AddUser adds a user to an organization. An existing email is ErrConflict.
-func (db *DB) AddUser(ctx context.Context, orgID, email, role string) (User, error) {
+// AddUser adds a user to an organization. An existing email is sqldb.ErrConflict.
+func (db *Orgs) AddUser(ctx context.Context, orgID, email, role string) (User, error) {
 	u := User{ID: uuid.NewString(), OrgID: orgID, Email: email, Role: role, CreatedAt: time.Now().UTC()}
-	err := db.write(ctx, func(tx *sql.Tx) error { return insertUser(ctx, tx, u) })
+	err := db.c.Write(ctx, func(tx *sql.Tx) error { return insertUser(ctx, tx, u) })
 	return u, err
 }
 
 func insertUser(ctx context.Context, tx *sql.Tx, u User) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO users (id, org_id, email, role, created_at) VALUES (?, ?, ?, ?, ?)",
-		u.ID, u.OrgID, u.Email, u.Role, ms(u.CreatedAt))
-	if isUnique(err) {
-		return fmt.Errorf("user %q exists in the organization: %w", u.Email, ErrConflict)
+		u.ID, u.OrgID, u.Email, u.Role, sqldb.MS(u.CreatedAt))
+	if sqldb.IsUnique(err) {
+		return fmt.Errorf("user %q exists in the organization: %w", u.Email, sqldb.ErrConflict)
 	}
 	return err
 }
 
 // RemoveUser removes a user from an organization; the user's keys go with
 // them and stop working at once.
-func (db *DB) RemoveUser(ctx context.Context, orgID, email string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
+func (db *Orgs) RemoveUser(ctx context.Context, orgID, email string) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM users WHERE org_id = ? AND email = ?", orgID, email)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("user %q: %w", email, ErrNotFound)
+			return fmt.Errorf("user %q: %w", email, sqldb.ErrNotFound)
 		}
 		return nil
 	})
 }
 
 // FindUser finds a user of an organization by email.
-func (db *DB) FindUser(ctx context.Context, orgID, email string) (User, error) {
+func (db *Orgs) FindUser(ctx context.Context, orgID, email string) (User, error) {
 	return db.oneUser(ctx, "WHERE org_id = ? AND email = ?", orgID, email)
 }
 
 // FirstOwner returns the organization's oldest owner.
-func (db *DB) FirstOwner(ctx context.Context, orgID string) (User, error) {
+func (db *Orgs) FirstOwner(ctx context.Context, orgID string) (User, error) {
 	return db.oneUser(ctx, "WHERE org_id = ? AND role = 'owner' ORDER BY created_at, rowid LIMIT 1", orgID)
 }
 
-func (db *DB) oneUser(ctx context.Context, where string, args ...any) (User, error) {
+func (db *Orgs) oneUser(ctx context.Context, where string, args ...any) (User, error) {
 	us, err := db.users(ctx, where, args...)
 	if err != nil {
 		return User{}, err
 	}
 	if len(us) == 0 {
-		return User{}, fmt.Errorf("user: %w", ErrNotFound)
+		return User{}, fmt.Errorf("user: %w", sqldb.ErrNotFound)
 	}
 	return us[0], nil
 }
 
 // ListUsers lists the users of an organization, oldest first.
-func (db *DB) ListUsers(ctx context.Context, orgID string) ([]User, error) {
+func (db *Orgs) ListUsers(ctx context.Context, orgID string) ([]User, error) {
 	return db.users(ctx, "WHERE org_id = ? ORDER BY created_at, rowid", orgID)
 }
 
-func (db *DB) users(ctx context.Context, where string, args ...any) ([]User, error) {
+func (db *Orgs) users(ctx context.Context, where string, args ...any) ([]User, error) {
 	rows, err := db.r.QueryContext(ctx, "SELECT id, org_id, email, role, created_at FROM users "+where, args...)
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func (db *DB) users(ctx context.Context, where string, args ...any) ([]User, err
 		if err := rows.Scan(&u.ID, &u.OrgID, &u.Email, &u.Role, &created); err != nil {
 			return nil, err
 		}
-		u.CreatedAt = fromMS(created)
+		u.CreatedAt = sqldb.FromMS(created)
 		out = append(out, u)
 	}
 	return out, rows.Err()
@@ -207,12 +208,12 @@ func (db *DB) users(ctx context.Context, where string, args ...any) ([]User, err
 // OrgsWithoutAdminKey lists the organizations in which no owner or admin
 // holds a usable key (not revoked, not expired at now): nobody can manage
 // them through the API until someone runs agentd key create.
-func (db *DB) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, error) {
+func (db *Orgs) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT o.id, o.name, o.created_at FROM orgs o
 		WHERE NOT EXISTS (SELECT 1 FROM api_keys k JOIN users u ON u.id = k.user_id
 			WHERE k.org_id = o.id AND u.role IN ('owner', 'admin')
 			AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?))
-		ORDER BY o.created_at`, ms(now))
+		ORDER BY o.created_at`, sqldb.MS(now))
 	if err != nil {
 		return nil, fmt.Errorf("storage: orgs without key: %w", err)
 	}
@@ -224,7 +225,7 @@ func (db *DB) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, er
 		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
 			return nil, err
 		}
-		o.CreatedAt = fromMS(created)
+		o.CreatedAt = sqldb.FromMS(created)
 		out = append(out, o)
 	}
 	return out, rows.Err()
