@@ -209,7 +209,9 @@ func TestCallingHours(t *testing.T) {
 		sched.Data.ScheduledAt == nil || *sched.Data.ScheduledAt != want {
 		t.Fatalf("schedule moved to %s: %d %+v", want, code, sched)
 	}
-	if c := e.getCall(e.key, sched.Data.ID); c.ScheduledAt == nil || *c.ScheduledAt != want || c.Status != "scheduled" {
+	// The call is stored initiated and moved to scheduled by the scheduler.
+	c := e.waitCall(e.key, sched.Data.ID, 5*time.Second, func(c callView) bool { return c.Status != "initiated" })
+	if c.ScheduledAt == nil || *c.ScheduledAt != want || c.Status != "scheduled" {
 		t.Fatalf("scheduled call: %+v", c)
 	}
 	var batch struct {

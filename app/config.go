@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 )
 
@@ -24,5 +25,5 @@ type Config struct {
 
 	KB       kb.Config
 	Calls    calls.Config
-	Webhooks WebhooksConfig
+	Webhooks events.Config
 }

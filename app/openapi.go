@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/app/openapi"
 	"github.com/julienschmidt/httprouter"
 )
 
@@ -54,6 +55,10 @@ func loadFragments() ([]openapiFragment, error) {
 // openAPIDocument builds the OpenAPI 3.1 document of every route.
 func (s *Server) openAPIDocument() (map[string]any, error) {
 	frags, err := loadFragments()
+	if err != nil {
+		return nil, err
+	}
+	examples, err := openapi.LoadExamples()
 	if err != nil {
 		return nil, err
 	}
@@ -105,10 +110,19 @@ func (s *Server) openAPIDocument() (map[string]any, error) {
 			op["operationId"] = rt.operation
 		}
 		standardResponses(rt, op)
+		shared, _ := components["responses"].(map[string]json.RawMessage)
+		if err := openapi.Attach(op, examples[rt.operation], shared, errorExample(rt)); err != nil {
+			return nil, fmt.Errorf("openapi %s %s examples: %w", rt.method, p, err)
+		}
 		if rt.auth == authNone {
 			op["security"] = []any{}
 		}
 		paths[p][m] = op
+	}
+	if shared, ok := components["responses"].(map[string]json.RawMessage); ok {
+		if err := openapi.FinishShared(shared, paths, rateLimitedExample()); err != nil {
+			return nil, err
+		}
 	}
 	return map[string]any{
 		"openapi": "3.1.0",

@@ -82,11 +82,11 @@ func (s *Server) routes() {
 	s.handle(route{method: "GET", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
 		summary: "Read a batch with the counts of its calls"}, s.getBatch)
 	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/pause", family: FamilyCalls,
-		summary: "Pause a batch: no new dials, calls in progress finish"}, s.batchAction(pauseBatch))
+		operation: "pauseBatch", summary: "Pause a batch: no new dials, calls in progress finish"}, s.batchAction(pauseBatch))
 	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/resume", family: FamilyCalls,
-		summary: "Resume a paused batch"}, s.batchAction(resumeBatch))
+		operation: "resumeBatch", summary: "Resume a paused batch"}, s.batchAction(resumeBatch))
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
-		summary: "Cancel a batch: every call not yet final is cancelled"}, s.batchAction(cancelBatch))
+		operation: "cancelBatch", summary: "Cancel a batch: every call not yet final is cancelled"}, s.batchAction(cancelBatch))
 	s.handle(route{method: "POST", path: "/api/v1/dnc", family: FamilyCalls,
 		summary: "Add up to 10,000 numbers to the do-not-call list"}, s.addDNC)
 	s.handle(route{method: "DELETE", path: "/api/v1/dnc", family: FamilyCalls,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -22,7 +23,7 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 	e := newTestEnv(b, func(c *Config) {
 		c.Log = discardLogger()
 		c.Calls = calls.Config{Dialer: "none", Poll: time.Hour} // the calls stay queued
-		c.Webhooks = WebhooksConfig{AllowPrivate: true, Poll: 50 * time.Millisecond}
+		c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond}
 	})
 	var got atomic.Int64
 	rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -71,7 +72,7 @@ func BenchmarkBatch1000Outbox(b *testing.B) {
 			e := newTestEnv(b, func(c *Config) {
 				c.Log = discardLogger()
 				c.Calls = calls.Config{Dialer: "sim", Poll: 100 * time.Millisecond}
-				c.Webhooks = WebhooksConfig{AllowPrivate: true, Poll: 50 * time.Millisecond}
+				c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond}
 			})
 			rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 			defer rc.Close()

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/app/events"
 )
 
 // Helpers shared by the webhook tests: a receiver that records every
@@ -16,7 +18,7 @@ import (
 // fastWebhooks lets deliveries reach loopback receivers and retry within
 // milliseconds.
 func fastWebhooks(c *Config) {
-	c.Webhooks = WebhooksConfig{AllowPrivate: true, Poll: 50 * time.Millisecond, Timeout: 2 * time.Second,
+	c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond, Timeout: 2 * time.Second,
 		Schedule: []time.Duration{150 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond}}
 }
 

@@ -8,14 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/app"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 )
 
 // addWebhookFlags adds the event delivery flags of serve.
-func addWebhookFlags(c *cobra.Command, cfg *app.WebhooksConfig) {
+func addWebhookFlags(c *cobra.Command, cfg *events.Config) {
 	f := c.Flags()
 	f.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
 		"let webhook receivers live on loopback, private and link-local addresses: on-premises receivers and tests (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 )
@@ -88,10 +89,16 @@ func TestDashboardAggregates(t *testing.T) {
 	if _, _, err := db.CancelCall(ctx, orgID, queuedID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.w.Exec("DELETE FROM calls WHERE id IN (SELECT id FROM calls WHERE status = 'completed' LIMIT 7)"); err != nil {
+	if err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec("DELETE FROM calls WHERE id IN (SELECT id FROM calls WHERE status = 'completed' LIMIT 7)")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.w.Exec("UPDATE calls SET answered_at = NULL WHERE id IN (SELECT id FROM calls WHERE status = 'completed' LIMIT 3)"); err != nil {
+	if err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec("UPDATE calls SET answered_at = NULL WHERE id IN (SELECT id FROM calls WHERE status = 'completed' LIMIT 3)")
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	const kept = `SELECT org_id, hour, status, calls, answered FROM call_hours WHERE calls > 0`

@@ -1,61 +1,54 @@
 // Package storage keeps everything agentd knows in one SQLite file: schema,
 // embedded migrations, hand-written queries, and the in-memory mirrors that
-// fill storage/search's indexes from it. It imports no other agentd package
-// but storage/search; all SQL of the project lives here.
+// fill storage/search's indexes from it. All SQL of the project lives under
+// storage/. This package is the API the rest of agentd sees: DB gathers the
+// domain stores (storage/callstore, storage/hookstore, ...) whose methods
+// it promotes, and aliases their types, over the connection they share
+// (storage/sqldb); knowledge, listings, vectors and the event log are
+// written here.
 package storage
 
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"net/url"
-	"runtime"
-	"strings"
-	"sync"
+	"embed"
 	"sync/atomic"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/hookstore"
+	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
 
 // Sentinel errors returned (wrapped) by storage methods; app maps them to
 // HTTP statuses once.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
+	ErrNotFound = sqldb.ErrNotFound
+	ErrConflict = sqldb.ErrConflict
 )
 
 // DB is the SQLite database: one writer connection (immediate transactions,
 // so concurrent read-then-write transactions never fail with "database is
-// locked" inside one process) and a pool of read-only connections.
+// locked" inside one process) and a pool of read-only connections, shared
+// by the domain stores embedded here.
 type DB struct {
-	path string
-	w    *sql.DB
-	r    *sql.DB
+	*callstore.Calls
+	*agentstore.Agents
+	*orgstore.Orgs
+	*hookstore.Webhooks
+	*dashstore.Dashboard
 
-	shm        *shmWatch // nil: no fast path, query every time
-	ckpt       *checkpointer
-	epochMu    sync.Mutex
-	epochSeen  bool
-	epochHdr   [48]byte
-	epochValue int64
-
-	stmtMu sync.Mutex
-	stmts  map[string]*sql.Stmt
-	wstmts struct { // prepared on the writer, for hot statements inside transactions
-		sync.Mutex
-		m map[string]*sql.Stmt
-	}
-
-	keyListMu    sync.Mutex
-	keyListEpoch int64
-	keyLists     map[string][]APIKey // by organization, valid for keyListEpoch
+	c   *sqldb.DB
+	r   *sql.DB  // c's readers, for the queries of this package
+	shm *walView // the WAL-index header, nil where it cannot be mapped
 
 	views       atomic.Pointer[EventViews] // how events render their data (storage/events.go)
-	txEvents    sync.Map                   // *sql.Tx -> true once it wrote events
-	eventSig    broadcast                  // fired after a commit that wrote events
 	listingText *TextIndex                 // keyword index of listings, loaded per organization on first search
 }
 
@@ -63,221 +56,100 @@ type DB struct {
 // pending migration. Several processes may open the same file at once (the
 // CLI while the server runs): migrations and writes are serialised by SQLite.
 func Open(ctx context.Context, path string) (*DB, error) {
-	if path == "" {
-		return nil, errors.New("storage: empty database path")
-	}
-	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
-		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
-	w, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", walAutoCheckpoint))
+	c, err := sqldb.Open(ctx, path, migrationFS)
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", path, err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, w: w}
-	db.listingText = newTextIndex(db, loadListingText)
-	if err := db.migrate(ctx); err != nil {
-		w.Close()
 		return nil, err
 	}
-	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("storage: open readers: %w", err)
+	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
+		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c)}
+	db.Calls = callstore.New(c, func() callstore.Views {
+		v := db.eventViews()
+		return callstore.Views{Call: v.Call, Batch: v.Batch}
+	})
+	if _, ok := c.WALHeader(); ok {
+		db.shm = &walView{c}
 	}
-	n := max(4, 2*runtime.GOMAXPROCS(0))
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	r.SetConnMaxIdleTime(0)
-	db.r = r
-	db.shm = openShmWatch(path)
-	db.ckpt = startCheckpointer(db)
+	db.listingText = newTextIndex(db, loadListingText)
 	return db, nil
 }
 
 // Path is the database file the DB was opened on.
-func (db *DB) Path() string { return db.path }
+func (db *DB) Path() string { return db.c.Path() }
 
 // Close closes every connection.
-func (db *DB) Close() error {
-	db.stmtMu.Lock()
-	for _, st := range db.stmts {
-		st.Close()
-	}
-	db.stmts = nil
-	db.wstmts.Lock()
-	for _, st := range db.wstmts.m {
-		st.Close()
-	}
-	db.wstmts.m = nil
-	db.wstmts.Unlock()
-	db.stmtMu.Unlock()
-	db.ckpt.stop()
-	if db.shm != nil {
-		db.shm.close()
-		db.shm = nil
-	}
-	return errors.Join(db.r.Close(), db.w.Close())
-}
-
-// write runs fn in one immediate transaction on the writer connection.
-func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("storage: begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		db.txEvents.Delete(tx)
-		return err
-	}
-	_, wrote := db.txEvents.LoadAndDelete(tx)
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: commit: %w", err)
-	}
-	if wrote {
-		db.eventSig.fire()
-	}
-	db.ckpt.poke()
-	return nil
-}
+func (db *DB) Close() error { return db.c.Close() }
 
 // IntegrityCheck runs PRAGMA integrity_check and returns its first line
 // ("ok" for a healthy file).
-func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
-	var s string
-	err := db.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&s)
-	return s, err
-}
-
-// isUnique reports whether err is a UNIQUE or PRIMARY KEY violation.
-func isUnique(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code()
-		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return false
-}
-
-// ms converts a time to the stored form: integer milliseconds since the epoch (UTC).
-func ms(t time.Time) int64 { return t.UnixMilli() }
-
-// fromMS converts a stored millisecond value back to a UTC time.
-func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
-
-// nullMS stores an optional time as NULL when nil.
-func nullMS(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UnixMilli()
-}
-
-// optMS reads an optional stored time.
-func optMS(v sql.NullInt64) *time.Time {
-	if !v.Valid {
-		return nil
-	}
-	t := fromMS(v.Int64)
-	return &t
-}
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) { return db.c.IntegrityCheck(ctx) }
 
 // AuthEpoch returns a number that changes whenever a user, key or
 // organization changes, in this process or another one on the same file.
-// Auth runs it on every request: the wal-index header answers most calls
-// without a query; the query runs only after some commit.
-func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
-	var hdr [48]byte
-	if db.shm != nil {
-		hdr = db.shm.header()
-		db.epochMu.Lock()
-		if db.epochSeen && hdr == db.epochHdr {
-			v := db.epochValue
-			db.epochMu.Unlock()
-			return v, nil
-		}
-		db.epochMu.Unlock()
-	}
-	var v int64
-	if err := db.readRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
-		return 0, fmt.Errorf("storage: auth epoch: %w", err)
-	}
-	if db.shm != nil {
-		// hdr was read before the query: a commit in between makes the
-		// next call query again, never miss it.
-		db.epochMu.Lock()
-		db.epochSeen, db.epochHdr, db.epochValue = true, hdr, v
-		db.epochMu.Unlock()
-	}
-	return v, nil
+func (db *DB) AuthEpoch(ctx context.Context) (int64, error) { return db.c.AuthEpoch(ctx) }
+
+// PoolStats are the connection pool statistics of the writer (one
+// connection) and of the reader pool, by name: "writer", "reader".
+func (db *DB) PoolStats() map[string]sql.DBStats { return db.c.PoolStats() }
+
+// ErrInUse is returned by Restore when another connection has the target
+// database open.
+var ErrInUse = sqldb.ErrInUse
+
+// FileState is what agentd doctor reads from a database file without
+// changing it.
+type FileState = sqldb.FileState
+
+// Backup writes a consistent, checked copy of the database at src to dst
+// (which must not exist), also while a server writes to src.
+func Backup(ctx context.Context, src, dst string) error { return sqldb.Backup(ctx, src, dst) }
+
+// CheckFile runs the integrity check on the database file at path, read only.
+func CheckFile(ctx context.Context, path string) error { return sqldb.CheckFile(ctx, path) }
+
+// Restore replaces the database at dst with the backup at src; ErrInUse
+// when another connection has dst open.
+func Restore(ctx context.Context, src, dst string) error { return sqldb.Restore(ctx, src, dst) }
+
+// InspectFile reads the FileState of the database at path, creating
+// nothing and applying no migration.
+func InspectFile(ctx context.Context, path string) (FileState, error) {
+	return sqldb.InspectFile(ctx, path, migrationFS)
 }
 
-// stmt returns a prepared statement on the reader pool, prepared once per
-// query text: preparing costs more than running most of our reads.
-func (db *DB) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	db.stmtMu.Lock()
-	defer db.stmtMu.Unlock()
-	if st, ok := db.stmts[query]; ok {
-		return st, nil
-	}
-	st, err := db.r.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if db.stmts == nil {
-		db.stmts = map[string]*sql.Stmt{}
-	}
-	db.stmts[query] = st
-	return st, nil
-}
+// The unexported names below keep this package's own queries (knowledge,
+// vectors, listings, events) reading as before the stores moved out.
 
-// writerStmts prepares hot statements once on the writer connection (call
-// it outside a transaction: the writer is the only connection); bind them
-// to a transaction with tx.StmtContext. Parsing costs more than running the
-// delivery worker's statements.
-func (db *DB) writerStmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
-	db.wstmts.Lock()
-	defer db.wstmts.Unlock()
-	out := make([]*sql.Stmt, len(queries))
-	for i, q := range queries {
-		st, ok := db.wstmts.m[q]
-		if !ok {
-			var err error
-			if st, err = db.w.PrepareContext(ctx, q); err != nil {
-				return nil, err
-			}
-			if db.wstmts.m == nil {
-				db.wstmts.m = map[string]*sql.Stmt{}
-			}
-			db.wstmts.m[q] = st
-		}
-		out[i] = st
-	}
-	return out, nil
-}
+func (db *DB) write(ctx context.Context, fn func(tx *sql.Tx) error) error { return db.c.Write(ctx, fn) }
 
-// readRows runs a hot read through the statement cache.
-func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := db.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-// readRow runs a hot single-row read through the statement cache.
 func (db *DB) readRow(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := db.stmt(ctx, query)
-	if err != nil {
-		return db.r.QueryRowContext(ctx, query, args...) // carries the same error to Scan
-	}
-	return st.QueryRowContext(ctx, args...)
+	return db.c.ReadRow(ctx, query, args...)
 }
 
-// likeEscape escapes % and _ for a LIKE pattern used with ESCAPE '\'.
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+func (db *DB) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return db.c.ReadRows(ctx, query, args...)
+}
+
+func (db *DB) writerStmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
+	return db.c.WriterStmts(ctx, queries...)
+}
+
+func ms(t time.Time) int64                  { return sqldb.MS(t) }
+func fromMS(v int64) time.Time              { return sqldb.FromMS(v) }
+func optMS(v sql.NullInt64) *time.Time      { return sqldb.OptMS(v) }
+func nullMS(t *time.Time) any               { return sqldb.NullMS(t) }
+func nullStr(s string) any                  { return sqldb.NullStr(s) }
+func isUnique(err error) bool               { return sqldb.IsUnique(err) }
+func likeEscape(s string) string            { return sqldb.LikeEscape(s) }
+func placeholders(row string, n int) string { return sqldb.Placeholders(row, n) }
+func nonNil[T any](s []T) []T               { return sqldb.NonNil(s) }
+
+type scanner = sqldb.Scanner
+
+// walView reads the WAL-index header (sqldb.DB.WALHeader) for the mirrors
+// of this package, which skip their catch-up query while it is unchanged.
+type walView struct{ c *sqldb.DB }
+
+func (w *walView) header() [48]byte {
+	h, _ := w.c.WALHeader()
+	return h
 }

@@ -1,54 +1,46 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/hookstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Event types written by storage, in the transaction of the change each
 // reports. The events feature (app/events) owns the catalogue and the
 // delivery; storage only decides which transition writes which type.
 const (
-	EventCallQueued         = "call.queued"
-	EventCallRinging        = "call.ringing"
-	EventCallAnswered       = "call.answered"
-	EventCallRetryScheduled = "call.retry_scheduled"
-	EventCallEnded          = "call.ended"
-	EventCallResult         = "call.result"
+	EventCallQueued         = callstore.EventCallQueued
+	EventCallRinging        = callstore.EventCallRinging
+	EventCallAnswered       = callstore.EventCallAnswered
+	EventCallRetryScheduled = callstore.EventCallRetryScheduled
+	EventCallEnded          = callstore.EventCallEnded
+	EventCallResult         = callstore.EventCallResult
 	EventKBSourceCompleted  = "kb.source.completed"
 	EventKBSourceFailed     = "kb.source.failed"
 	EventListingsSynced     = "listings.sync.completed"
-	EventBatchCompleted     = "batch.completed"
-	EventPing               = "ping"
+	EventBatchCompleted     = callstore.EventBatchCompleted
+	EventPing               = hookstore.EventPing
 )
 
 // Event is one entry of the event log.
-type Event struct {
-	Seq       int64 // the log's order; cursors resolve to it
-	ID        string
-	OrgID     string
-	Type      string
-	Subject   string          // the resource: call:<id>, kb_source:<id>, ...
-	Data      json.RawMessage // the resource as its GET shows it
-	CreatedAt time.Time
-}
+type Event = sqldb.Event
 
 // CallSnapshot is a call as its transaction left it, with its attempts and
-// the voice agent's result (nil when none): what GET /api/v1/calls/{id} reads.
-type CallSnapshot struct {
-	Call     Call
-	Attempts []CallAttempt
-	Result   *CallResult
-}
+// the voice agent's result: the data of call events.
+type CallSnapshot = callstore.CallSnapshot
+
+// BatchSummary is a batch whose every call is final: the data of
+// batch.completed.
+type BatchSummary = callstore.BatchSummary
 
 // ListingsSynced is what one listings sync wrote.
 type ListingsSynced struct {
@@ -58,17 +50,6 @@ type ListingsSynced struct {
 	Failed   int
 	Deleted  int
 	Category *string // the stale scope's category when deleteStale ran
-}
-
-// BatchSummary is a batch whose every call is final.
-type BatchSummary struct {
-	BatchID   string
-	OrgID     string
-	AgentID   string
-	Total     int
-	ByStatus  map[string]int // final status -> calls
-	CreatedAt time.Time      // first call's creation
-	EndedAt   time.Time      // the last call's end (this transition)
 }
 
 // EventViews turn records read inside an event's transaction into the
@@ -95,31 +76,7 @@ func (db *DB) eventViews() EventViews {
 // EventsCommitted returns a channel closed at the next commit, in this
 // process, of a transaction that wrote events: the delivery worker and the
 // event stream wake on it (other processes' events are found by polling).
-func (db *DB) EventsCommitted() <-chan struct{} { return db.eventSig.wait() }
-
-// broadcast is a wake-up for any number of waiters.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *broadcast) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch == nil {
-		b.ch = make(chan struct{})
-	}
-	return b.ch
-}
-
-func (b *broadcast) fire() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch != nil {
-		close(b.ch)
-		b.ch = nil
-	}
-}
+func (db *DB) EventsCommitted() <-chan struct{} { return db.c.EventsCommitted() }
 
 // pendingEvent is an event about to be inserted.
 type pendingEvent struct {
@@ -129,249 +86,13 @@ type pendingEvent struct {
 	target       string
 }
 
-// marshalData encodes a view like the API does (no HTML escaping).
-func marshalData(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 // insertEvents appends events to the log inside tx and returns them.
 func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, evs []pendingEvent) ([]Event, error) {
-	if len(evs) == 0 {
-		return nil, nil
+	out := make([]sqldb.PendingEvent, len(evs))
+	for i, e := range evs {
+		out[i] = sqldb.PendingEvent{Type: e.typ, Subject: e.subject, OrgID: e.orgID, Data: e.data, Target: e.target}
 	}
-	now := time.Now().UTC()
-	out := make([]Event, 0, len(evs))
-	const row = "(?, ?, ?, ?, ?, ?, ?)"
-	const chunk = 500
-	for lo := 0; lo < len(evs); lo += chunk {
-		part := evs[lo:min(lo+chunk, len(evs))]
-		args := make([]any, 0, 7*len(part))
-		for _, e := range part {
-			data, err := marshalData(e.data)
-			if err != nil {
-				return nil, fmt.Errorf("storage: render %s event: %w", e.typ, err)
-			}
-			ev := Event{ID: uuid.NewString(), OrgID: e.orgID, Type: e.typ, Subject: e.subject, Data: data, CreatedAt: now}
-			out = append(out, ev)
-			args = append(args, ev.ID, ev.OrgID, ev.Type, ev.Subject, string(data), nullStr(e.target), ms(now))
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, org_id, type, subject, data, target_endpoint, created_at)
-			VALUES `+row+strings.Repeat(", "+row, len(part)-1), args...); err != nil {
-			return nil, fmt.Errorf("storage: insert events: %w", err)
-		}
-	}
-	db.txEvents.Store(tx, true)
-	return out, nil
-}
-
-// callEventType is the event a call's new status reports ("" for none).
-func callEventType(status string, retry bool) string {
-	switch {
-	case retry:
-		return EventCallRetryScheduled
-	case status == CallQueued:
-		return EventCallQueued
-	case status == CallRinging:
-		return EventCallRinging
-	case status == CallActive:
-		return EventCallAnswered
-	case CallFinal(status):
-		return EventCallEnded
-	}
-	return ""
-}
-
-// emitCalls writes one event of type typ for each call, rendered from tx,
-// and batch.completed for every batch a call.ended finished.
-func (db *DB) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []string) error {
-	if typ == "" || len(ids) == 0 {
-		return nil
-	}
-	snaps, err := callSnapshots(ctx, tx, ids)
-	if err != nil {
-		return err
-	}
-	view := db.eventViews().Call
-	evs := make([]pendingEvent, 0, len(snaps))
-	var batches [][2]string // batch, the call that ended
-	for _, s := range snaps {
-		var data any = map[string]string{"id": s.Call.ID}
-		if view != nil {
-			data = view(s)
-		}
-		evs = append(evs, pendingEvent{typ: typ, subject: "call:" + s.Call.ID, orgID: s.Call.OrgID, data: data})
-		if typ == EventCallEnded && s.Call.BatchID != "" {
-			batches = append(batches, [2]string{s.Call.BatchID, s.Call.ID})
-		}
-	}
-	if _, err := db.insertEvents(ctx, tx, evs); err != nil {
-		return err
-	}
-	return db.emitBatchesDone(ctx, tx, batches)
-}
-
-// callSnapshots reads calls with their attempts and results inside tx, in
-// the order of ids.
-func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapshot, error) {
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, err
-	}
-	in := " IN (SELECT value FROM json_each(?))"
-	rows, err := tx.QueryContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id"+in, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("storage: event calls: %w", err)
-	}
-	byID := make(map[string]*CallSnapshot, len(ids))
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		byID[c.ID] = &CallSnapshot{Call: c, Attempts: []CallAttempt{}}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if err := scanAttemptsInto(ctx, tx, in, string(list), byID); err != nil {
-		return nil, err
-	}
-	rows, err = tx.QueryContext(ctx, `SELECT call_id, summary, transcript, outcome, created_at, updated_at
-		FROM call_results WHERE call_id`+in, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("storage: event call results: %w", err)
-	}
-	for rows.Next() {
-		var r CallResult
-		var summary, transcript, outcome sql.NullString
-		var created, updated int64
-		if err := rows.Scan(&r.CallID, &summary, &transcript, &outcome, &created, &updated); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if summary.Valid {
-			r.Summary = &summary.String
-		}
-		if transcript.Valid {
-			r.Transcript = json.RawMessage(transcript.String)
-		}
-		if outcome.Valid {
-			r.Outcome = &outcome.String
-		}
-		r.CreatedAt, r.UpdatedAt = fromMS(created), fromMS(updated)
-		if s := byID[r.CallID]; s != nil {
-			s.Result = &r
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]CallSnapshot, 0, len(ids))
-	for _, id := range ids {
-		if s := byID[id]; s != nil {
-			out = append(out, *s)
-		}
-	}
-	return out, nil
-}
-
-func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map[string]*CallSnapshot) error {
-	rows, err := tx.QueryContext(ctx, `SELECT call_id, attempt, status, failure_reason, sip_code, room_id, duration,
-		started_at, ended_at FROM call_attempts WHERE call_id`+in+` ORDER BY call_id, attempt`, list)
-	if err != nil {
-		return fmt.Errorf("storage: event call attempts: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var a CallAttempt
-		var reason, room sql.NullString
-		var code sql.NullInt64
-		var dur sql.NullFloat64
-		var started int64
-		var ended sql.NullInt64
-		if err := rows.Scan(&id, &a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended); err != nil {
-			return err
-		}
-		a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
-		if dur.Valid {
-			d := dur.Float64
-			a.Duration = &d
-		}
-		a.StartedAt, a.EndedAt = fromMS(started), optMS(ended)
-		if s := byID[id]; s != nil {
-			s.Attempts = append(s.Attempts, a)
-		}
-	}
-	return rows.Err()
-}
-
-// emitBatchesDone writes batch.completed for each batch all of whose calls
-// are now final. A final call never leaves its status, so this holds at
-// exactly one transition per batch. Its subject is the call whose end
-// completed the batch, so it reaches each endpoint after that call.ended.
-func (db *DB) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]string) error {
-	seen := map[string]bool{}
-	var evs []pendingEvent
-	view := db.eventViews().Batch
-	for _, bc := range batches {
-		b := bc[0]
-		if seen[b] {
-			continue
-		}
-		seen[b] = true
-		s := BatchSummary{BatchID: b, ByStatus: map[string]int{}}
-		rows, err := tx.QueryContext(ctx, `SELECT status, count(*), min(org_id), min(agent_id), min(created_at),
-			max(coalesce(ended_at, updated_at)) FROM calls WHERE batch_id = ? GROUP BY status`, b)
-		if err != nil {
-			return fmt.Errorf("storage: batch summary: %w", err)
-		}
-		open := false
-		for rows.Next() {
-			var st, org, agent string
-			var n int
-			var created, ended int64
-			if err := rows.Scan(&st, &n, &org, &agent, &created, &ended); err != nil {
-				rows.Close()
-				return err
-			}
-			if !CallFinal(st) {
-				open = true
-			}
-			s.ByStatus[st] += n
-			s.Total += n
-			s.OrgID, s.AgentID = org, agent
-			if c := fromMS(created); s.CreatedAt.IsZero() || c.Before(s.CreatedAt) {
-				s.CreatedAt = c
-			}
-			if e := fromMS(ended); e.After(s.EndedAt) {
-				s.EndedAt = e
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if open || s.Total == 0 {
-			continue
-		}
-		var data any = map[string]string{"id": b}
-		if view != nil {
-			data = view(s)
-		}
-		evs = append(evs, pendingEvent{typ: EventBatchCompleted, subject: "call:" + bc[1], orgID: s.OrgID, data: data})
-	}
-	_, err := db.insertEvents(ctx, tx, evs)
-	return err
+	return db.c.InsertEvents(ctx, tx, out)
 }
 
 // emitListingsSynced writes listings.sync.completed for a sync's writes.
@@ -490,33 +211,4 @@ func (db *DB) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int
 		return 0, fmt.Errorf("storage: prune events: %w", err)
 	}
 	return int(n), nil
-}
-
-// idsWithStatus lists the ids of the calls in status.
-func idsWithStatus(calls []Call, status string) []string {
-	var ids []string
-	for _, c := range calls {
-		if c.Status == status {
-			ids = append(ids, c.ID)
-		}
-	}
-	return ids
-}
-
-// queryIDs runs a statement returning one id per row (UPDATE ... RETURNING id).
-func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
 }

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
 
@@ -42,10 +41,4 @@ func (db *DB) countBy(ctx context.Context, query string) (map[string]int, error)
 		out[k] = n
 	}
 	return out, rows.Err()
-}
-
-// PoolStats are the connection pool statistics of the writer (one
-// connection) and of the reader pool, by name: "writer", "reader".
-func (db *DB) PoolStats() map[string]sql.DBStats {
-	return map[string]sql.DBStats{"writer": db.w.Stats(), "reader": db.r.Stats()}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/agentd/agentd/app/clean"
@@ -75,14 +74,8 @@ func (o *BatchListOptions) Validate() error {
 	if o.Status != "" && !batchStatuses[o.Status] {
 		return invalid("status", "status must be running, paused, completed or cancelled")
 	}
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 100:
-		return invalid("limit", "limit must be from 1 to 100")
-	}
-	if o.Offset < 0 {
-		return invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 100); err != nil {
+		return err
 	}
 	return nil
 }
@@ -90,20 +83,8 @@ func (o *BatchListOptions) Validate() error {
 // ParseBatchQuery reads the list options from a query string.
 func ParseBatchQuery(q url.Values) (BatchListOptions, error) {
 	o := BatchListOptions{AgentID: clean.String(q.Get("agentId")), Status: clean.String(q.Get("status"))}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{"limit", &o.Limit}, {"offset", &o.Offset}} {
-		if v := clean.String(q.Get(f.name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return o, invalid(f.name, f.name+" must be an integer")
-			}
-			if n == 0 && f.name == "limit" {
-				return o, invalid("limit", "limit must be from 1 to 100")
-			}
-			*f.dst = n
-		}
+	if err := clean.Page(q, &o.Limit, &o.Offset, 100); err != nil {
+		return o, err
 	}
 	return o, nil
 }

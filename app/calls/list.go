@@ -77,14 +77,8 @@ func (o *ListOptions) Validate() error {
 	default:
 		return invalid("sortOrder", "sortOrder must be asc or desc")
 	}
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 100:
-		return invalid("limit", "limit must be from 1 to 100")
-	}
-	if o.Offset < 0 {
-		return invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 100); err != nil {
+		return err
 	}
 	if o.From != nil && o.To != nil && o.To.Before(*o.From) {
 		return invalid("to", "to must not be before from")
@@ -150,20 +144,8 @@ func ParseListQuery(q url.Values) (ListOptions, error) {
 			*f.dst = &t
 		}
 	}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{"limit", &o.Limit}, {"offset", &o.Offset}} {
-		if v := clean.String(q.Get(f.name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return o, invalid(f.name, f.name+" must be an integer")
-			}
-			if n == 0 && f.name == "limit" {
-				return o, invalid("limit", "limit must be from 1 to 100")
-			}
-			*f.dst = n
-		}
+	if err := clean.Page(q, &o.Limit, &o.Offset, 100); err != nil {
+		return o, err
 	}
 	return o, nil
 }

@@ -156,34 +156,16 @@ func ParseQuery(q url.Values) (ListOptions, error) {
 		phone = "+" + phone[1:] // a "+" the client forgot to escape arrives as a space
 	}
 	o := ListOptions{PhoneNumber: clean.String(phone)}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{"limit", &o.Limit}, {"offset", &o.Offset}} {
-		if v := clean.String(q.Get(f.name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return o, invalid(f.name, f.name+" must be an integer")
-			}
-			if n == 0 && f.name == "limit" {
-				return o, invalid("limit", "limit must be from 1 to 1000")
-			}
-			*f.dst = n
-		}
+	if err := clean.Page(q, &o.Limit, &o.Offset, 1000); err != nil {
+		return o, err
 	}
 	return o, nil
 }
 
 // List returns one page of the organization's list.
 func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Page, error) {
-	switch {
-	case o.Limit == 0:
-		o.Limit = 50
-	case o.Limit < 1 || o.Limit > 1000:
-		return Page{}, invalid("limit", "limit must be from 1 to 1000")
-	}
-	if o.Offset < 0 {
-		return Page{}, invalid("offset", "offset must be 0 or more")
+	if err := clean.CheckPage(&o.Limit, o.Offset, 1000); err != nil {
+		return Page{}, err
 	}
 	if o.PhoneNumber != "" {
 		p, ok := Number(o.PhoneNumber)

@@ -28,13 +28,7 @@ func (s *Site) loginPage(w http.ResponseWriter, r *http.Request) {
 // loginSubmit signs in with email and password. The error never says which
 // of the two was wrong; failures are throttled by access.Login.
 func (s *Site) loginSubmit(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.CrossOrigin.Check(r); err != nil {
-		s.fail(w, r, user{}, errs.Wrap(errs.Forbidden, "cross-origin request refused", err))
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, user{}, errs.Wrap(errs.Invalid, "the form could not be read", err))
+	if !s.anonymousForm(w, r) {
 		return
 	}
 	d := signInData{Email: strings.TrimSpace(r.PostFormValue("email")), Next: r.PostFormValue("next")}
@@ -55,13 +49,7 @@ func (s *Site) setupPage(w http.ResponseWriter, r *http.Request) {
 // setupSubmit consumes the one-time setup token, sets the password and
 // signs in.
 func (s *Site) setupSubmit(w http.ResponseWriter, r *http.Request) {
-	if err := s.cfg.CrossOrigin.Check(r); err != nil {
-		s.fail(w, r, user{}, errs.Wrap(errs.Forbidden, "cross-origin request refused", err))
-		return
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
-	if err := r.ParseForm(); err != nil {
-		s.fail(w, r, user{}, errs.Wrap(errs.Invalid, "the form could not be read", err))
+	if !s.anonymousForm(w, r) {
 		return
 	}
 	d := signInData{Token: r.PostFormValue("token"), MinLen: access.MinPasswordLen}
@@ -136,4 +124,19 @@ func clientAddr(r *http.Request) string {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// anonymousForm reads the small form of a signed-out page (sign-in, setup)
+// after the same-origin check; on a refusal it has answered.
+func (s *Site) anonymousForm(w http.ResponseWriter, r *http.Request) bool {
+	if err := s.cfg.CrossOrigin.Check(r); err != nil {
+		s.fail(w, r, user{}, errs.Wrap(errs.Forbidden, "cross-origin request refused", err))
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	if err := r.ParseForm(); err != nil {
+		s.fail(w, r, user{}, errs.Wrap(errs.Invalid, "the form could not be read", err))
+		return false
+	}
+	return true
 }

@@ -1,0 +1,95 @@
+package callstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
+)
+
+// The campaign rules of the dial queue's claim: which queued calls may be
+// taken (not in a paused batch, agent under its own concurrency cap), and
+// giving back a claimed attempt the queue decided not to dial (number on
+// the do-not-call list, outside calling hours).
+
+// notPausedSQL keeps out calls of a paused batch (unqualified columns of
+// calls). The subquery is not correlated: SQLite runs it once per statement.
+const notPausedSQL = "(batch_id IS NULL OR batch_id NOT IN (SELECT id FROM call_batches WHERE status = 'paused'))"
+
+// claimableSQL is the claim's filter on a queued call c: not in a paused
+// batch, and its agent below the agent's maxConcurrentCalls (a voice agent
+// config key; absent or 0 means no cap of its own) counting its calls being
+// dialled or talked on, inbound ones included. The claim applies it to the
+// due calls in claim order: read through calls_due (status, priority,
+// due_at), sorting only ties, in a subquery with a LIMIT (never
+// flattened), so it runs call by call until one passes instead of on
+// every due call before a full sort.
+const claimableSQL = `(c.batch_id IS NULL OR c.batch_id NOT IN (SELECT id FROM call_batches WHERE status = 'paused'))
+	AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = c.agent_id
+		AND coalesce(json_extract(a.config, '$.maxConcurrentCalls'), 0) > 0
+		AND (SELECT count(*) FROM calls x WHERE x.agent_id = c.agent_id AND x.status IN ` + liveSQL + `)
+			>= json_extract(a.config, '$.maxConcurrentCalls'))`
+
+// Undo says what becomes of a claimed attempt that is not dialled after all.
+type Undo struct {
+	// Status is CallScheduled (deferred to DueAt: the attempt is given back
+	// and goes again then) or CallFailed (ended with Reason, never dialled).
+	Status string
+	DueAt  time.Time
+	Reason string
+	At     time.Time
+}
+
+// UndoClaim gives back the attempt held by token without it being dialled:
+// attempts goes back down, the attempt row is removed, and the call is
+// scheduled for u.DueAt (its scheduledAt moves too when this was its first
+// attempt) or failed with u.Reason. A call cancelled meanwhile only loses
+// the claim. done is false when the claim no longer held the call.
+func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, error) {
+	var done bool
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		at := sqldb.MS(u.At)
+		var res sql.Result
+		var err error
+		const release = `attempts = attempts - 1, claim_token = NULL, worker_id = NULL, lease_until = NULL,
+			room_id = NULL, job_id = NULL, sip_participant_id = NULL,
+			dialer = CASE WHEN attempts = 1 THEN NULL ELSE dialer END, updated_at = ?`
+		const guard = " WHERE id = ? AND claim_token = ? AND status = 'connecting'"
+		switch u.Status {
+		case CallScheduled:
+			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'scheduled', due_at = ?,
+				scheduled_at = CASE WHEN attempts = 1 THEN ? ELSE scheduled_at END, `+release+guard,
+				sqldb.MS(u.DueAt), sqldb.MS(u.DueAt), at, id, token)
+		case CallFailed:
+			res, err = tx.ExecContext(ctx, `UPDATE calls SET status = 'failed', failure_reason = ?,
+				last_outcome = 'failed', ended_at = ?, `+release+guard, sqldb.NullStr(u.Reason), at, at, id, token)
+		default:
+			return fmt.Errorf("undo claim: status %q: want scheduled or failed", u.Status)
+		}
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		done = n > 0
+		if !done {
+			// Cancelled while claimed: only the claim goes.
+			if _, err := tx.ExecContext(ctx, `UPDATE calls SET `+release+
+				" WHERE id = ? AND claim_token = ? AND status = 'cancelled'", at, id, token); err != nil {
+				return err
+			}
+		}
+		if _, err = tx.ExecContext(ctx, "DELETE FROM call_attempts WHERE claim_token = ?", token); err != nil {
+			return err
+		}
+		if done && u.Status == CallFailed {
+			return db.emitCalls(ctx, tx, EventCallEnded, []string{id})
+		}
+		return nil // deferred: it waits as before its claim, no event
+	})
+	if err != nil {
+		return false, fmt.Errorf("storage: undo claim: %w", err)
+	}
+	return done, nil
+}

@@ -1,0 +1,283 @@
+package callstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
+)
+
+// Event types the calls store writes, in the transaction of the change
+// each reports (package storage re-exports them).
+const (
+	EventCallQueued         = "call.queued"
+	EventCallRinging        = "call.ringing"
+	EventCallAnswered       = "call.answered"
+	EventCallRetryScheduled = "call.retry_scheduled"
+	EventCallEnded          = "call.ended"
+	EventCallResult         = "call.result"
+	EventBatchCompleted     = "batch.completed"
+)
+
+// CallSnapshot is a call as its transaction left it, with its attempts and
+// the voice agent's result (nil when none): what GET /api/v1/calls/{id} reads.
+type CallSnapshot struct {
+	Call     Call
+	Attempts []CallAttempt
+	Result   *CallResult
+}
+
+// BatchSummary is a batch whose every call is final.
+type BatchSummary struct {
+	BatchID   string
+	OrgID     string
+	AgentID   string
+	Total     int
+	ByStatus  map[string]int // final status -> calls
+	CreatedAt time.Time      // first call's creation
+	EndedAt   time.Time      // the last call's end (this transition)
+}
+
+// Views turn records read inside an event's transaction into the data of
+// call and batch events (storage.EventViews' Call and Batch); a nil view
+// falls back to {"id": ...}.
+type Views struct {
+	Call  func(CallSnapshot) any
+	Batch func(BatchSummary) any
+}
+
+// callEventType is the event a call's new status reports ("" for none).
+func callEventType(status string, retry bool) string {
+	switch {
+	case retry:
+		return EventCallRetryScheduled
+	case status == CallQueued:
+		return EventCallQueued
+	case status == CallRinging:
+		return EventCallRinging
+	case status == CallActive:
+		return EventCallAnswered
+	case CallFinal(status):
+		return EventCallEnded
+	}
+	return ""
+}
+
+// emitCalls writes one event of type typ for each call, rendered from tx,
+// and batch.completed for every batch a call.ended finished.
+func (db *Calls) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []string) error {
+	if typ == "" || len(ids) == 0 {
+		return nil
+	}
+	snaps, err := callSnapshots(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	view := db.views().Call
+	evs := make([]sqldb.PendingEvent, 0, len(snaps))
+	var batches [][2]string // batch, the call that ended
+	for _, s := range snaps {
+		var data any = map[string]string{"id": s.Call.ID}
+		if view != nil {
+			data = view(s)
+		}
+		evs = append(evs, sqldb.PendingEvent{Type: typ, Subject: "call:" + s.Call.ID, OrgID: s.Call.OrgID, Data: data})
+		if typ == EventCallEnded && s.Call.BatchID != "" {
+			batches = append(batches, [2]string{s.Call.BatchID, s.Call.ID})
+		}
+	}
+	if _, err := db.c.InsertEvents(ctx, tx, evs); err != nil {
+		return err
+	}
+	return db.emitBatchesDone(ctx, tx, batches)
+}
+
+// callSnapshots reads calls with their attempts and results inside tx, in
+// the order of ids.
+func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapshot, error) {
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	in := " IN (SELECT value FROM json_each(?))"
+	rows, err := tx.QueryContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id"+in, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("storage: event calls: %w", err)
+	}
+	byID := make(map[string]*CallSnapshot, len(ids))
+	for rows.Next() {
+		c, err := scanCall(rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		byID[c.ID] = &CallSnapshot{Call: c, Attempts: []CallAttempt{}}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if err := scanAttemptsInto(ctx, tx, in, string(list), byID); err != nil {
+		return nil, err
+	}
+	rows, err = tx.QueryContext(ctx, `SELECT call_id, summary, transcript, outcome, created_at, updated_at
+		FROM call_results WHERE call_id`+in, string(list))
+	if err != nil {
+		return nil, fmt.Errorf("storage: event call results: %w", err)
+	}
+	for rows.Next() {
+		var r CallResult
+		var summary, transcript, outcome sql.NullString
+		var created, updated int64
+		if err := rows.Scan(&r.CallID, &summary, &transcript, &outcome, &created, &updated); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if summary.Valid {
+			r.Summary = &summary.String
+		}
+		if transcript.Valid {
+			r.Transcript = json.RawMessage(transcript.String)
+		}
+		if outcome.Valid {
+			r.Outcome = &outcome.String
+		}
+		r.CreatedAt, r.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
+		if s := byID[r.CallID]; s != nil {
+			s.Result = &r
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]CallSnapshot, 0, len(ids))
+	for _, id := range ids {
+		if s := byID[id]; s != nil {
+			out = append(out, *s)
+		}
+	}
+	return out, nil
+}
+
+func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map[string]*CallSnapshot) error {
+	rows, err := tx.QueryContext(ctx, `SELECT call_id, attempt, status, failure_reason, sip_code, room_id, duration,
+		started_at, ended_at FROM call_attempts WHERE call_id`+in+` ORDER BY call_id, attempt`, list)
+	if err != nil {
+		return fmt.Errorf("storage: event call attempts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a CallAttempt
+		var reason, room sql.NullString
+		var code sql.NullInt64
+		var dur sql.NullFloat64
+		var started int64
+		var ended sql.NullInt64
+		if err := rows.Scan(&id, &a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended); err != nil {
+			return err
+		}
+		a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
+		if dur.Valid {
+			d := dur.Float64
+			a.Duration = &d
+		}
+		a.StartedAt, a.EndedAt = sqldb.FromMS(started), sqldb.OptMS(ended)
+		if s := byID[id]; s != nil {
+			s.Attempts = append(s.Attempts, a)
+		}
+	}
+	return rows.Err()
+}
+
+// emitBatchesDone writes batch.completed for each batch all of whose calls
+// are now final. A final call never leaves its status, so this holds at
+// exactly one transition per batch. Its subject is the call whose end
+// completed the batch, so it reaches each endpoint after that call.ended.
+func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]string) error {
+	seen := map[string]bool{}
+	var evs []sqldb.PendingEvent
+	view := db.views().Batch
+	for _, bc := range batches {
+		b := bc[0]
+		if seen[b] {
+			continue
+		}
+		seen[b] = true
+		s := BatchSummary{BatchID: b, ByStatus: map[string]int{}}
+		rows, err := tx.QueryContext(ctx, `SELECT status, count(*), min(org_id), min(agent_id), min(created_at),
+			max(coalesce(ended_at, updated_at)) FROM calls WHERE batch_id = ? GROUP BY status`, b)
+		if err != nil {
+			return fmt.Errorf("storage: batch summary: %w", err)
+		}
+		open := false
+		for rows.Next() {
+			var st, org, agent string
+			var n int
+			var created, ended int64
+			if err := rows.Scan(&st, &n, &org, &agent, &created, &ended); err != nil {
+				rows.Close()
+				return err
+			}
+			if !CallFinal(st) {
+				open = true
+			}
+			s.ByStatus[st] += n
+			s.Total += n
+			s.OrgID, s.AgentID = org, agent
+			if c := sqldb.FromMS(created); s.CreatedAt.IsZero() || c.Before(s.CreatedAt) {
+				s.CreatedAt = c
+			}
+			if e := sqldb.FromMS(ended); e.After(s.EndedAt) {
+				s.EndedAt = e
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if open || s.Total == 0 {
+			continue
+		}
+		var data any = map[string]string{"id": b}
+		if view != nil {
+			data = view(s)
+		}
+		evs = append(evs, sqldb.PendingEvent{Type: EventBatchCompleted, Subject: "call:" + bc[1], OrgID: s.OrgID, Data: data})
+	}
+	_, err := db.c.InsertEvents(ctx, tx, evs)
+	return err
+}
+
+// idsWithStatus lists the ids of the calls in status.
+func idsWithStatus(calls []Call, status string) []string {
+	var ids []string
+	for _, c := range calls {
+		if c.Status == status {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// queryIDs runs a statement returning one id per row (UPDATE ... RETURNING id).
+func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}

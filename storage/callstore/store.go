@@ -1,0 +1,25 @@
+// Package callstore is the SQL of calls: outbound calls and their queue
+// (claims, leases, attempts, retries), inbound calls, telephony results,
+// batches, the do-not-call list and each organization's calling rules.
+// Every transition writes its call.* and batch.completed events in its own
+// transaction. Package storage embeds Calls in its DB.
+package callstore
+
+import (
+	"database/sql"
+
+	"github.com/agentd/agentd/storage/sqldb"
+)
+
+// Calls is the calls store over the shared connection.
+type Calls struct {
+	c     *sqldb.DB
+	r     *sql.DB
+	views func() Views
+}
+
+// New returns the calls store over c; views gives the current renderers
+// of call and batch event data (storage's SetEventViews sets them).
+func New(c *sqldb.DB, views func() Views) *Calls {
+	return &Calls{c: c, r: c.Reader(), views: views}
+}

@@ -1,0 +1,247 @@
+// Package sqldb is the connection every store of package storage shares:
+// the SQLite file with its writer and reader pools, transactions, prepared
+// statement caches, migrations, the auth epoch, the event outbox insert
+// that a change writes in its own transaction, and the small SQL helpers
+// the stores have in common. It imports no other agentd package.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"runtime"
+	"sync"
+)
+
+// DB is the SQLite database: one writer connection (immediate transactions,
+// so concurrent read-then-write transactions never fail with "database is
+// locked" inside one process) and a pool of read-only connections.
+type DB struct {
+	path       string
+	w          *sql.DB
+	r          *sql.DB
+	migrations fs.FS
+
+	shm        *shmWatch     // nil: no fast path, query every time
+	ckpt       *checkpointer // nil without shm
+	epochMu    sync.Mutex
+	epochSeen  bool
+	epochHdr   [48]byte
+	epochValue int64
+
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
+	wstmts struct { // prepared on the writer, for hot statements inside transactions
+		sync.Mutex
+		m map[string]*sql.Stmt
+	}
+
+	txEvents sync.Map  // *sql.Tx -> true once it wrote events
+	eventSig broadcast // fired after a commit that wrote events
+}
+
+// Open opens (creating if needed) the database at path and applies every
+// pending migration of migrations (files NNNN_name.sql under migrations/). Several processes may open the same file at once (the
+// CLI while the server runs): migrations and writes are serialised by SQLite.
+func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
+	if path == "" {
+		return nil, errors.New("storage: empty database path")
+	}
+	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
+		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
+	w, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", walAutoCheckpoint))
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	db := &DB{path: path, w: w, migrations: migrations}
+	if err := db.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("storage: open readers: %w", err)
+	}
+	n := max(4, 2*runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxIdleTime(0)
+	db.r = r
+	db.shm = openShmWatch(path)
+	db.ckpt = startCheckpointer(db)
+	return db, nil
+}
+
+// Path is the database file the DB was opened on.
+func (db *DB) Path() string { return db.path }
+
+// Close closes every connection.
+func (db *DB) Close() error {
+	db.stmtMu.Lock()
+	for _, st := range db.stmts {
+		st.Close()
+	}
+	db.stmts = nil
+	db.wstmts.Lock()
+	for _, st := range db.wstmts.m {
+		st.Close()
+	}
+	db.wstmts.m = nil
+	db.wstmts.Unlock()
+	db.stmtMu.Unlock()
+	db.ckpt.stop()
+	if db.shm != nil {
+		db.shm.close()
+		db.shm = nil
+	}
+	return errors.Join(db.r.Close(), db.w.Close())
+}
+
+// Reader is the pool of read-only connections.
+func (db *DB) Reader() *sql.DB { return db.r }
+
+// Write runs fn in one immediate transaction on the writer connection.
+func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		db.txEvents.Delete(tx)
+		return err
+	}
+	_, wrote := db.txEvents.LoadAndDelete(tx)
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("storage: commit: %w", err)
+	}
+	if wrote {
+		db.eventSig.fire()
+	}
+	db.ckpt.poke()
+	return nil
+}
+
+// IntegrityCheck runs PRAGMA integrity_check and returns its first line
+// ("ok" for a healthy file).
+func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	var s string
+	err := db.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&s)
+	return s, err
+}
+
+// AuthEpoch returns a number that changes whenever a user, key or
+// organization changes, in this process or another one on the same file.
+// Auth runs it on every request: the wal-index header answers most calls
+// without a query; the query runs only after some commit.
+func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
+	var hdr [48]byte
+	if db.shm != nil {
+		hdr = db.shm.header()
+		db.epochMu.Lock()
+		if db.epochSeen && hdr == db.epochHdr {
+			v := db.epochValue
+			db.epochMu.Unlock()
+			return v, nil
+		}
+		db.epochMu.Unlock()
+	}
+	var v int64
+	if err := db.ReadRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: auth epoch: %w", err)
+	}
+	if db.shm != nil {
+		// hdr was read before the query: a commit in between makes the
+		// next call query again, never miss it.
+		db.epochMu.Lock()
+		db.epochSeen, db.epochHdr, db.epochValue = true, hdr, v
+		db.epochMu.Unlock()
+	}
+	return v, nil
+}
+
+// Stmt returns a prepared statement on the reader pool, prepared once per
+// query text: preparing costs more than running most of our reads.
+func (db *DB) Stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	db.stmtMu.Lock()
+	defer db.stmtMu.Unlock()
+	if st, ok := db.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := db.r.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if db.stmts == nil {
+		db.stmts = map[string]*sql.Stmt{}
+	}
+	db.stmts[query] = st
+	return st, nil
+}
+
+// WriterStmts prepares hot statements once on the writer connection (call
+// it outside a transaction: the writer is the only connection); bind them
+// to a transaction with tx.StmtContext. Parsing costs more than running the
+// delivery worker's statements.
+func (db *DB) WriterStmts(ctx context.Context, queries ...string) ([]*sql.Stmt, error) {
+	db.wstmts.Lock()
+	defer db.wstmts.Unlock()
+	out := make([]*sql.Stmt, len(queries))
+	for i, q := range queries {
+		st, ok := db.wstmts.m[q]
+		if !ok {
+			var err error
+			if st, err = db.w.PrepareContext(ctx, q); err != nil {
+				return nil, err
+			}
+			if db.wstmts.m == nil {
+				db.wstmts.m = map[string]*sql.Stmt{}
+			}
+			db.wstmts.m[q] = st
+		}
+		out[i] = st
+	}
+	return out, nil
+}
+
+// ReadRows runs a hot read through the statement cache.
+func (db *DB) ReadRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := db.Stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// ReadRow runs a hot single-row read through the statement cache.
+func (db *DB) ReadRow(ctx context.Context, query string, args ...any) *sql.Row {
+	st, err := db.Stmt(ctx, query)
+	if err != nil {
+		return db.r.QueryRowContext(ctx, query, args...) // carries the same error to Scan
+	}
+	return st.QueryRowContext(ctx, args...)
+}
+
+// PoolStats are the connection pool statistics of the writer (one
+// connection) and of the reader pool, by name: "writer", "reader".
+func (db *DB) PoolStats() map[string]sql.DBStats {
+	return map[string]sql.DBStats{"writer": db.w.Stats(), "reader": db.r.Stats()}
+}
+
+// WALHeader is the first wal-index header, which SQLite rewrites on every
+// commit of any process; ok is false where it cannot be read (then callers
+// query instead).
+func (db *DB) WALHeader() (h [48]byte, ok bool) {
+	if db.shm == nil {
+		return h, false
+	}
+	return db.shm.header(), true
+}

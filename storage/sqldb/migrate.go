@@ -1,0 +1,83 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// migration is one numbered schema step, e.g. migrations/0003_kb.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// loadMigrations reads migrations/*.sql of fsys in version order.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var out []migration
+	for _, n := range names {
+		base := strings.TrimPrefix(n, "migrations/")
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("storage: migration %s: name must start with a number and '_'", base)
+		}
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, migration{v, base, string(b)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].version < out[j].version })
+	for i := 1; i < len(out); i++ {
+		if out[i].version == out[i-1].version {
+			return nil, fmt.Errorf("storage: two migrations numbered %d", out[i].version)
+		}
+	}
+	return out, nil
+}
+
+// migrate applies every migration not yet recorded, each in its own
+// immediate transaction, so two processes starting at once apply each step
+// exactly once.
+func (db *DB) migrate(ctx context.Context) error {
+	ms, err := loadMigrations(db.migrations)
+	if err != nil {
+		return err
+	}
+	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("storage: create schema_migrations: %w", err)
+	}
+	for _, m := range ms {
+		err := db.Write(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return fmt.Errorf("storage: migration %s: %w", m.name, err)
+			}
+			_, err := tx.ExecContext(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+				m.version, m.name, time.Now().UnixMilli())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
