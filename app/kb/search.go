@@ -111,7 +111,7 @@ func (s *Service) Search(ctx context.Context, orgID string, in SearchInput) ([]R
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Collection(ctx, orgID, req.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, req.CollectionID)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,8 @@ type DB struct {
 	r          *sql.DB
 	migrations fs.FS
 
-	shm        *shmWatch // nil: no fast path, query every time
+	shm        *shmWatch     // nil: no fast path, query every time
+	ckpt       *checkpointer // nil without shm
 	epochMu    sync.Mutex
 	epochSeen  bool
 	epochHdr   [48]byte
@@ -51,7 +52,7 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
-	w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	w, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(%d)", walAutoCheckpoint))
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", path, err)
 	}
@@ -75,6 +76,7 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 	db.r = r
 	db.shm = openShmWatch(path)
+	db.ckpt = startCheckpointer(db)
 	return db, nil
 }
 
@@ -95,6 +97,7 @@ func (db *DB) Close() error {
 	db.wstmts.m = nil
 	db.wstmts.Unlock()
 	db.stmtMu.Unlock()
+	db.ckpt.stop()
 	if db.shm != nil {
 		db.shm.close()
 		db.shm = nil
@@ -123,6 +126,7 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if wrote {
 		db.eventSig.fire()
 	}
+	db.ckpt.poke()
 	return nil
 }
 
