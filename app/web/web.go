@@ -217,14 +217,7 @@ func (s *Site) viewCap(capability string, h pageFunc) http.Handler {
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
-		if capability != "" && !u.can(capability) {
-			s.fail(w, r, u, errForbidden(u, capability))
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
-		if err := h(w, r, u); err != nil {
-			s.fail(w, r, u, err)
-		}
+		s.run(w, r, u, capability, h)
 	})
 }
 
@@ -254,15 +247,21 @@ func (s *Site) action(capability string, h pageFunc) http.Handler {
 			s.fail(w, r, u, errs.New(errs.Forbidden, "the form is stale or forged (bad CSRF token): reload the page and try again"))
 			return
 		}
-		if capability != "" && !u.can(capability) {
-			s.fail(w, r, u, errForbidden(u, capability))
-			return
-		}
-		r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
-		if err := h(w, r, u); err != nil {
-			s.fail(w, r, u, err)
-		}
+		s.run(w, r, u, capability, h)
 	})
+}
+
+// run checks that u holds the capability (none: any signed-in user) and
+// runs h for u.
+func (s *Site) run(w http.ResponseWriter, r *http.Request, u user, capability string, h pageFunc) {
+	if capability != "" && !u.can(capability) {
+		s.fail(w, r, u, errForbidden(u, capability))
+		return
+	}
+	r = r.WithContext(context.WithValue(r.Context(), userKey{}, u))
+	if err := h(w, r, u); err != nil {
+		s.fail(w, r, u, err)
+	}
 }
 
 // maxForm bounds a form body: a Markdown upload of up to 2 MiB and its
