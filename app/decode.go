@@ -18,15 +18,25 @@ import (
 // route's limit (413), empty, not UTF-8, malformed, a field of the wrong
 // type, or data after the JSON value (400). Unknown fields are ignored.
 func decodeJSON(r *http.Request, dst any) error {
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	return decodeBytes(body, dst)
+}
+
+// readBody reads the size-limited request body: over the route's limit is
+// 413, any other read failure 400.
+func readBody(r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (max %d bytes)", mbe.Limit))
+			return nil, errorf(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (max %d bytes)", mbe.Limit))
 		}
-		return badRequest("could not read request body")
+		return nil, badRequest("could not read request body")
 	}
-	return decodeBytes(body, dst)
+	return body, nil
 }
 
 // decodeBytes is decodeJSON on a body already read.

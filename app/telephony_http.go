@@ -1,9 +1,6 @@
 package app
 
 import (
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -42,13 +39,9 @@ func (s *Server) liveKitWebhook(w http.ResponseWriter, r *http.Request, _ httpro
 	if err := s.calls.CheckLiveKitWebhooks(); err != nil {
 		return err
 	}
-	body, err := io.ReadAll(r.Body)
+	body, err := readBody(r)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return errorf(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body too large (max %d bytes)", mbe.Limit))
-		}
-		return badRequest("could not read request body")
+		return err
 	}
 	if err := s.calls.LiveKitWebhook(r.Context(), r.Header.Get("Authorization"), body); err != nil {
 		return err

@@ -61,25 +61,27 @@ func view(h dial.CallingHours, updated time.Time) Settings {
 // Get reads the organization's settings (the defaults when never saved:
 // calling hours off, 08:00-21:00 every day, UTC).
 func Get(ctx context.Context, db *storage.DB, orgID string) (Settings, error) {
-	st, err := db.GetOrgSettings(ctx, orgID)
-	if err != nil {
-		return Settings{}, err
-	}
-	h, err := dial.ParseCallingHours(st.CallingHours)
+	h, st, err := load(ctx, db, orgID)
 	if err != nil {
 		return Settings{}, err
 	}
 	return view(h, st.UpdatedAt), nil
 }
 
+// load reads the stored settings and parses their calling hours.
+func load(ctx context.Context, db *storage.DB, orgID string) (dial.CallingHours, storage.OrgSettings, error) {
+	st, err := db.GetOrgSettings(ctx, orgID)
+	if err != nil {
+		return dial.CallingHours{}, st, err
+	}
+	h, err := dial.ParseCallingHours(st.CallingHours)
+	return h, st, err
+}
+
 // Update applies a patch and saves the whole result; the first invalid
 // field is bad input named by its path (callingHours.start).
 func Update(ctx context.Context, db *storage.DB, orgID string, p Patch, now time.Time) (Settings, error) {
-	st, err := db.GetOrgSettings(ctx, orgID)
-	if err != nil {
-		return Settings{}, err
-	}
-	h, err := dial.ParseCallingHours(st.CallingHours)
+	h, _, err := load(ctx, db, orgID)
 	if err != nil {
 		return Settings{}, err
 	}
