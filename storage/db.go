@@ -149,7 +149,4 @@ type scanner = sqldb.Scanner
 // of this package, which skip their catch-up query while it is unchanged.
 type walView struct{ c *sqldb.DB }
 
-func (w *walView) header() [48]byte {
-	h, _ := w.c.WALHeader()
-	return h
-}
+func (w *walView) header() ([48]byte, bool) { return w.c.WALHeader() }

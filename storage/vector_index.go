@@ -181,7 +181,8 @@ func (db *DB) walMark() walMark {
 	if db.shm == nil {
 		return walMark{}
 	}
-	return walMark{hdr: db.shm.header(), ok: true}
+	h, ok := db.shm.header()
+	return walMark{hdr: h, ok: ok}
 }
 
 // same reports whether both marks were read and are equal.

@@ -101,8 +101,7 @@ func (db *DB) Close() error {
 	db.stmtMu.Unlock()
 	db.ckpt.stop()
 	if db.shm != nil {
-		db.shm.close()
-		db.shm = nil
+		db.shm.close() // readers still running see it closed and query
 	}
 	return errors.Join(db.r.Close(), db.w.Close())
 }
@@ -146,8 +145,11 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 // without a query; the query runs only after some commit.
 func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
 	var hdr [48]byte
+	watched := false
 	if db.shm != nil {
-		hdr = db.shm.header()
+		hdr, watched = db.shm.header()
+	}
+	if watched {
 		db.epochMu.Lock()
 		if db.epochSeen && hdr == db.epochHdr {
 			v := db.epochValue
@@ -160,7 +162,7 @@ func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
 	if err := db.ReadRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
 		return 0, fmt.Errorf("storage: auth epoch: %w", err)
 	}
-	if db.shm != nil {
+	if watched {
 		// hdr was read before the query: a commit in between makes the
 		// next call query again, never miss it.
 		db.epochMu.Lock()
@@ -245,5 +247,5 @@ func (db *DB) WALHeader() (h [48]byte, ok bool) {
 	if db.shm == nil {
 		return h, false
 	}
-	return db.shm.header(), true
+	return db.shm.header()
 }

@@ -5,6 +5,7 @@ package sqldb
 import (
 	"encoding/binary"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -12,8 +13,11 @@ import (
 // SQLite rewrites the index header at its start on every commit by any
 // process, so comparing the header with the last one seen says, in
 // nanoseconds, whether anything was committed since.
+// The lock keeps Close from unmapping the page under a reader (a search
+// or an auth check still running when the database closes).
 type shmWatch struct {
-	mem []byte
+	mu  sync.RWMutex
+	mem []byte // nil once closed
 }
 
 func openShmWatch(dbPath string) *shmWatch {
@@ -33,16 +37,27 @@ func openShmWatch(dbPath string) *shmWatch {
 	return &shmWatch{mem: mem}
 }
 
-// header copies the first wal-index header (48 bytes).
-func (w *shmWatch) header() (h [48]byte) {
+// header copies the first wal-index header (48 bytes); ok is false once
+// the watch is closed.
+func (w *shmWatch) header() (h [48]byte, ok bool) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.mem == nil {
+		return h, false
+	}
 	copy(h[:], w.mem[:48])
-	return h
+	return h, true
 }
 
 // pendingFrames is how many committed WAL frames are not yet copied into
 // the database file: mxFrame of the first index header less nBackfill of
 // the checkpoint information after the two header copies.
 func (w *shmWatch) pendingFrames() uint32 {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.mem == nil {
+		return 0
+	}
 	mx, done := binary.NativeEndian.Uint32(w.mem[16:20]), binary.NativeEndian.Uint32(w.mem[96:100])
 	if done > mx {
 		return 0
@@ -51,5 +66,10 @@ func (w *shmWatch) pendingFrames() uint32 {
 }
 
 func (w *shmWatch) close() {
-	syscall.Munmap(w.mem)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.mem != nil {
+		syscall.Munmap(w.mem)
+		w.mem = nil
+	}
 }
