@@ -5,16 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // openAgentsTestDB opens a fresh database with one organization.
 func openAgentsTestDB(t testing.TB) (*DB, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	db, err := Open(ctx, dbtest.Path(t, "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFS embed.FS
 
 // Sentinel errors returned (wrapped) by storage methods; app maps them to
