@@ -86,9 +86,9 @@ func TestAgentCallCountersMatchRecount(t *testing.T) {
 	for _, w := range ws {
 		var live, fin, done int64
 		err := db.r.QueryRowContext(ctx, `SELECT
-			coalesce(sum(status IN ('queued','connecting','ringing','active')), 0),
-			coalesce(sum(status IN ('completed','failed','no_answer','busy')), 0),
-			coalesce(sum(status = 'completed'), 0) FROM calls WHERE agent_id = ?`, w.ID).Scan(&live, &fin, &done)
+			coalesce(sum(CASE WHEN status IN ('queued','connecting','ringing','active') THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN status IN ('completed','failed','no_answer','busy') THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN status = 'completed' THEN 1 ELSE 0 END), 0) FROM calls WHERE agent_id = ?`, w.ID).Scan(&live, &fin, &done)
 		if err != nil {
 			t.Fatal(err)
 		}

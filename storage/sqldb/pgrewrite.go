@@ -13,7 +13,7 @@ import (
 
 var rewritten sync.Map // query text -> PostgreSQL text
 
-// pgQuery returns query with every ? placeholder outside string literals,
+// pgQuery returns query with every ? or ?NNN placeholder outside string literals,
 // quoted identifiers, comments and dollar-quoted bodies numbered $1, $2, ...
 func pgQuery(query string) string {
 	if v, ok := rewritten.Load(query); ok {
@@ -58,6 +58,20 @@ func rewritePlaceholders(q string) string {
 			b.WriteString(q[i:end])
 			i = end - 1
 		case c == '?':
+			// ?NNN names parameter NNN; a bare ? takes the number after
+			// the largest used so far (SQLite's rule).
+			j := i + 1
+			for j < len(q) && q[j] >= '0' && q[j] <= '9' {
+				j++
+			}
+			if j > i+1 {
+				k, _ := strconv.Atoi(q[i+1 : j])
+				n = max(n, k)
+				b.WriteByte('$')
+				b.WriteString(q[i+1 : j])
+				i = j - 1
+				continue
+			}
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))

@@ -5,6 +5,18 @@
 -- rowid (insertion order breaking ties) carry an identity column of that
 -- name. Times are integer milliseconds since the Unix epoch (UTC).
 
+-- SQLite's scalar functions that the stores' shared queries use, with
+-- SQLite's meaning, so one query text serves both engines:
+-- max(a, b) and min(a, b) of two integers (NULL if either is NULL), and
+-- json_each(text) over a JSON array, one row per element, in column value
+-- (as text).
+CREATE FUNCTION max(a bigint, b bigint) RETURNS bigint LANGUAGE sql IMMUTABLE
+	RETURN CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE greatest(a, b) END;
+CREATE FUNCTION min(a bigint, b bigint) RETURNS bigint LANGUAGE sql IMMUTABLE
+	RETURN CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE least(a, b) END;
+CREATE FUNCTION json_each(doc text) RETURNS TABLE (value text) LANGUAGE sql IMMUTABLE
+	AS $$ SELECT json_array_elements_text(doc::json) $$;
+
 -- SQLite's NOCASE for emails: case-insensitive equality and uniqueness.
 CREATE COLLATION IF NOT EXISTS nocase (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 
@@ -58,3 +70,25 @@ CREATE TRIGGER keys_epoch_ins AFTER INSERT ON api_keys FOR EACH ROW EXECUTE FUNC
 CREATE TRIGGER keys_epoch_del AFTER DELETE ON api_keys FOR EACH ROW EXECUTE FUNCTION auth_epoch_bump();
 CREATE TRIGGER keys_epoch_upd AFTER UPDATE ON api_keys FOR EACH ROW EXECUTE FUNCTION auth_epoch_bump();
 CREATE TRIGGER orgs_epoch_del AFTER DELETE ON orgs FOR EACH ROW EXECUTE FUNCTION auth_epoch_bump();
+
+-- json_patch(target, patch) is SQLite's RFC 7396 merge patch, on jsonb.
+CREATE FUNCTION json_patch(target jsonb, patch jsonb) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+	k text;
+	v jsonb;
+BEGIN
+	IF jsonb_typeof(patch) IS DISTINCT FROM 'object' THEN
+		RETURN patch;
+	END IF;
+	IF jsonb_typeof(target) IS DISTINCT FROM 'object' THEN
+		target := '{}';
+	END IF;
+	FOR k, v IN SELECT * FROM jsonb_each(patch) LOOP
+		IF jsonb_typeof(v) = 'null' THEN
+			target := target - k;
+		ELSE
+			target := jsonb_set(target, ARRAY[k], json_patch(target -> k, v));
+		END IF;
+	END LOOP;
+	RETURN target;
+END $$;
