@@ -444,7 +444,7 @@ func (db *Webhooks) RetryDelivery(ctx context.Context, orgID, endpointID, id str
 		}
 		replay := status == DeliverySucceeded || status == DeliveryFailed
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?,
-			replay = CASE WHEN ? THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, sqldb.MS(now), replay, sqldb.MS(now), id)
+			replay = CASE WHEN ? = 1 THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, sqldb.MS(now), replay, sqldb.MS(now), id)
 		return err
 	})
 	if err != nil {
