@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentd/agentd/app/errs"
 )
 
 // decodeJSON reads the size-limited request body and decodes it into dst.
@@ -60,9 +62,9 @@ func jsonError(err error) *Error {
 		return badRequest(fmt.Sprintf("malformed JSON at byte %d: %s", se.Offset, se.Error()))
 	case errors.As(err, &te):
 		if te.Field == "" {
-			return badRequest("request body must be " + jsonKind(te.Type.Kind().String()))
+			return badRequest("request body must be " + errs.JSONKind(te.Type.Kind().String()))
 		}
-		return badRequest(fmt.Sprintf("%s: must be %s", te.Field, jsonKind(te.Type.Kind().String())))
+		return badRequest(fmt.Sprintf("%s: must be %s", te.Field, errs.JSONKind(te.Type.Kind().String())))
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("malformed JSON: unexpected end of body")
 	}
@@ -71,25 +73,6 @@ func jsonError(err error) *Error {
 		return badRequest("malformed JSON: nested too deeply")
 	}
 	return badRequest("malformed JSON: " + strings.TrimPrefix(msg, "json: "))
-}
-
-// jsonKind names a Go kind the way a JSON user thinks of it.
-func jsonKind(k string) string {
-	switch k {
-	case "struct", "map":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	}
-	return "of another type"
 }
 
 // checkEscapes refuses string escapes that decode to text we never want to

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -56,21 +55,6 @@ type kbCollection struct {
 func viewCollection(c storage.Collection) kbCollection {
 	return kbCollection{ID: c.ID, Name: c.Name, Description: c.Description, SourceCount: c.SourceCount,
 		SearchAlpha: c.SearchAlpha, CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
-}
-
-// kbSource is a source as the list shows it.
-type kbSource struct {
-	ID          string          `json:"id"`
-	ExternalID  string          `json:"externalId"`
-	Title       string          `json:"title"`
-	Status      string          `json:"status"`
-	ChunkCount  int             `json:"chunkCount"`
-	FileSize    int             `json:"fileSize"`
-	Error       *string         `json:"error"`
-	ContentRole string          `json:"contentRole"`
-	CreatedAt   string          `json:"createdAt"`
-	UpdatedAt   string          `json:"updatedAt"`
-	Metadata    json.RawMessage `json:"metadata"`
 }
 
 func (s *Server) createCollection(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -188,13 +172,11 @@ func (s *Server) listSources(w http.ResponseWriter, r *http.Request, _ httproute
 		return err
 	}
 	out := struct {
-		Sources    []kbSource    `json:"sources"`
-		Pagination kb.Pagination `json:"pagination"`
-	}{make([]kbSource, len(srcs)), page.Of(total)}
+		Sources    []kb.SourceView `json:"sources"`
+		Pagination kb.Pagination   `json:"pagination"`
+	}{make([]kb.SourceView, len(srcs)), page.Of(total)}
 	for i, src := range srcs {
-		out.Sources[i] = kbSource{ID: src.ID, ExternalID: src.ExternalID, Title: src.Title, Status: src.Status,
-			ChunkCount: src.ChunkCount, FileSize: src.FileSize, Error: src.Error, ContentRole: src.ContentRole,
-			CreatedAt: formatTime(src.CreatedAt), UpdatedAt: formatTime(src.UpdatedAt), Metadata: json.RawMessage(src.Metadata)}
+		out.Sources[i] = kb.ViewOf(src)
 	}
 	writeKB(s, w, http.StatusOK, out)
 	return nil

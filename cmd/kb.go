@@ -27,6 +27,8 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.IntVar(&cfg.EmbedRetries, "embed-retries", envInt("AGENTD_EMBED_RETRIES", 5), "retries of an embedding request on 429/5xx (env AGENTD_EMBED_RETRIES)")
 	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
 	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
+	f.IntVar(&cfg.Retries, "kb-retries", envInt("AGENTD_KB_RETRIES", 5), "automatic retries of a source that failed because the embedding service was unavailable; 0 means 5, negative none (env AGENTD_KB_RETRIES)")
+	f.DurationVar(&cfg.RetryBackoff, "kb-retry-backoff", envDuration("AGENTD_KB_RETRY_BACKOFF", 30*time.Second), "wait before the first automatic retry, doubled for each next one, at most 1h (env AGENTD_KB_RETRY_BACKOFF)")
 	f.Float64Var(&cfg.SearchAlpha, "search-alpha", envFloat("AGENTD_SEARCH_ALPHA", 0), "weight of the semantic half in hybrid search, 0 to 1; 0 means the embedder's default (builtin 0.15, external 0.7) (env AGENTD_SEARCH_ALPHA)")
 	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", envFloat("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
 	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
@@ -112,15 +114,17 @@ func newCollection(g *globals) *cobra.Command {
 func newReindex(g *globals) *cobra.Command {
 	var cfg kb.Config
 	var org, collection string
-	var force bool
+	var force, failed bool
 	c := &cobra.Command{
 		Use:   "reindex",
-		Short: "Re-embed knowledge sources with the configured embedder (after an embedder change, or all with --force)",
+		Short: "Re-embed knowledge sources with the configured embedder (after an embedder change, all with --force, failed ones with --failed)",
 		Long: `reindex compares the embedder selected by the flags with the one each collection's
 vectors were made by. Collections indexed by another embedder lose their vectors and all
 their sources are chunked and embedded again, here, before the command returns; unfinished
 sources are processed too. It may run beside a running server (claims are leases in the
-database). Give the server the same embedder flags, or it will reindex back at its start.`,
+database). Give the server the same embedder flags, or it will reindex back at its start.
+--failed retries every failed source now (a source that failed because the embedding
+service was unavailable is also retried on its own, with backoff, by a running server).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			db, err := openDB(c.Context(), g)
@@ -141,11 +145,14 @@ database). Give the server the same embedder flags, or it will reindex back at i
 				colID = col.ID
 			}
 			out := c.OutOrStdout()
-			queued, done, err := kb.Reindex(c.Context(), db, cfg, colID, force, nil, func(done, backlog int) {
-				if !g.json && done%100 == 0 {
-					fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
-				}
-			})
+			shown := 0
+			queued, done, err := kb.Reindex(c.Context(), db, cfg, kb.ReindexOptions{CollectionID: colID, Force: force, Failed: failed,
+				Progress: func(done, backlog int) {
+					if !g.json && done-shown >= 100 {
+						shown = done
+						fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
+					}
+				}})
 			if err != nil {
 				return err
 			}
@@ -160,5 +167,6 @@ database). Give the server the same embedder flags, or it will reindex back at i
 	c.Flags().StringVar(&org, "org", "", "organization name or id for --collection (default: the only one)")
 	c.Flags().StringVar(&collection, "collection", "", "only this collection (name or id)")
 	c.Flags().BoolVar(&force, "force", false, "re-embed every source even when the embedder is unchanged")
+	c.Flags().BoolVar(&failed, "failed", false, "retry every failed source")
 	return c
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/embedtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -53,5 +54,65 @@ func TestKBCLI(t *testing.T) {
 	}
 	if _, _, err = runAgentCLI(t, path, "collection", "delete", "docs"); err == nil {
 		t.Fatal("second delete succeeded")
+	}
+}
+
+// agentd reindex --failed on a real file, against a real local HTTP
+// embedding service: a reindex while the service answers 503 leaves the
+// source failed (with its retry scheduled); once the service is back,
+// --failed processes it now.
+func TestReindexFailedCLI(t *testing.T) {
+	path := newAgentCLIDB(t)
+	srv := embedtest.New(t, 64)
+	if _, _, err := runAgentCLI(t, path, "collection", "create", "docs"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	orgs, _ := db.ListOrgs(ctx)
+	col, err := db.FindCollection(ctx, orgs[0].ID, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.UpsertSource(ctx, orgs[0].ID, col.ID, storage.SourceInput{ExternalID: "a", Title: "A", Content: "hello world"}); err != nil {
+		t.Fatal(err)
+	}
+	source := func() storage.Source {
+		t.Helper()
+		l, _, err := db.ListSources(ctx, col.ID, storage.SourceFilter{Limit: 10})
+		if err != nil || len(l) != 1 {
+			t.Fatalf("sources %+v %v", l, err)
+		}
+		return l[0]
+	}
+	reindex := func(args ...string) string {
+		t.Helper()
+		out, _, err := runAgentCLI(t, path, append([]string{"--json", "reindex", "--embedder", "openai", "--openai-base-url", srv.URL,
+			"--openai-model", "test-model", "--openai-dimensions", "64", "--embed-retries=-1"}, args...)...)
+		if err != nil {
+			t.Fatalf("reindex %v: %q %v", args, out, err)
+		}
+		return out
+	}
+
+	srv.Set(embedtest.Unavailable)
+	reindex()
+	if s := source(); s.Status != "failed" || s.Error == nil || !strings.Contains(*s.Error, "HTTP 503") || !strings.Contains(*s.Error, "; retry 1 of 5 at ") {
+		t.Fatalf("after a reindex with the service down: %+v", s)
+	}
+	srv.Set(embedtest.Up)
+	if out := reindex(); !strings.Contains(out, `"processed": 0`) {
+		t.Fatalf("reindex without --failed took the failed source before its retry: %q", out)
+	}
+	out := reindex("--failed")
+	if !strings.Contains(out, `"queued": 1`) || !strings.Contains(out, `"processed": 1`) {
+		t.Fatalf("reindex --failed: %q", out)
+	}
+	if s := source(); s.Status != "completed" || s.Error != nil || s.ChunkCount != 1 {
+		t.Fatalf("after reindex --failed: %+v", s)
 	}
 }

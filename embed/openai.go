@@ -162,7 +162,7 @@ func (o *OpenAI) batch(ctx context.Context, texts []string) ([][]float32, error)
 		}
 		if retryAfter < 0 || attempt >= o.cfg.MaxRetries {
 			if retryAfter >= 0 {
-				err = fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1)
+				err = unavailable(fmt.Errorf("%w (gave up after %d attempts)", err, attempt+1))
 			}
 			return nil, err
 		}

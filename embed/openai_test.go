@@ -245,6 +245,11 @@ func TestOpenAIRetries(t *testing.T) {
 					if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), tc.wantErr) {
 						t.Fatalf("error %v, want ErrEmbedder with %q", err, tc.wantErr)
 					}
+					// Only a service that kept failing through the retries is
+					// "unavailable" (the worker retries those sources later).
+					if transient := strings.Contains(tc.wantErr, "gave up"); errors.Is(err, ErrUnavailable) != transient {
+						t.Fatalf("error %v: ErrUnavailable %v, want %v", err, errors.Is(err, ErrUnavailable), transient)
+					}
 					if strings.Contains(err.Error(), testKey) {
 						t.Fatal("error leaks the API key")
 					}
@@ -271,7 +276,7 @@ func TestOpenAISlowServerTimesOut(t *testing.T) {
 		o := newBubbleOpenAI(t, srv, func(c *OpenAIConfig) { c.Timeout = 30 * time.Millisecond; c.MaxRetries = 1 })
 		start := time.Now()
 		_, err := o.Embed(context.Background(), []string{"a"})
-		if !errors.Is(err, ErrEmbedder) || !strings.Contains(err.Error(), "gave up after 2 attempts") {
+		if !errors.Is(err, ErrEmbedder) || !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "gave up after 2 attempts") {
 			t.Fatalf("error %v", err)
 		}
 		if d := time.Since(start); d < 60*time.Millisecond || d > 60*time.Millisecond+maxBackoffs {

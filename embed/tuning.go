@@ -1,5 +1,12 @@
 package embed
 
+import (
+	"math"
+
+	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
+)
+
 // SearchTuning is how far hybrid search trusts an embedder: Alpha is the
 // weight of the semantic half in the fusion (0 keyword only, 1 semantic
 // only), MinSimilarity the cosine below which a hit that holds none of the
@@ -27,4 +34,24 @@ func TuningOf(e Embedder) SearchTuning {
 		return t.SearchTuning()
 	}
 	return ExternalTuning
+}
+
+// Floor applies the relevance floor to a hybrid search's candidates (ids
+// in rank order, their cosines where known and their keyword matches in
+// ids' order): a candidate that holds none of the query's words is kept
+// only when its cosine reaches MinSimilarity (a negative one keeps all).
+func (t SearchTuning) Floor(ids []int64, cos map[int64]float64, match []storage.TextMatch) []search.Candidate {
+	floor := t.MinSimilarity
+	if floor < 0 {
+		floor = math.Inf(-1)
+	}
+	out := make([]search.Candidate, 0, len(ids))
+	for i, id := range ids {
+		c, ok := cos[id]
+		if !match[i].Content && (!ok || c < floor) {
+			continue
+		}
+		out = append(out, search.Candidate{ID: id, Keyword: match[i].Score, Semantic: c})
+	}
+	return out
 }

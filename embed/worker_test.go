@@ -106,7 +106,7 @@ func BenchmarkIngest500KB(b *testing.B) {
 		if _, err := db.UpsertSource(ctx, org, col, storage.SourceInput{ExternalID: "doc", Title: "Doc", Content: content}); err != nil {
 			b.Fatal(err)
 		}
-		if did, err := w.ProcessOne(ctx); err != nil || !did {
+		if did, err := w.ProcessBatch(ctx); err != nil || did != 1 {
 			b.Fatal(did, err)
 		}
 	}

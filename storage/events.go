@@ -95,33 +95,6 @@ func (db *DB) insertEvents(ctx context.Context, tx *sql.Tx, evs []pendingEvent) 
 	return db.c.InsertEvents(ctx, tx, out)
 }
 
-// emitSource writes a kb.source.* event for a source, read inside tx.
-func (db *DB) emitSource(ctx context.Context, tx *sql.Tx, typ, sourceID string) error {
-	var s Source
-	var org string
-	var errText sql.NullString
-	var meta string
-	var created, updated int64
-	err := tx.QueryRowContext(ctx, `SELECT id, org_id, collection_id, external_id, title, status, chunk_count, file_size,
-		error, metadata, content_role, created_at, updated_at FROM kb_sources WHERE id = ?`, sourceID).Scan(
-		&s.ID, &org, &s.CollectionID, &s.ExternalID, &s.Title, &s.Status, &s.ChunkCount, &s.FileSize,
-		&errText, &meta, &s.ContentRole, &created, &updated)
-	if err != nil {
-		return fmt.Errorf("storage: event source: %w", err)
-	}
-	if errText.Valid {
-		s.Error = &errText.String
-	}
-	s.Metadata = []byte(meta)
-	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
-	var data any = map[string]string{"id": s.ID}
-	if v := db.eventViews().Source; v != nil {
-		data = v(s)
-	}
-	_, err = db.insertEvents(ctx, tx, []pendingEvent{{typ: typ, subject: "kb_source:" + s.ID, orgID: org, data: data}})
-	return err
-}
-
 // emitListingsSynced writes listings.sync.completed for a sync's writes.
 func (db *DB) emitListingsSynced(ctx context.Context, tx *sql.Tx, orgID string, writes []ListingWrite, out SyncOutcome,
 	stale *StaleScope, now int64) error {

@@ -82,8 +82,10 @@ func (db *DB) UpdateCollection(ctx context.Context, orgID, id string, u Collecti
 	return db.GetCollection(ctx, orgID, id)
 }
 
-const collectionCols = `c.id, c.org_id, c.name, c.description, c.search_alpha, c.created_at, c.updated_at,
-	(SELECT count(*) FROM kb_sources s WHERE s.collection_id = c.id)`
+// collectionCols are a collection's columns; the last, its source count,
+// costs time in proportion to the sources (CheckCollection reads 0 instead).
+const collectionCols = collectionBase + `, (SELECT count(*) FROM kb_sources s WHERE s.collection_id = c.id)`
+const collectionBase = `c.id, c.org_id, c.name, c.description, c.search_alpha, c.created_at, c.updated_at`
 
 func scanCollection(sc interface{ Scan(...any) error }) (Collection, error) {
 	var c Collection
@@ -101,6 +103,16 @@ func scanCollection(sc interface{ Scan(...any) error }) (Collection, error) {
 // another organization is ErrNotFound, exactly like a missing one.
 func (db *DB) GetCollection(ctx context.Context, orgID, id string) (Collection, error) {
 	c, err := scanCollection(db.r.QueryRowContext(ctx, "SELECT "+collectionCols+" FROM kb_collections c WHERE c.id = ? AND c.org_id = ?", id, orgID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("collection %s: %w", id, ErrNotFound)
+	}
+	return c, err
+}
+
+// CheckCollection is GetCollection without the source count (0): the
+// check every source write and search makes.
+func (db *DB) CheckCollection(ctx context.Context, orgID, id string) (Collection, error) {
+	c, err := scanCollection(db.readRow(ctx, "SELECT "+collectionBase+", 0 FROM kb_collections c WHERE c.id = ? AND c.org_id = ?", id, orgID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("collection %s: %w", id, ErrNotFound)
 	}
@@ -182,24 +194,80 @@ type UpsertResult struct {
 // UpsertSource creates or updates a source by external id in one
 // transaction. New content (SHA-256 differs) queues the source for
 // processing with a new revision; the same content only updates title,
-// metadata and role in place and reports unchanged.
+// metadata and role in place and reports unchanged, unless the source
+// failed: then it is queued again (updated), so posting it again retries it.
 func (db *DB) UpsertSource(ctx context.Context, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
-	var res UpsertResult
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		var err error
-		res, err = upsertSource(ctx, tx, orgID, collectionID, in)
-		return err
-	})
-	return res, err
+	res, errs := db.UpsertSources(ctx, orgID, collectionID, []SourceInput{in})
+	return res[0], errs[0]
 }
 
-func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
+// UpsertSources writes sources in order (a repeated external id updates
+// what the earlier item wrote) in one transaction. Should that fail, it
+// writes them again one transaction each, so a failing item leaves the
+// others standing: errs[i] is item i's error.
+func (db *DB) UpsertSources(ctx context.Context, orgID, collectionID string, ins []SourceInput) (res []UpsertResult, errs []error) {
+	res, errs = make([]UpsertResult, len(ins)), make([]error, len(ins))
+	err := db.upsertSources(ctx, orgID, collectionID, ins, res)
+	switch {
+	case err == nil:
+	case len(ins) == 1:
+		errs[0] = err
+	default:
+		for i := range ins {
+			errs[i] = db.upsertSources(ctx, orgID, collectionID, ins[i:i+1], res[i:i+1])
+		}
+	}
+	return res, errs
+}
+
+// upsertSources writes sources in one transaction, their results into res.
+func (db *DB) upsertSources(ctx context.Context, orgID, collectionID string, ins []SourceInput, res []UpsertResult) error {
+	st, err := db.writerStmts(ctx, sourceQueries[:]...)
+	if err != nil {
+		return err
+	}
+	return db.write(ctx, func(tx *sql.Tx) error {
+		b := bindStmts(ctx, tx, st)
+		for i, in := range ins {
+			var err error
+			if res[i], err = upsertSource(ctx, b, orgID, collectionID, in); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// sourceQueries are a source write's statements, prepared once on the
+// writer: find, insert, update in place, queue new content.
+var sourceQueries = [...]string{
+	"SELECT id, content_hash, title, metadata, content_role, status FROM kb_sources WHERE collection_id = ? AND external_id = ?",
+	`INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
+		metadata, content_role, status, file_size, queued_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)`,
+	"UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
+	`UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
+		status = 'processing', error = NULL, retries = 0, retry_at = NULL, file_size = ?, revision = revision + 1,
+		queued_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`,
+}
+
+// bindStmts binds prepared writer statements to tx.
+func bindStmts(ctx context.Context, tx *sql.Tx, st []*sql.Stmt) []*sql.Stmt {
+	out := make([]*sql.Stmt, len(st))
+	for i, s := range st {
+		out[i] = tx.StmtContext(ctx, s)
+	}
+	return out
+}
+
+// upsertSource writes one source with the bound sourceQueries.
+func upsertSource(ctx context.Context, st []*sql.Stmt, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
+	find, insert, touch, queue := st[0], st[1], st[2], st[3]
 	sum := sha256.Sum256([]byte(in.Content))
 	now := ms(time.Now())
-	var id, title, meta, role string
+	var id, title, meta, role, status string
 	var hash []byte
-	err := tx.QueryRowContext(ctx, "SELECT id, content_hash, title, metadata, content_role FROM kb_sources WHERE collection_id = ? AND external_id = ?",
-		collectionID, in.ExternalID).Scan(&id, &hash, &title, &meta, &role)
+	err := find.QueryRowContext(ctx, collectionID, in.ExternalID).Scan(&id, &hash, &title, &meta, &role, &status)
 	if errors.Is(err, sql.ErrNoRows) {
 		id = uuid.NewString()
 		if in.Metadata == nil {
@@ -208,11 +276,8 @@ func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, i
 		if in.ContentRole == "" {
 			in.ContentRole = "knowledge"
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
-			metadata, content_role, status, file_size, queued_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)`,
-			id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole,
-			len(in.Content), now, now, now)
+		_, err = insert.ExecContext(ctx, id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:],
+			string(in.Metadata), in.ContentRole, len(in.Content), now, now, now)
 		return UpsertResult{DocumentID: id, Status: SourceCreated}, err
 	}
 	if err != nil {
@@ -224,17 +289,13 @@ func upsertSource(ctx context.Context, tx *sql.Tx, orgID, collectionID string, i
 	if in.ContentRole == "" {
 		in.ContentRole = role
 	}
-	if string(hash) == string(sum[:]) {
+	if string(hash) == string(sum[:]) && status != "failed" {
 		if title != in.Title || meta != string(in.Metadata) || role != in.ContentRole {
-			_, err = tx.ExecContext(ctx, "UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
-				in.Title, string(in.Metadata), in.ContentRole, now, id)
+			_, err = touch.ExecContext(ctx, in.Title, string(in.Metadata), in.ContentRole, now, id)
 		}
 		return UpsertResult{DocumentID: id, Status: SourceUnchanged}, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
-		status = 'processing', error = NULL, file_size = ?, revision = revision + 1, queued_at = ?,
-		lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`,
-		in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, id)
+	_, err = queue.ExecContext(ctx, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, id)
 	return UpsertResult{DocumentID: id, Status: SourceUpdated}, err
 }
 
@@ -279,8 +340,7 @@ func (db *DB) ListSources(ctx context.Context, collectionID string, f SourceFilt
 	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM kb_sources WHERE "+where, args...).Scan(&total); err != nil {
 		return nil, 0, err
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT id, collection_id, external_id, title, status, chunk_count, file_size, error,
-		metadata, content_role, created_at, updated_at FROM kb_sources WHERE `+where+` ORDER BY created_at, rowid LIMIT ? OFFSET ?`,
+	rows, err := db.r.QueryContext(ctx, "SELECT "+sourceCols+" FROM kb_sources WHERE "+where+" ORDER BY created_at, rowid LIMIT ? OFFSET ?",
 		append(args, f.Limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, err
@@ -288,22 +348,33 @@ func (db *DB) ListSources(ctx context.Context, collectionID string, f SourceFilt
 	defer rows.Close()
 	out := []Source{}
 	for rows.Next() {
-		var s Source
-		var errText sql.NullString
-		var meta string
-		var created, updated int64
-		if err := rows.Scan(&s.ID, &s.CollectionID, &s.ExternalID, &s.Title, &s.Status, &s.ChunkCount, &s.FileSize,
-			&errText, &meta, &s.ContentRole, &created, &updated); err != nil {
+		s, err := scanSource(rows)
+		if err != nil {
 			return nil, 0, err
 		}
-		if errText.Valid {
-			s.Error = &errText.String
-		}
-		s.Metadata = []byte(meta)
-		s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
 		out = append(out, s)
 	}
 	return out, total, rows.Err()
+}
+
+// sourceCols are the columns of a Source (scanSource reads them).
+const sourceCols = `id, collection_id, external_id, title, status, chunk_count, file_size, error,
+	metadata, content_role, created_at, updated_at`
+
+// scanSource reads a row of sourceCols, then into extra any columns after.
+func scanSource(sc interface{ Scan(...any) error }, extra ...any) (Source, error) {
+	var s Source
+	var errText sql.NullString
+	var meta string
+	var created, updated int64
+	err := sc.Scan(append([]any{&s.ID, &s.CollectionID, &s.ExternalID, &s.Title, &s.Status, &s.ChunkCount, &s.FileSize,
+		&errText, &meta, &s.ContentRole, &created, &updated}, extra...)...)
+	if errText.Valid {
+		s.Error = &errText.String
+	}
+	s.Metadata = []byte(meta)
+	s.CreatedAt, s.UpdatedAt = fromMS(created), fromMS(updated)
+	return s, err
 }
 
 // DeleteSources deletes sources of a collection by external id in one

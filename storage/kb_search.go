@@ -126,7 +126,8 @@ func (db *DB) KBChunks(ctx context.Context, ids []int64) (map[int64]KBChunkHit, 
 	for i, id := range ids {
 		args[i] = id
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT c.id, s.id, s.external_id, s.title, c.chunk_index, c.heading_path, c.content
+	// Prepared once per id count (a search reads at most 50).
+	rows, err := db.readRows(ctx, `SELECT c.id, s.id, s.external_id, s.title, c.chunk_index, c.heading_path, c.content
 		FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id WHERE c.id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: read chunks: %w", err)

@@ -3,9 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"time"
 )
 
@@ -16,6 +13,12 @@ type KBJob struct {
 	Title        string
 	Content      string
 	Revision     int64
+	// Retries is how many automatic retries this source has had since its
+	// content last changed (see FailKBSources).
+	Retries int
+	// HadChunks says the source has chunks from an earlier processing,
+	// which completing it replaces.
+	HadChunks bool
 }
 
 // KBChunk is one processed chunk ready to store: its text, heading path
@@ -31,124 +34,100 @@ type KBChunk struct {
 	Vec  []float32
 }
 
-// ClaimKBSource takes the oldest queued source (pending, or processing
-// without a live lease) for owner until now+lease. Claims live in the
-// database, so workers of several processes never take the same source.
-// Nothing to do is ErrNotFound.
-func (db *DB) ClaimKBSource(ctx context.Context, owner string, lease time.Duration) (KBJob, error) {
-	var j KBJob
-	now := time.Now()
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `UPDATE kb_sources SET status = 'processing', lease_owner = ?, lease_until = ?
-			WHERE id = (SELECT id FROM kb_sources WHERE status IN ('pending', 'processing')
-				AND (lease_until IS NULL OR lease_until < ?) ORDER BY queued_at, rowid LIMIT 1)
-			RETURNING id, collection_id, title, content, revision`, owner, ms(now.Add(lease)), ms(now)).
-			Scan(&j.SourceID, &j.CollectionID, &j.Title, &j.Content, &j.Revision)
-	})
-	if errors.Is(err, sql.ErrNoRows) {
-		return j, fmt.Errorf("no queued source: %w", ErrNotFound)
-	}
-	return j, err
+// claimQueries are the claim's hot statements, prepared once on the writer.
+var claimQueries = [...]string{
+	// Failed sources whose retry is due go back to the queue.
+	`UPDATE kb_sources SET status = 'pending', retry_at = NULL, queued_at = ?, lease_owner = NULL, lease_until = NULL
+		WHERE retry_at <= ? AND status = 'failed'`,
+	`SELECT id, file_size FROM kb_sources WHERE status IN ('pending', 'processing')
+		AND (lease_until IS NULL OR lease_until < ?) ORDER BY queued_at, rowid LIMIT ?`,
+	"SELECT min(retry_at) FROM kb_sources WHERE retry_at IS NOT NULL",
 }
 
-// RenewKBLease extends owner's claim on the job while it still holds it.
-func (db *DB) RenewKBLease(ctx context.Context, j KBJob, owner string, lease time.Duration) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE id = ? AND revision = ? AND lease_owner = ?",
-			ms(time.Now().Add(lease)), j.SourceID, j.Revision, owner)
-		return err
-	})
-}
-
-// checkJob verifies inside tx that the job is still current: the source
-// exists, has the job's revision (a newer write wins) and owner holds it.
-func checkJob(ctx context.Context, tx *sql.Tx, j KBJob, owner string) error {
-	var rev int64
-	var lo sql.NullString
-	err := tx.QueryRowContext(ctx, "SELECT revision, lease_owner FROM kb_sources WHERE id = ?", j.SourceID).Scan(&rev, &lo)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("source %s was deleted: %w", j.SourceID, ErrConflict)
-	}
+// ClaimKBSources takes the oldest queued sources (pending, or processing
+// without a live lease; failed ones whose retry is due are queued first)
+// for owner until now+lease: at most max of them, and no more once their
+// content reaches maxBytes (0: no limit; the first is always taken).
+// Claims live in the database, so workers of several processes never take
+// the same source. nextRetry is when the earliest retry still scheduled is
+// due (zero when none is), so an idle worker knows when to look again.
+func (db *DB) ClaimKBSources(ctx context.Context, owner string, lease time.Duration, max, maxBytes int) (jobs []KBJob, nextRetry time.Time, err error) {
+	st, err := db.writerStmts(ctx, claimQueries[:]...)
 	if err != nil {
-		return err
+		return nil, time.Time{}, err
 	}
-	if rev != j.Revision || lo.String != owner {
-		return fmt.Errorf("source %s changed during processing (revision %d, now %d): %w", j.SourceID, j.Revision, rev, ErrConflict)
-	}
-	return nil
-}
-
-// CompleteKBSource replaces the source's chunks and vectors (made by model
-// m; writing them logs the chunks for the keyword index too) and marks it
-// completed with its chunk count, all in one transaction. A job overtaken by a newer write, a deletion, a
-// reclaim or a change of the collection's model is ErrConflict and writes
-// nothing.
-func (db *DB) CompleteKBSource(ctx context.Context, j KBJob, owner string, m VectorModel, chunks []KBChunk) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		if err := checkJob(ctx, tx, j, owner); err != nil {
+	now := time.Now()
+	err = db.write(ctx, func(tx *sql.Tx) error {
+		jobs = jobs[:0]
+		b := bindStmts(ctx, tx, st)
+		if _, err := b[0].ExecContext(ctx, ms(now), ms(now)); err != nil {
 			return err
 		}
-		space := KBSpace(j.CollectionID)
-		if err := ensureSpace(ctx, tx, space, m); err != nil {
+		var next sql.NullInt64
+		if err := b[2].QueryRowContext(ctx).Scan(&next); err != nil {
 			return err
 		}
-		if err := deleteSourceChunks(ctx, tx, j.CollectionID, j.SourceID); err != nil {
-			return err
+		nextRetry = time.Time{}
+		if next.Valid {
+			nextRetry = time.UnixMilli(next.Int64)
 		}
-		ins, err := tx.PrepareContext(ctx, "INSERT INTO kb_chunks (source_id, collection_id, chunk_index, heading_path, content, tokens) VALUES (?, ?, ?, ?, ?, ?)")
+		rows, err := b[1].QueryContext(ctx, ms(now), max)
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
-		items := make([]VectorItem, 0, len(chunks))
-		for _, c := range chunks {
-			hp := c.HeadingPath
-			if hp == nil {
-				hp = []string{}
-			}
-			hpj, _ := json.Marshal(hp)
-			res, err := ins.ExecContext(ctx, j.SourceID, j.CollectionID, c.Index, string(hpj), c.Content, c.Tokens)
-			if err != nil {
+		var ids []any
+		size := 0
+		for rows.Next() {
+			var id string
+			var n int
+			if err := rows.Scan(&id, &n); err != nil {
+				rows.Close()
 				return err
 			}
-			id, err := res.LastInsertId()
-			if err != nil {
+			if len(ids) > 0 && maxBytes > 0 && size+n > maxBytes {
+				break
+			}
+			ids = append(ids, id)
+			size += n
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return err
+		}
+		rows, err = tx.QueryContext(ctx, `UPDATE kb_sources SET status = 'processing', lease_owner = ?, lease_until = ?
+			WHERE id IN (`+placeholders("?", len(ids))+`) RETURNING id, collection_id, title, content, revision, retries, chunk_count > 0`,
+			append([]any{owner, ms(now.Add(lease))}, ids...)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		byID := make(map[string]KBJob, len(ids))
+		for rows.Next() {
+			var j KBJob
+			if err := rows.Scan(&j.SourceID, &j.CollectionID, &j.Title, &j.Content, &j.Revision, &j.Retries, &j.HadChunks); err != nil {
 				return err
 			}
-			items = append(items, VectorItem{ID: id, Vec: c.Vec})
+			byID[j.SourceID] = j
 		}
-		if err := putVectors(ctx, tx, space, m.Dims, items); err != nil {
+		if err := rows.Err(); err != nil {
 			return err
 		}
-		if _, err = tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'completed', chunk_count = ?, error = NULL,
-			lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`, len(chunks), ms(time.Now()), j.SourceID); err != nil {
-			return err
+		for _, id := range ids { // queue order (RETURNING's order is unspecified)
+			jobs = append(jobs, byID[id.(string)])
 		}
-		return db.emitSource(ctx, tx, EventKBSourceCompleted, j.SourceID)
+		return nil
 	})
+	return jobs, nextRetry, err
 }
 
-// FailKBSource marks the job's source failed with msg, unless the job was
-// overtaken (ErrConflict).
-func (db *DB) FailKBSource(ctx context.Context, j KBJob, owner, msg string) error {
+// RenewKBLeases extends owner's claims on the jobs it still holds.
+func (db *DB) RenewKBLeases(ctx context.Context, jobs []KBJob, owner string, lease time.Duration) error {
+	args := []any{ms(time.Now().Add(lease)), owner}
+	for _, j := range jobs {
+		args = append(args, j.SourceID)
+	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		if err := checkJob(ctx, tx, j, owner); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'failed', error = ?, lease_owner = NULL, lease_until = NULL,
-			updated_at = ? WHERE id = ?`, msg, ms(time.Now()), j.SourceID); err != nil {
-			return err
-		}
-		return db.emitSource(ctx, tx, EventKBSourceFailed, j.SourceID)
-	})
-}
-
-// ReleaseKBSource gives a claimed job back (pending, no lease), e.g. when
-// the worker stops before finishing it.
-func (db *DB) ReleaseKBSource(ctx context.Context, j KBJob, owner string) error {
-	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', lease_owner = NULL, lease_until = NULL
-			WHERE id = ? AND revision = ? AND lease_owner = ?`, j.SourceID, j.Revision, owner)
+		_, err := tx.ExecContext(ctx, "UPDATE kb_sources SET lease_until = ? WHERE lease_owner = ? AND id IN ("+placeholders("?", len(jobs))+")", args...)
 		return err
 	})
 }
@@ -160,6 +139,24 @@ func (db *DB) ResetUnfinishedKB(ctx context.Context) (int, error) {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', lease_owner = NULL, lease_until = NULL
 			WHERE status = 'processing' AND (lease_until IS NULL OR lease_until < ?)`, ms(time.Now()))
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return int(n), err
+}
+
+// RequeueFailedKB queues again every failed source (of one collection, or
+// all when collectionID is ""), with its retry count reset, and returns how
+// many: `agentd reindex --failed`.
+func (db *DB) RequeueFailedKB(ctx context.Context, collectionID string) (int, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', revision = revision + 1, queued_at = ?,
+			retries = 0, retry_at = NULL, lease_owner = NULL, lease_until = NULL
+			WHERE status = 'failed' AND (? = '' OR collection_id = ?)`, ms(time.Now()), collectionID, collectionID)
 		if err != nil {
 			return err
 		}
@@ -220,7 +217,7 @@ func (db *DB) SyncKBModel(ctx context.Context, m VectorModel, collectionID strin
 				}
 			}
 			res, err := tx.ExecContext(ctx, `UPDATE kb_sources SET status = 'pending', revision = revision + 1, queued_at = ?,
-				lease_owner = NULL, lease_until = NULL WHERE collection_id = ?`, now, c.id)
+				retries = 0, retry_at = NULL, lease_owner = NULL, lease_until = NULL WHERE collection_id = ?`, now, c.id)
 			if err != nil {
 				return err
 			}

@@ -64,20 +64,20 @@ func kbChunks(n int) []KBChunk {
 func TestKBClaimsAndLeases(t *testing.T) {
 	ctx := context.Background()
 	k := newKBDB(t)
-	if _, err := k.ClaimKBSource(ctx, "w1", time.Minute); !errors.Is(err, ErrNotFound) {
+	if _, err := claimOne(k.DB, "w1", time.Minute); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("claim with nothing queued: %v", err)
 	}
 	first := k.upsert("a", "alpha")
 	k.upsert("b", "beta")
-	j, err := k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err := claimOne(k.DB, "w1", time.Minute)
 	if err != nil || j.SourceID != first || j.Content != "alpha" || j.CollectionID != k.col {
 		t.Fatalf("first claim: %+v %v", j, err)
 	}
-	j2, err := k.ClaimKBSource(ctx, "w2", time.Minute)
+	j2, err := claimOne(k.DB, "w2", time.Minute)
 	if err != nil || j2.SourceID == first {
 		t.Fatalf("second claim: %+v %v", j2, err)
 	}
-	if _, err := k.ClaimKBSource(ctx, "w3", time.Minute); !errors.Is(err, ErrNotFound) {
+	if _, err := claimOne(k.DB, "w3", time.Minute); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("both held, yet claimed: %v", err)
 	}
 	if n, err := k.KBBacklog(ctx, k.col); err != nil || n != 2 {
@@ -85,24 +85,24 @@ func TestKBClaimsAndLeases(t *testing.T) {
 	}
 	// w2's lease runs out (renewed into the past); w3 takes the source over
 	// and w2's late work is refused.
-	if err := k.RenewKBLease(ctx, j2, "w2", -time.Second); err != nil {
+	if err := k.RenewKBLeases(ctx, []KBJob{j2}, "w2", -time.Second); err != nil {
 		t.Fatal(err)
 	}
-	j3, err := k.ClaimKBSource(ctx, "w3", time.Minute)
+	j3, err := claimOne(k.DB, "w3", time.Minute)
 	if err != nil || j3.SourceID != j2.SourceID {
 		t.Fatalf("takeover: %+v %v", j3, err)
 	}
-	if err := k.CompleteKBSource(ctx, j2, "w2", kbModel, kbChunks(1)); !errors.Is(err, ErrConflict) {
+	if err := completeOne(k.DB, j2, "w2", kbModel, kbChunks(1)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("late completion by the old owner: %v", err)
 	}
 	// Renewing someone else's claim does nothing.
-	if err := k.RenewKBLease(ctx, j3, "w2", -time.Second); err != nil {
+	if err := k.RenewKBLeases(ctx, []KBJob{j3}, "w2", -time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := k.ClaimKBSource(ctx, "w4", time.Minute); !errors.Is(err, ErrNotFound) {
+	if _, err := claimOne(k.DB, "w4", time.Minute); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a foreign renewal freed w3's claim: %v", err)
 	}
-	if err := k.CompleteKBSource(ctx, j3, "w3", kbModel, kbChunks(3)); err != nil {
+	if err := completeOne(k.DB, j3, "w3", kbModel, kbChunks(3)); err != nil {
 		t.Fatal(err)
 	}
 	if s := k.source("b"); s.Status != "completed" || s.ChunkCount != 3 || s.Error != nil {
@@ -120,36 +120,36 @@ func TestKBNewRevisionOvertakesTheWorker(t *testing.T) {
 	ctx := context.Background()
 	k := newKBDB(t)
 	k.upsert("a", "v1")
-	j, err := k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err := claimOne(k.DB, "w1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r, err := k.UpsertSource(ctx, k.org, k.col, SourceInput{ExternalID: "a", Title: "a", Content: "v1"}); err != nil || r.Status != SourceUnchanged {
 		t.Fatalf("same content: %+v %v", r, err)
 	}
-	if err := k.CompleteKBSource(ctx, j, "w1", kbModel, kbChunks(1)); err != nil {
+	if err := completeOne(k.DB, j, "w1", kbModel, kbChunks(1)); err != nil {
 		t.Fatalf("unchanged content must not overtake: %v", err)
 	}
 	k.upsert("a", "v2")
-	j, err = k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err = claimOne(k.DB, "w1", time.Minute)
 	if err != nil || j.Content != "v2" {
 		t.Fatalf("claim v2: %+v %v", j, err)
 	}
 	k.upsert("a", "v3")
-	if err := k.CompleteKBSource(ctx, j, "w1", kbModel, kbChunks(2)); !errors.Is(err, ErrConflict) {
+	if err := completeOne(k.DB, j, "w1", kbModel, kbChunks(2)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("complete an overtaken job: %v", err)
 	}
-	if err := k.FailKBSource(ctx, j, "w1", "boom"); !errors.Is(err, ErrConflict) {
+	if err := failOne(k.DB, j, "w1", "boom"); !errors.Is(err, ErrConflict) {
 		t.Fatalf("fail an overtaken job: %v", err)
 	}
 	if s := k.source("a"); s.Status != "processing" || s.ChunkCount != 1 {
 		t.Fatalf("overtaken source: %+v", s)
 	}
-	j, err = k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err = claimOne(k.DB, "w1", time.Minute)
 	if err != nil || j.Content != "v3" {
 		t.Fatalf("claim v3: %+v %v", j, err)
 	}
-	if err := k.FailKBSource(ctx, j, "w1", "embedder down"); err != nil {
+	if err := failOne(k.DB, j, "w1", "embedder down"); err != nil {
 		t.Fatal(err)
 	}
 	if s := k.source("a"); s.Status != "failed" || s.Error == nil || *s.Error != "embedder down" {
@@ -157,14 +157,14 @@ func TestKBNewRevisionOvertakesTheWorker(t *testing.T) {
 	}
 	// A deleted source refuses its job too.
 	k.upsert("b", "beta")
-	jb, err := k.ClaimKBSource(ctx, "w1", time.Minute)
+	jb, err := claimOne(k.DB, "w1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := k.DeleteSources(ctx, k.col, []string{"b"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := k.CompleteKBSource(ctx, jb, "w1", kbModel, kbChunks(1)); !errors.Is(err, ErrConflict) {
+	if err := completeOne(k.DB, jb, "w1", kbModel, kbChunks(1)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("complete a deleted source: %v", err)
 	}
 }
@@ -175,17 +175,17 @@ func TestKBReleaseAndReset(t *testing.T) {
 	k := newKBDB(t)
 	k.upsert("a", "alpha")
 	k.upsert("b", "beta")
-	ja, err := k.ClaimKBSource(ctx, "w1", time.Minute)
+	ja, err := claimOne(k.DB, "w1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.ReleaseKBSource(ctx, ja, "w2"); err != nil {
+	if err := k.ReleaseKBSources(ctx, []KBJob{ja}, "w2"); err != nil {
 		t.Fatal(err)
 	}
 	if s := k.source("a"); s.Status != "processing" {
 		t.Fatalf("released by a non-owner: %+v", s)
 	}
-	if err := k.ReleaseKBSource(ctx, ja, "w1"); err != nil {
+	if err := k.ReleaseKBSources(ctx, []KBJob{ja}, "w1"); err != nil {
 		t.Fatal(err)
 	}
 	if s := k.source("a"); s.Status != "pending" {
@@ -193,7 +193,7 @@ func TestKBReleaseAndReset(t *testing.T) {
 	}
 	// "b" was never claimed (processing, no lease), "a" is claimed again
 	// with a live lease: after a restart only "b" is unfinished work.
-	if ja, err = k.ClaimKBSource(ctx, "w1", time.Minute); err != nil || ja.SourceID != k.source("a").ID {
+	if ja, err = claimOne(k.DB, "w1", time.Minute); err != nil || ja.SourceID != k.source("a").ID {
 		t.Fatalf("reclaim a: %+v %v", ja, err)
 	}
 	if n, err := k.ResetUnfinishedKB(ctx); err != nil || n != 1 {
@@ -210,11 +210,11 @@ func TestSyncKBModel(t *testing.T) {
 	ctx := context.Background()
 	k := newKBDB(t)
 	k.upsert("a", "alpha")
-	j, err := k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err := claimOne(k.DB, "w1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.CompleteKBSource(ctx, j, "w1", kbModel, kbChunks(2)); err != nil {
+	if err := completeOne(k.DB, j, "w1", kbModel, kbChunks(2)); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := k.SyncKBModel(ctx, kbModel, "", false); err != nil || n != 0 {
@@ -224,18 +224,90 @@ func TestSyncKBModel(t *testing.T) {
 		t.Fatalf("forced: queued %d, %v", n, err)
 	}
 	// The forced job's old claim is stale now.
-	if err := k.CompleteKBSource(ctx, j, "w1", kbModel, kbChunks(2)); !errors.Is(err, ErrConflict) {
+	if err := completeOne(k.DB, j, "w1", kbModel, kbChunks(2)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("job from before the sync: %v", err)
 	}
-	j, err = k.ClaimKBSource(ctx, "w1", time.Minute)
+	j, err = claimOne(k.DB, "w1", time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := k.CompleteKBSource(ctx, j, "w1", kbModel, kbChunks(2)); err != nil {
+	if err := completeOne(k.DB, j, "w1", kbModel, kbChunks(2)); err != nil {
 		t.Fatal(err)
 	}
 	next := VectorModel{Embedder: "test", Model: "m2", Dims: 8}
 	if n, err := k.SyncKBModel(ctx, next, "", false); err != nil || n != 1 || k.source("a").Status != "pending" {
 		t.Fatalf("new model: queued %d, %v", n, err)
+	}
+}
+
+// claimOne claims the oldest queued source; nothing queued is ErrNotFound.
+func claimOne(db *DB, owner string, lease time.Duration) (KBJob, error) {
+	jobs, _, err := db.ClaimKBSources(context.Background(), owner, lease, 1, 0)
+	if err == nil && len(jobs) == 0 {
+		err = ErrNotFound
+	}
+	if err != nil {
+		return KBJob{}, err
+	}
+	return jobs[0], nil
+}
+
+// completeOne completes one job; an overtaken job is ErrConflict.
+func completeOne(db *DB, j KBJob, owner string, m VectorModel, chunks []KBChunk) error {
+	n, err := db.CompleteKBSources(context.Background(), owner, m, []KBDone{{Job: j, Chunks: chunks}})
+	if err == nil && n == 0 {
+		err = ErrConflict
+	}
+	return err
+}
+
+// failOne fails one job for good; an overtaken job is ErrConflict.
+func failOne(db *DB, j KBJob, owner, msg string) error {
+	n, err := db.FailKBSources(context.Background(), owner, []KBFailure{{Job: j, Msg: msg}})
+	if err == nil && n == 0 {
+		err = ErrConflict
+	}
+	return err
+}
+
+// A failure with a retry time is claimed again once that time comes (not
+// before: the claim reports when), with its retry count; RequeueFailedKB
+// queues every failed source at once, counts reset.
+func TestKBRetrySchedule(t *testing.T) {
+	ctx := context.Background()
+	k := newKBDB(t)
+	k.upsert("a", "alpha")
+	j, err := claimOne(k.DB, "w1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(200 * time.Millisecond).Truncate(time.Millisecond)
+	if n, err := k.FailKBSources(ctx, "w1", []KBFailure{{Job: j, Msg: "down; retry 1 of 5", Retries: 1, RetryAt: at}}); err != nil || n != 1 {
+		t.Fatalf("fail: %d %v", n, err)
+	}
+	jobs, next, err := k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
+	if err != nil || len(jobs) != 0 || !next.Equal(at) {
+		t.Fatalf("before the retry: %+v next %v (want %v) %v", jobs, next, at, err)
+	}
+	if s := k.source("a"); s.Status != "failed" || *s.Error != "down; retry 1 of 5" {
+		t.Fatalf("waiting for its retry: %+v", s)
+	}
+	time.Sleep(time.Until(at))
+	jobs, next, err = k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
+	if err != nil || len(jobs) != 1 || jobs[0].Retries != 1 || !next.IsZero() {
+		t.Fatalf("retry due: %+v next %v %v", jobs, next, err)
+	}
+	// Failed for good (no retry time): only RequeueFailedKB brings it back.
+	if err := failOne(k.DB, jobs[0], "w1", "gave up"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := claimOne(k.DB, "w1", time.Minute); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a source failed for good was claimed: %v", err)
+	}
+	if n, err := k.RequeueFailedKB(ctx, k.col); err != nil || n != 1 {
+		t.Fatalf("requeue: %d %v", n, err)
+	}
+	if j, err := claimOne(k.DB, "w1", time.Minute); err != nil || j.Retries != 0 {
+		t.Fatalf("after requeue: %+v %v", j, err)
 	}
 }

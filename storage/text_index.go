@@ -23,6 +23,7 @@ type TextIndex struct {
 	load   textLoader
 	tok    *search.Tokenizer
 	syncMu sync.Mutex
+	mark   walMark // the database's state at the last catch-up
 	mu     sync.RWMutex
 	last   int64
 	spaces map[string]*search.TextSpace
@@ -126,6 +127,10 @@ func (x *TextIndex) search(ctx context.Context, space string, q search.TextQuery
 func (x *TextIndex) sync(ctx context.Context, load ...string) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
+	m := x.db.walMark()
+	if x.mark.same(m) && loadedAll(x.spaces, load) {
+		return nil // nothing committed since the last catch-up
+	}
 	tx, err := x.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err
@@ -178,5 +183,6 @@ func (x *TextIndex) sync(ctx context.Context, load ...string) error {
 		sp.Compact()
 	}
 	x.last = maxSeq
+	x.mark = m
 	return nil
 }

@@ -27,7 +27,7 @@ func TestTextIndexFollowsWrites(t *testing.T) {
 		if _, err := db.UpsertSource(ctx, org.ID, col.ID, SourceInput{ExternalID: ext, Title: ext, Content: texts[0]}); err != nil {
 			t.Fatal(err)
 		}
-		j, err := db.ClaimKBSource(ctx, "w", 1e12)
+		j, err := claimOne(db, "w", 1e12)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestTextIndexFollowsWrites(t *testing.T) {
 		for i, tx := range texts {
 			cs = append(cs, KBChunk{Index: i, Content: tx, Body: tx, Vec: []float32{1, 0}})
 		}
-		if err := db.CompleteKBSource(ctx, j, "w", m, cs); err != nil {
+		if err := completeOne(db, j, "w", m, cs); err != nil {
 			t.Fatal(err)
 		}
 	}

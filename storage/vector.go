@@ -103,55 +103,63 @@ func ensureSpace(ctx context.Context, tx *sql.Tx, space string, m VectorModel) e
 	return nil
 }
 
-// putVectors writes vectors of a space inside tx and logs each change.
+// vectorRowsPerInsert keeps a multi-row vector write under SQLite's limit
+// of bound parameters.
+const vectorRowsPerInsert = 500
+
+// putVectors writes vectors of a space inside tx and logs each change, with
+// multi-row statements.
 func putVectors(ctx context.Context, tx *sql.Tx, space string, dims int, items []VectorItem) error {
 	if len(items) == 0 {
 		return nil
 	}
-	put, err := tx.PrepareContext(ctx, "INSERT INTO vectors (space, item_id, vec) VALUES (?, ?, ?) ON CONFLICT (space, item_id) DO UPDATE SET vec = excluded.vec")
-	if err != nil {
-		return err
-	}
-	defer put.Close()
-	logq, err := tx.PrepareContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES (?, ?)")
-	if err != nil {
-		return err
-	}
-	defer logq.Close()
-	for _, it := range items {
-		if len(it.Vec) != dims {
-			return fmt.Errorf("storage: vector %d of space %q has %d dimensions, want %d", it.ID, space, len(it.Vec), dims)
+	for len(items) > 0 {
+		part := items[:min(len(items), vectorRowsPerInsert)]
+		items = items[len(part):]
+		args := make([]any, 0, 3*len(part))
+		ids := make([]int64, len(part))
+		for i, it := range part {
+			if len(it.Vec) != dims {
+				return fmt.Errorf("storage: vector %d of space %q has %d dimensions, want %d", it.ID, space, len(it.Vec), dims)
+			}
+			args = append(args, space, it.ID, encodeVector(it.Vec))
+			ids[i] = it.ID
 		}
-		if _, err := put.ExecContext(ctx, space, it.ID, encodeVector(it.Vec)); err != nil {
+		if _, err := tx.ExecContext(ctx, "INSERT INTO vectors (space, item_id, vec) VALUES "+placeholders("(?, ?, ?)", len(part))+
+			" ON CONFLICT (space, item_id) DO UPDATE SET vec = excluded.vec", args...); err != nil {
 			return err
 		}
-		if _, err := logq.ExecContext(ctx, space, it.ID); err != nil {
+		if err := logVectors(ctx, tx, space, ids); err != nil {
 			return err
 		}
 	}
 	return pruneVectorLog(ctx, tx)
 }
 
+// logVectors appends changes of ids in a space to vector_log.
+func logVectors(ctx context.Context, tx *sql.Tx, space string, ids []int64) error {
+	args := make([]any, 0, 2*len(ids))
+	for _, id := range ids {
+		args = append(args, space, id)
+	}
+	_, err := tx.ExecContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES "+placeholders("(?, ?)", len(ids)), args...)
+	return err
+}
+
 // deleteVectors removes vectors of a space inside tx and logs each change.
 func deleteVectors(ctx context.Context, tx *sql.Tx, space string, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	del, err := tx.PrepareContext(ctx, "DELETE FROM vectors WHERE space = ? AND item_id = ?")
-	if err != nil {
-		return err
-	}
-	defer del.Close()
-	logq, err := tx.PrepareContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES (?, ?)")
-	if err != nil {
-		return err
-	}
-	defer logq.Close()
-	for _, id := range ids {
-		if _, err := del.ExecContext(ctx, space, id); err != nil {
+	for len(ids) > 0 {
+		part := ids[:min(len(ids), vectorRowsPerInsert)]
+		ids = ids[len(part):]
+		args := make([]any, 0, 1+len(part))
+		args = append(args, space)
+		for _, id := range part {
+			args = append(args, id)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM vectors WHERE space = ? AND item_id IN ("+placeholders("?", len(part))+")", args...); err != nil {
 			return err
 		}
-		if _, err := logq.ExecContext(ctx, space, id); err != nil {
+		if err := logVectors(ctx, tx, space, part); err != nil {
 			return err
 		}
 	}
@@ -180,9 +188,18 @@ func resetSpace(ctx context.Context, tx *sql.Tx, space string, m VectorModel) er
 	return err
 }
 
-// pruneVectorLog keeps the change log bounded.
+// pruneVectorLog keeps the change log bounded: once it holds a tenth more
+// than vectorLogKeep entries it drops the oldest (the check reads the two
+// ends of the primary key; the delete runs once per 50,000 changes).
 func pruneVectorLog(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, "DELETE FROM vector_log WHERE seq <= (SELECT max(seq) FROM vector_log) - ?", vectorLogKeep)
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx, "SELECT (SELECT min(seq) FROM vector_log), (SELECT max(seq) FROM vector_log)").Scan(&lo, &hi); err != nil || !lo.Valid {
+		return err
+	}
+	if hi.Int64-lo.Int64 < vectorLogKeep+vectorLogKeep/10 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, "DELETE FROM vector_log WHERE seq <= ?", hi.Int64-vectorLogKeep)
 	return err
 }
 

@@ -25,6 +25,7 @@ type VectorIndex struct {
 	db *DB
 
 	syncMu  sync.Mutex // one catch-up at a time
+	mark    walMark    // the database's state at the last catch-up
 	mu      sync.RWMutex
 	lastSeq int64
 	spaces  map[string]*search.VectorSpace
@@ -107,6 +108,10 @@ func (x *VectorIndex) SearchExact(ctx context.Context, space string, query []flo
 func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
+	m := x.db.walMark()
+	if x.mark.same(m) && loadedAll(x.spaces, load) {
+		return nil // nothing committed since the last catch-up
+	}
 	tx, err := x.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return fmt.Errorf("storage: vector sync: %w", err)
@@ -158,7 +163,38 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 		}
 	}
 	x.lastSeq = maxSeq
+	x.mark = m
 	return nil
+}
+
+// walMark is the WAL index header of the database when it was read: SQLite
+// rewrites it on every commit of any process, so an unchanged header means
+// nothing was committed since, and a mirror can skip its catch-up query. The
+// header is read before the catch-up, so a commit racing with it only
+// causes one more catch-up. ok is false without a mapped WAL index.
+type walMark struct {
+	hdr [48]byte
+	ok  bool
+}
+
+func (db *DB) walMark() walMark {
+	if db.shm == nil {
+		return walMark{}
+	}
+	return walMark{hdr: db.shm.header(), ok: true}
+}
+
+// same reports whether both marks were read and are equal.
+func (m walMark) same(o walMark) bool { return m.ok && o.ok && m.hdr == o.hdr }
+
+// loadedAll reports whether every named space is in the mirror.
+func loadedAll[S any](spaces map[string]S, names []string) bool {
+	for _, s := range names {
+		if _, ok := spaces[s]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // logDelta is what vector_log says a mirror (of vectors or text) must do

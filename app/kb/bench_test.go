@@ -37,7 +37,7 @@ func benchVocab(n int) []string {
 // collection of n chunks of ~120 Zipf-distributed words, embedded by the
 // built-in embedder at dims, written through the worker's storage calls.
 func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
-	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-bench-v1-%d-%d.db", n, dims))
+	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-bench-%s-%d-%d.db", schemaTag(), n, dims))
 	ctx := context.Background()
 	if _, err := os.Stat(path + ".done"); err == nil {
 		db, err := storage.Open(ctx, path)
@@ -79,9 +79,9 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 		if _, err := db.UpsertSource(ctx, o.ID, c.ID, storage.SourceInput{ExternalID: fmt.Sprint(s), Title: "Source " + fmt.Sprint(s), Content: fmt.Sprint(s)}); err != nil {
 			b.Fatal(err)
 		}
-		job, err := db.ClaimKBSource(ctx, "seed", 1e12)
-		if err != nil {
-			b.Fatal(err)
+		jobs, _, err := db.ClaimKBSources(ctx, "seed", 1e12, 1, 0)
+		if err != nil || len(jobs) != 1 {
+			b.Fatal(jobs, err)
 		}
 		chunks := make([]storage.KBChunk, perSource)
 		texts := make([]string, perSource)
@@ -97,8 +97,8 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 		for i := range chunks {
 			chunks[i].Vec = vecs[i]
 		}
-		if err := db.CompleteKBSource(ctx, job, "seed", m, chunks); err != nil {
-			b.Fatal(err)
+		if n, err := db.CompleteKBSources(ctx, "seed", m, []storage.KBDone{{Job: jobs[0], Chunks: chunks}}); err != nil || n != 1 {
+			b.Fatal(n, err)
 		}
 	}
 	os.WriteFile(path+".done", nil, 0o644)

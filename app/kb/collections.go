@@ -177,6 +177,20 @@ func (s *Service) Collection(ctx context.Context, orgID, id string) (storage.Col
 	return GetCollection(ctx, s.db, orgID, id)
 }
 
+// checkCollection is Collection without the source count, which costs time
+// in proportion to the sources: for searches and source writes, which only
+// need to know the collection is the organization's.
+func (s *Service) checkCollection(ctx context.Context, orgID, id string) (storage.Collection, error) {
+	if id == "" {
+		return storage.Collection{}, invalid("collectionId", "collectionId is required")
+	}
+	c, err := s.db.CheckCollection(ctx, orgID, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return c, errs.Wrap(errs.NotFound, "collection not found", err)
+	}
+	return c, err
+}
+
 // ListCollections is ListCollections on the server's database.
 func (s *Service) ListCollections(ctx context.Context, orgID string, p Page) ([]storage.Collection, int, error) {
 	return ListCollections(ctx, s.db, orgID, p)

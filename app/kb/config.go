@@ -47,6 +47,13 @@ type Config struct {
 	// processes (default 2 s; writes through this server wake it at once).
 	// Negative means wake-only (tests).
 	PollInterval time.Duration
+	// Retries is how many times a source that failed because the embedding
+	// service was unavailable (down, timing out, 429/5xx through its own
+	// retries) is tried again without anyone asking (default 5; negative:
+	// never). RetryBackoff is the wait before the first retry (default 30 s),
+	// doubled for each next one, at most an hour.
+	Retries      int
+	RetryBackoff time.Duration
 
 	// SearchAlpha, when not 0, replaces the embedder's default weight of the
 	// semantic half in hybrid search (a collection or a request may still
@@ -126,6 +133,7 @@ func newWorker(db *storage.DB, emb embed.Embedder, cfg Config, log *slog.Logger)
 	if poll < 0 { // tests: wake-only
 		poll = 0
 	}
-	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease, Log: log}
+	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease,
+		Retries: cfg.Retries, RetryBackoff: cfg.RetryBackoff, Log: log}
 	return embed.NewWorker(db, emb, ch, wc), nil
 }

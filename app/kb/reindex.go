@@ -7,45 +7,65 @@ import (
 	"github.com/agentd/agentd/storage"
 )
 
+// ReindexOptions says what Reindex queues and reports.
+type ReindexOptions struct {
+	// CollectionID limits it to one collection ("": all).
+	CollectionID string
+	// Force queues every source even when the embedder is unchanged.
+	Force bool
+	// Failed queues every failed source again, its automatic retries
+	// counted from zero (`agentd reindex --failed`).
+	Failed bool
+	Log    *slog.Logger
+	// Progress, when set, is called after each batch with (done, backlog).
+	Progress func(done, backlog int)
+}
+
 // Reindex brings the knowledge index in line with the embedder cfg selects,
 // in this process: collections indexed by another embedder lose their
-// vectors and their sources are queued (with force, every source of the
-// matched collections is queued), then every queued source is chunked and
-// embedded before it returns. It works beside a running server: claims are
-// leases in the database. collectionID "" means all collections. progress,
-// when set, is called after each source with (done, backlog).
-func Reindex(ctx context.Context, db *storage.DB, cfg Config, collectionID string, force bool, log *slog.Logger,
-	progress func(done, backlog int)) (queued, done int, err error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// vectors and their sources are queued (with Force every source, with
+// Failed every failed source of the matched collections is queued too),
+// then every queued source is chunked and embedded before it returns. It
+// works beside a running server: claims are leases in the database. A
+// source that fails again because the embedding service is still
+// unavailable keeps its scheduled retry, which a running server makes.
+func Reindex(ctx context.Context, db *storage.DB, cfg Config, opt ReindexOptions) (queued, done int, err error) {
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	emb, err := NewEmbedder(cfg)
 	if err != nil {
 		return 0, 0, err
 	}
-	w, err := newWorker(db, emb, cfg, log)
+	w, err := newWorker(db, emb, cfg, opt.Log)
 	if err != nil {
 		return 0, 0, err
 	}
 	if _, err := db.ResetUnfinishedKB(ctx); err != nil {
 		return 0, 0, err
 	}
-	queued, err = db.SyncKBModel(ctx, w.Model(), collectionID, force)
-	if err != nil {
+	if queued, err = db.SyncKBModel(ctx, w.Model(), opt.CollectionID, opt.Force); err != nil {
 		return 0, 0, err
 	}
+	if opt.Failed { // after the sync, which may have queued some already
+		n, err := db.RequeueFailedKB(ctx, opt.CollectionID)
+		if err != nil {
+			return queued, 0, err
+		}
+		queued += n
+	}
 	for ctx.Err() == nil {
-		did, err := w.ProcessOne(ctx)
+		did, err := w.ProcessBatch(ctx)
 		if err != nil {
 			return queued, done, err
 		}
-		if !did {
+		if did == 0 {
 			break
 		}
-		done++
-		if progress != nil {
+		done += did
+		if opt.Progress != nil {
 			n, _ := db.KBBacklog(ctx, "")
-			progress(done, n)
+			opt.Progress(done, n)
 		}
 	}
 	return queued, done, ctx.Err()

@@ -2,7 +2,6 @@ package kb
 
 import (
 	"context"
-	"math"
 	"strings"
 	"unicode/utf8"
 
@@ -111,7 +110,7 @@ func (s *Service) Search(ctx context.Context, orgID string, in SearchInput) ([]R
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.Collection(ctx, orgID, req.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, req.CollectionID)
 	if err != nil {
 		return nil, err
 	}
@@ -244,19 +243,7 @@ func (s *Service) candidates(ctx context.Context, space, query string, kw []stor
 	if err != nil {
 		return nil, err
 	}
-	floor := s.tuning.MinSimilarity
-	if floor < 0 {
-		floor = math.Inf(-1)
-	}
-	out := make([]search.Candidate, 0, len(ids))
-	for i, id := range ids {
-		c, ok := cos[id]
-		if !match[i].Content && (!ok || c < floor) {
-			continue
-		}
-		out = append(out, search.Candidate{ID: id, Keyword: match[i].Score, Semantic: c})
-	}
-	return out, nil
+	return s.tuning.Floor(ids, cos, match), nil
 }
 
 // keywordSearch ranks the collection's chunks by BM25 (in-memory index)

@@ -32,7 +32,7 @@ func (s *Service) UpsertSource(ctx context.Context, orgID string, body SourceInp
 	if fe != nil {
 		return UpsertResult{}, fe
 	}
-	c, err := s.Collection(ctx, orgID, body.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, body.CollectionID)
 	if err != nil {
 		return UpsertResult{}, err
 	}
@@ -78,21 +78,23 @@ type BatchResult struct {
 }
 
 // UpsertBatch validates a batch all-or-nothing, then writes its items in
-// order, each in its own transaction: a repeated externalId updates what the
-// earlier item wrote, and one failing item leaves the others standing.
+// order (in one transaction; should that fail, in one each): a repeated
+// externalId updates what the earlier item wrote, and one failing item
+// leaves the others standing.
 func (s *Service) UpsertBatch(ctx context.Context, orgID string, body BatchInput) (BatchResult, error) {
 	b, err := body.Validate()
 	if err != nil {
 		return BatchResult{}, err
 	}
-	c, err := s.Collection(ctx, orgID, b.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, b.CollectionID)
 	if err != nil {
 		return BatchResult{}, err
 	}
 	out := BatchResult{Results: make([]BatchItem, len(b.Sources))}
 	sum := &out.Summary
+	results, errs := s.db.UpsertSources(ctx, orgID, c.ID, b.Sources)
 	for i, in := range b.Sources {
-		res, err := s.db.UpsertSource(ctx, orgID, c.ID, in)
+		res, err := results[i], errs[i]
 		item := BatchItem{ExternalID: in.ExternalID, DocumentID: res.DocumentID, Status: res.Status}
 		if err != nil {
 			item = BatchItem{ExternalID: in.ExternalID, Status: StatusFailed, Error: "could not store the source", Err: err}
@@ -136,7 +138,7 @@ func (s *Service) ListSources(ctx context.Context, orgID string, q SourceQuery) 
 	if q.Status != "" && !sourceStatuses[q.Status] {
 		return nil, 0, invalid("status", "status must be one of pending, processing, completed, failed")
 	}
-	c, err := s.Collection(ctx, orgID, q.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, q.CollectionID)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -181,7 +183,7 @@ func (s *Service) DeleteSources(ctx context.Context, orgID string, in DeleteInpu
 			ids = append(ids, id)
 		}
 	}
-	c, err := s.Collection(ctx, orgID, in.CollectionID)
+	c, err := s.checkCollection(ctx, orgID, in.CollectionID)
 	if err != nil {
 		return DeleteResult{}, err
 	}

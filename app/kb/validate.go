@@ -134,7 +134,7 @@ func (b BatchInput) Validate() (Batch, error) {
 		if err := json.Unmarshal(item, &sb); err != nil {
 			var te *json.UnmarshalTypeError
 			if errors.As(err, &te) && te.Field != "" {
-				return Batch{}, errs.InvalidField(prefix+"."+te.Field, "must be "+jsonKind(te.Type.Kind().String()))
+				return Batch{}, errs.InvalidField(prefix+"."+te.Field, "must be "+errs.JSONKind(te.Type.Kind().String()))
 			}
 			return Batch{}, errs.InvalidField(prefix, "must be an object")
 		}
@@ -145,24 +145,4 @@ func (b BatchInput) Validate() (Batch, error) {
 		out.Sources[i] = in
 	}
 	return out, nil
-}
-
-// jsonKind names a Go kind the way a JSON user thinks of it (as the request
-// decoder of package app does, for the same messages).
-func jsonKind(k string) string {
-	switch k {
-	case "struct", "map":
-		return "an object"
-	case "slice", "array":
-		return "an array"
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
-		return "an integer"
-	case "float32", "float64":
-		return "a number"
-	}
-	return "of another type"
 }

@@ -70,11 +70,11 @@ func TestCrashedClaimIsTakenOver(t *testing.T) {
 	if _, err := db.UpsertSource(ctx, org, col, storage.SourceInput{ExternalID: "x", Title: "t", Content: "orphaned work"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ClaimKBSource(ctx, "dead-process", 300*time.Millisecond); err != nil {
-		t.Fatal(err)
+	if jobs, _, err := db.ClaimKBSources(ctx, "dead-process", 300*time.Millisecond, 1, 0); err != nil || len(jobs) != 1 {
+		t.Fatal(jobs, err)
 	}
-	if _, err := db.ClaimKBSource(ctx, "live-process", time.Minute); err == nil {
-		t.Fatal("a live lease was taken over")
+	if jobs, _, err := db.ClaimKBSources(ctx, "live-process", time.Minute, 1, 0); err != nil || len(jobs) != 0 {
+		t.Fatal("a live lease was taken over", err)
 	}
 	db.Close()
 	time.Sleep(400 * time.Millisecond)
@@ -139,7 +139,7 @@ func TestEmbedderChangeReindexes(t *testing.T) {
 		t.Fatalf("semantic after re-embedding: %+v", res)
 	}
 	// The CLI path: a forced reindex re-embeds every source in-process.
-	queued, done, err := Reindex(context.Background(), db, Config{TestEmbedder: newTestEmbedder(t, 128)}, col, true, nil, nil)
+	queued, done, err := Reindex(context.Background(), db, Config{TestEmbedder: newTestEmbedder(t, 128)}, ReindexOptions{CollectionID: col, Force: true})
 	if err != nil || queued != 2 || done < 1 {
 		t.Fatalf("reindex queued %d done %d err %v", queued, done, err)
 	}

@@ -2,7 +2,6 @@ package listings
 
 import (
 	"context"
-	"math"
 	"net/url"
 	"sort"
 	"strconv"
@@ -241,17 +240,5 @@ func (v *Vectors) candidates(ctx context.Context, db *storage.DB, q Query, kw, a
 	if err != nil {
 		return nil, err
 	}
-	floor := v.Tuning.MinSimilarity
-	if floor < 0 {
-		floor = math.Inf(-1)
-	}
-	out := make([]search.Candidate, 0, len(ids))
-	for i, id := range ids {
-		c, ok := cos[id]
-		if !match[i].Content && (!ok || c < floor) {
-			continue
-		}
-		out = append(out, search.Candidate{ID: id, Keyword: match[i].Score, Semantic: c})
-	}
-	return out, nil
+	return v.Tuning.Floor(ids, cos, match), nil
 }

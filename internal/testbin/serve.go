@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -19,15 +20,36 @@ import (
 const KeyPrefix = "owner API key: "
 
 // FreeAddr is a loopback address whose port was free a moment ago, for
-// --addr of a child process (which cannot report a ":0" port back).
+// --addr of a child process (which cannot report a ":0" port back). The
+// port is drawn at random below the kernel's ephemeral range: a port from
+// ":0" is an ephemeral one, which another package's test server or any
+// client's outgoing connection may take before the child binds it (a
+// second server answering our /healthz was seen in CI).
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo, hi := 10000, ephemeralLow()-1
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", lo+rand.IntN(hi-lo+1))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("no free port below the ephemeral range")
+	return ""
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux
+// ip_local_port_range; 32768 elsewhere).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		var lo, hi int
+		if _, err := fmt.Sscan(string(b), &lo, &hi); err == nil && lo > 12000 {
+			return lo
+		}
+	}
+	return 32768
 }
 
 // WaitHTTP polls url until it answers (any status) or limit passes, then
@@ -127,6 +149,11 @@ func Serve(t testing.TB, p Proc) *Server {
 	if !answers(s.URL+"/healthz", 20*time.Second, s.done) {
 		s.Kill()
 		t.Fatalf("agentd %v did not answer within 20 s (exit %v)\n%s", s.args, s.Err, s.Logs.String())
+	}
+	select {
+	case <-s.done: // another process answered on the port
+		t.Fatalf("agentd %v exited (%v) while something answered on %s\n%s", s.args, s.Err, s.Addr, s.Logs.String())
+	default:
 	}
 	// A first run prints the key before it listens: it is in the pipe now.
 	select {

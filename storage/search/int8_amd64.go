@@ -2,17 +2,18 @@ package search
 
 import "golang.org/x/sys/cpu"
 
-// dotsI8AVX2 writes the int32 dot products of q with consecutive rows of
-// dims int8 values each (dims a positive multiple of 32) into out.
+// qscanAVX2 is qscanGo in AVX2 (int8_amd64.s).
 //
 //go:noescape
-func dotsI8AVX2(q, rows []int8, dims int, out []int32)
+func qscanAVX2(blocks []int8, bb int, offs, vals, abss []int32, out []int32)
 
-// dotsI8 uses the AVX2 kernel when the CPU has it.
-func dotsI8(q, rows []int8, dims int, out []int32) {
-	if cpu.X86.HasAVX2 {
-		dotsI8AVX2(q, rows[:len(out)*dims], dims, out)
+var hasAVX2 = cpu.X86.HasAVX2
+
+// qscan uses the AVX2 kernel when the CPU has it.
+func qscan(blocks []int8, bb int, qq *qquery, out []int32) {
+	if hasAVX2 {
+		qscanAVX2(blocks, bb, qq.offs, qq.vals, qq.abss, out)
 		return
 	}
-	dotsI8Go(q, rows, dims, out)
+	qscanGo(blocks, bb, qq, out)
 }

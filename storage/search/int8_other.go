@@ -2,5 +2,5 @@
 
 package search
 
-// dotsI8 is the portable int8 kernel on other architectures.
-func dotsI8(q, rows []int8, dims int, out []int32) { dotsI8Go(q, rows, dims, out) }
+// qscan is the portable int8 kernel on other architectures.
+func qscan(blocks []int8, bb int, qq *qquery, out []int32) { qscanGo(blocks, bb, qq, out) }

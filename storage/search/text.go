@@ -2,7 +2,9 @@ package search
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // BM25 parameters: the usual k1 and b, and the idf of Lucene and of
@@ -59,6 +61,16 @@ type TextSpace struct {
 	totalLen int64
 	alive    int
 	dead     int
+	norms    *normCache
+}
+
+// normCache is the BM25 length norm of every row for one state of a space
+// (length total and live count); searches running together share it.
+type normCache struct {
+	mu       sync.Mutex
+	norm     []float64
+	totalLen int64
+	alive    int
 }
 
 // plist is the postings of one term: rows and their weighted frequencies.
@@ -69,7 +81,7 @@ type plist struct {
 
 // NewTextSpace returns an empty space whose documents are split by tok.
 func NewTextSpace(tok *Tokenizer) *TextSpace {
-	return &TextSpace{tok: tok, pos: map[int64]int32{}, post: map[string]*plist{}}
+	return &TextSpace{tok: tok, pos: map[int64]int32{}, post: map[string]*plist{}, norms: &normCache{}}
 }
 
 // Len is the number of live documents.
@@ -163,61 +175,81 @@ func (sp *TextSpace) Compact() {
 
 // Search scores the documents with BM25 and returns the K best, best first
 // (ties by lower id).
+//
+// Any-word queries prune by MaxScore, exactly: terms go rarest first (by
+// their largest possible contribution), and once the K-th best partial
+// score is above what all remaining terms together could add, no new
+// document can reach the top K, so the frequent terms (long postings,
+// little weight) are only looked up for the documents still in the
+// running instead of being walked whole.
 func (sp *TextSpace) Search(q TextQuery) []ScoredID {
 	if len(q.Terms) == 0 || q.K <= 0 || sp.alive == 0 {
 		return nil
-	}
-	var allowed []bool
-	if q.Allow != nil {
-		allowed = make([]bool, len(sp.ids))
-		for _, id := range q.Allow {
-			if r, ok := sp.pos[id]; ok {
-				allowed[r] = true
-			}
-		}
 	}
 	mult := map[string]int{}
 	for _, t := range q.Terms {
 		mult[t]++
 	}
-	var found []uint16 // distinct terms found per row, for All
-	if q.All {
-		for t := range mult {
-			if sp.post[t] == nil {
-				return nil
-			}
-		}
-		found = make([]uint16, len(sp.ids))
-	}
 	n := float64(sp.alive)
-	avgdl := float64(sp.totalLen) / n
-	scores := make([]float32, len(sp.ids))
-	var touched []int32
+	terms := make([]qterm, 0, len(mult))
 	for t, m := range mult {
 		p := sp.post[t]
 		if p == nil {
+			if q.All {
+				return nil
+			}
 			continue
 		}
 		df := min(float64(len(p.docs)), n)
 		w := float64(m) * math.Log(1+(n-df+0.5)/(df+0.5))
-		for i, d := range p.docs {
-			if !sp.live[d] || (allowed != nil && !allowed[d]) {
-				continue
+		terms = append(terms, qterm{text: t, p: p, w: w})
+	}
+	// Highest possible contribution first (tf/(tf+norm) < 1); a fixed order
+	// also makes the float sums, hence ties, the same on every run.
+	sort.Slice(terms, func(a, b int) bool {
+		if terms[a].w != terms[b].w {
+			return terms[a].w > terms[b].w
+		}
+		return terms[a].text < terms[b].text
+	})
+	sc := textScratchPool.Get().(*textScratch)
+	defer sc.release()
+	sc.reset(len(sp.ids), q.All)
+	if q.Allow != nil {
+		sc.allowBuf = grow(sc.allowBuf, len(sp.ids))
+		clear(sc.allowBuf)
+		sc.allowed = sc.allowBuf
+		for _, id := range q.Allow {
+			if r, ok := sp.pos[id]; ok {
+				sc.allowed[r] = true
 			}
-			tf := float64(p.tfs[i]) / tfUnit
-			if scores[d] == 0 && (found == nil || found[d] == 0) {
-				touched = append(touched, d)
-			}
-			if found != nil {
-				found[d]++
-			}
-			scores[d] += float32(w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(sp.lens[d])/avgdl)))
 		}
 	}
+	norm := sp.lengthNorms()
+	rest := 0.0 // the most the terms not yet walked can add
+	for _, t := range terms {
+		rest += t.w * (bm25K1 + 1)
+	}
+	walked := 0
+	var theta float32
+	for _, t := range terms {
+		if !q.All && walked > 0 && len(sc.touched) >= q.K {
+			theta = sc.kth(q.K)
+			if float32(rest*restMargin) < theta {
+				break
+			}
+		}
+		sp.walk(sc, t, norm)
+		rest -= t.w * (bm25K1 + 1)
+		walked++
+	}
+	if walked < len(terms) {
+		sp.lookupRest(sc, terms[walked:], norm, float32(rest*restMargin), theta)
+	}
 	top := newTopK(q.K)
-	for _, d := range touched {
-		if found == nil || int(found[d]) == len(mult) {
-			top.offer(d, scores[d])
+	for _, d := range sc.touched {
+		if sc.found == nil || int(sc.found[d]) == len(mult) {
+			top.offer(d, sc.scores[d])
 		}
 	}
 	out := make([]ScoredID, 0, len(top.h))
@@ -231,6 +263,130 @@ func (sp *TextSpace) Search(q TextQuery) []ScoredID {
 		return out[a].ID < out[b].ID
 	})
 	return out
+}
+
+// restMargin covers float32 rounding of the partial sums in the pruning
+// bounds, so pruning never drops a document that could tie.
+const restMargin = 1.0001
+
+// qterm is a distinct query term with its weight (multiplicity times idf).
+type qterm struct {
+	text string
+	p    *plist
+	w    float64
+}
+
+// bm25 is one term's contribution for a weighted frequency and a
+// document's length norm.
+func bm25(w float64, tf uint16, norm float64) float32 {
+	f := float64(tf) / tfUnit
+	return float32(w * f * (bm25K1 + 1) / (f + norm))
+}
+
+// walk adds a term's contribution to every live, allowed document of its
+// postings.
+func (sp *TextSpace) walk(sc *textScratch, t qterm, norm []float64) {
+	for i, d := range t.p.docs {
+		if !sp.live[d] || (sc.allowed != nil && !sc.allowed[d]) {
+			continue
+		}
+		if sc.scores[d] == 0 && (sc.found == nil || sc.found[d] == 0) {
+			sc.touched = append(sc.touched, d)
+		}
+		if sc.found != nil {
+			sc.found[d]++
+		}
+		sc.scores[d] += bm25(t.w, t.p.tfs[i], norm[d])
+	}
+}
+
+// lookupRest adds the remaining terms to the documents that can still reach
+// the top K (partial score + rest >= theta), finding each in the term's
+// postings (sorted by row) by binary search; the others are dropped.
+func (sp *TextSpace) lookupRest(sc *textScratch, terms []qterm, norm []float64, rest, theta float32) {
+	keep := sc.touched[:0]
+	for _, d := range sc.touched {
+		if sc.scores[d]+rest >= theta {
+			keep = append(keep, d)
+		} else {
+			sc.scores[d] = 0
+		}
+	}
+	sc.touched = keep
+	slices.Sort(keep)
+	for _, t := range terms {
+		docs := t.p.docs
+		for _, d := range keep {
+			j, ok := slices.BinarySearch(docs, d)
+			docs = docs[j:]
+			if ok && sp.live[d] {
+				sc.scores[d] += bm25(t.w, t.p.tfs[len(t.p.docs)-len(docs)], norm[d])
+			}
+		}
+	}
+}
+
+// lengthNorms is each row's BM25 length norm k1*(1-b+b*len/avgdl), computed once
+// per state of the space (searches share it; writes change the state).
+func (sp *TextSpace) lengthNorms() []float64 {
+	c := sp.norms
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.norm) == len(sp.lens) && c.totalLen == sp.totalLen && c.alive == sp.alive {
+		return c.norm
+	}
+	avgdl := float64(sp.totalLen) / float64(sp.alive)
+	norm := make([]float64, len(sp.lens))
+	for d, l := range sp.lens {
+		norm[d] = bm25K1 * (1 - bm25B + bm25B*float64(l)/avgdl)
+	}
+	c.norm, c.totalLen, c.alive = norm, sp.totalLen, sp.alive
+	return norm
+}
+
+// textScratch is one search's per-row state, pooled: scores stay all zero
+// between searches (release clears only what was touched).
+type textScratch struct {
+	scores   []float32
+	found    []uint16 // distinct terms found per row, for All
+	allowed  []bool   // nil: every row
+	touched  []int32
+	allowBuf []bool
+	heap     topK
+}
+
+var textScratchPool = sync.Pool{New: func() any { return new(textScratch) }}
+
+func (sc *textScratch) reset(rows int, all bool) {
+	if len(sc.scores) < rows {
+		sc.scores = make([]float32, rows)
+	}
+	sc.found = nil
+	if all {
+		sc.found = make([]uint16, rows)
+	}
+	sc.allowed = nil
+	sc.touched = sc.touched[:0]
+}
+
+func (sc *textScratch) release() {
+	for _, d := range sc.touched {
+		sc.scores[d] = 0
+	}
+	sc.touched = sc.touched[:0]
+	textScratchPool.Put(sc)
+}
+
+// kth is the k-th best partial score so far (len(touched) >= k).
+func (sc *textScratch) kth(k int) float32 {
+	if sc.heap.k != k {
+		sc.heap = newTopK(k)
+	}
+	sc.heap.h = sc.heap.h[:0]
+	for _, d := range sc.touched {
+		sc.heap.offer(d, sc.scores[d])
+	}
+	return sc.heap.h[0].score
 }
 
 // Score returns the BM25 score of each of ids for terms (0 for an id that
@@ -247,7 +403,7 @@ func (sp *TextSpace) Score(terms []string, ids []int64) []float64 {
 		mult[t]++
 	}
 	n := float64(sp.alive)
-	avgdl := float64(sp.totalLen) / n
+	norm := sp.lengthNorms()
 	for t, m := range mult {
 		p := sp.post[t]
 		if p == nil {
@@ -265,8 +421,7 @@ func (sp *TextSpace) Score(terms []string, ids []int64) []float64 {
 			if j == len(p.docs) || p.docs[j] != row {
 				continue
 			}
-			tf := float64(p.tfs[j]) / tfUnit
-			out[i] += float64(float32(w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(sp.lens[row])/avgdl))))
+			out[i] += float64(bm25(w, p.tfs[j], norm[row]))
 		}
 	}
 	return out

@@ -1,8 +1,12 @@
 package search
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"slices"
+	"sort"
+	"strings"
 	"testing"
 )
 
@@ -93,6 +97,115 @@ func TestTextSpaceUnitWeight(t *testing.T) {
 	if !slices.Equal(qa, qb) || len(qa) != 2 || qa[0].ID != 1 {
 		t.Fatalf("%v vs %v", qa, qb)
 	}
+}
+
+// MaxScore pruning returns exactly what scoring every posting returns, on
+// a Zipf corpus (frequent terms are the ones pruned), with and without an
+// allow list, after removals.
+func TestTextSpacePruningIsExact(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	z := rand.NewZipf(r, 1.1, 2, 2000)
+	word := func() string { return fmt.Sprintf("w%d", z.Uint64()) }
+	tok := &Tokenizer{}
+	sp := NewTextSpace(tok)
+	for i := range 3000 {
+		words := make([]string, 5+r.Intn(60))
+		for j := range words {
+			words[j] = word()
+		}
+		sp.Add(int64(i), Field{Text: strings.Join(words, " ")})
+	}
+	for i := range 300 {
+		sp.Remove(int64(i * 9))
+	}
+	var allow []int64
+	for i := range 3000 {
+		if i%3 == 0 {
+			allow = append(allow, int64(i))
+		}
+	}
+	for qi := range 300 {
+		terms := make([]string, 1+r.Intn(5))
+		for j := range terms {
+			terms[j] = tok.Tokens(word(), nil)[0]
+		}
+		q := TextQuery{Terms: terms, K: []int{1, 5, 10, 40}[qi%4]}
+		if qi%5 == 0 {
+			q.Allow = allow
+		}
+		got, want := sp.Search(q), exhaustiveBM25(sp, q)
+		if !sameRanking(got, want) {
+			t.Fatalf("query %v k %d:\n got %v\nwant %v", terms, q.K, got, want)
+		}
+	}
+}
+
+// sameRanking: the same scores in the same order, and the same ids except
+// among those tied with the last one (which of them makes the cut is the
+// top-k heap's business).
+func sameRanking(got, want []ScoredID) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i].Score != want[i].Score || (got[i].ID != want[i].ID && got[i].Score != want[len(want)-1].Score) {
+			return false
+		}
+	}
+	return true
+}
+
+// exhaustiveBM25 scores every posting of every term (in Search's term
+// order, so float sums agree bit for bit) and sorts everything.
+func exhaustiveBM25(sp *TextSpace, q TextQuery) []ScoredID {
+	mult := map[string]int{}
+	for _, t := range q.Terms {
+		mult[t]++
+	}
+	n := float64(sp.alive)
+	var terms []qterm
+	for t, m := range mult {
+		if p := sp.post[t]; p != nil {
+			df := min(float64(len(p.docs)), n)
+			terms = append(terms, qterm{text: t, p: p, w: float64(m) * math.Log(1+(n-df+0.5)/(df+0.5))})
+		}
+	}
+	sort.Slice(terms, func(a, b int) bool {
+		if terms[a].w != terms[b].w {
+			return terms[a].w > terms[b].w
+		}
+		return terms[a].text < terms[b].text
+	})
+	allowed := map[int64]bool{}
+	for _, id := range q.Allow {
+		allowed[id] = true
+	}
+	scores := map[int32]float32{}
+	norm := sp.lengthNorms()
+	for _, t := range terms {
+		for i, d := range t.p.docs {
+			if sp.live[d] && (q.Allow == nil || allowed[sp.ids[d]]) {
+				scores[d] += bm25(t.w, t.p.tfs[i], norm[d])
+			}
+		}
+	}
+	var out []ScoredID
+	for d, s := range scores {
+		out = append(out, ScoredID{ID: sp.ids[d], Score: float64(s)})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Score != out[b].Score {
+			return out[a].Score > out[b].Score
+		}
+		return out[a].ID < out[b].ID
+	})
+	if len(out) > q.K {
+		out = out[:q.K]
+	}
+	if out == nil {
+		out = []ScoredID{}
+	}
+	return out
 }
 
 // ContentTokens drops stopwords, unless the text has nothing else.

@@ -1,11 +1,10 @@
 package search
 
-import "container/heap"
-
-// topK keeps the k best (row, score) pairs in a min-heap.
+// topK keeps the k best (row, score) pairs in a min-heap (the worst kept
+// pair at h[0], so most offers are one comparison).
 type topK struct {
 	k int
-	h entryHeap
+	h []entry
 }
 
 type entry struct {
@@ -13,28 +12,40 @@ type entry struct {
 	score float32
 }
 
-func newTopK(k int) topK { return topK{k: k, h: make(entryHeap, 0, k)} }
+func newTopK(k int) topK { return topK{k: k, h: make([]entry, 0, k)} }
 
 func (t *topK) offer(row int32, score float32) {
-	if len(t.h) < t.k {
-		heap.Push(&t.h, entry{row, score})
+	h := t.h
+	if len(h) < t.k {
+		h = append(h, entry{row, score})
+		for i := len(h) - 1; i > 0; { // sift up
+			p := (i - 1) / 2
+			if h[p].score <= h[i].score {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.h = h
 		return
 	}
-	if score > t.h[0].score {
-		t.h[0] = entry{row, score}
-		heap.Fix(&t.h, 0)
+	if len(h) == 0 || score <= h[0].score {
+		return
 	}
-}
-
-type entryHeap []entry
-
-func (h entryHeap) Len() int           { return len(h) }
-func (h entryHeap) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *entryHeap) Push(x any)        { *h = append(*h, x.(entry)) }
-func (h *entryHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	h[0] = entry{row, score}
+	for i := 0; ; { // sift down
+		l := 2*i + 1
+		if l >= len(h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r].score < h[l].score {
+			m = r
+		}
+		if h[i].score <= h[m].score {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

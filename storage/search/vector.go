@@ -119,7 +119,7 @@ func (sp *VectorSpace) search(query []float32, k int) []VectorHit {
 	if sp.q != nil && n > 4*rerankDepth(k) {
 		return sp.searchQuantized(query, k)
 	}
-	parts := splitRows(n)
+	parts := splitRows(n, minParallelRows)
 	tops := make([]topK, len(parts))
 	var wg sync.WaitGroup
 	for pi, pr := range parts {
@@ -128,7 +128,7 @@ func (sp *VectorSpace) search(query []float32, k int) []VectorHit {
 			defer wg.Done()
 			t := newTopK(k)
 			for i := pr[0]; i < pr[1]; i++ {
-				t.offer(int32(i), dot(query, sp.row(i)))
+				t.offer(int32(i), Dot(query, sp.row(i)))
 			}
 			tops[pi] = t
 		}()
@@ -142,15 +142,15 @@ func (sp *VectorSpace) searchIDs(query []float32, k int, allow []int64) []Vector
 	t := newTopK(k)
 	for _, id := range allow {
 		if i, ok := sp.pos[id]; ok {
-			t.offer(int32(i), dot(query, sp.row(i)))
+			t.offer(int32(i), Dot(query, sp.row(i)))
 		}
 	}
 	return sp.merge([]topK{t}, k)
 }
 
-// splitRows cuts [0, n) into one range per core (at least minParallelRows each).
-func splitRows(n int) [][2]int {
-	p := min(runtime.GOMAXPROCS(0), max(1, n/minParallelRows))
+// splitRows cuts [0, n) into one range per core (at least minPer each).
+func splitRows(n, minPer int) [][2]int {
+	p := min(runtime.GOMAXPROCS(0), max(1, n/minPer))
 	per := (n + p - 1) / p
 	var out [][2]int
 	for s := 0; s < n; s += per {
@@ -180,9 +180,9 @@ func (sp *VectorSpace) merge(tops []topK, k int) []VectorHit {
 	return hits
 }
 
-// dot is the float32 dot product, unrolled by 8 (dims of real embedders are
+// dotGo is the portable float32 dot product, unrolled by 8 (dims of real embedders are
 // multiples of 8; the tail loop covers the rest).
-func dot(a, b []float32) float32 {
+func dotGo(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0

@@ -51,6 +51,52 @@ func TestQuantizedSearchMatchesExact(t *testing.T) {
 	}
 }
 
+// Sparse vectors like the built-in embedder's (a few dozen words hashed
+// into 1,024 dimensions; queries of a few words): the scan reads only the
+// query's non-zero groups and still finds the exact top 10 (ties with the
+// 10th count as found).
+func TestQuantizedSearchSparse(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	const dims = 1024
+	sparse := func(nz int) []float32 {
+		v := make([]float32, dims)
+		var n float64
+		for range nz {
+			i := r.Intn(dims)
+			v[i] += float32(1 + r.ExpFloat64())
+			if r.Intn(2) == 0 {
+				v[i] = -v[i]
+			}
+		}
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for i := range v {
+			v[i] /= float32(math.Sqrt(n))
+		}
+		return v
+	}
+	sp := NewVectorSpace(dims, 0)
+	for i := range 20_000 {
+		sp.Put(int64(i), sparse(80))
+	}
+	sp.Quantize()
+	var found, total int
+	for range 50 {
+		q := sparse(3)
+		want := sp.SearchExact(q, 10)
+		for _, h := range sp.Search(q, 10, nil) {
+			if h.Score >= want[len(want)-1].Score-1e-6 && Dot(q, sp.row(sp.pos[h.ID])) >= want[len(want)-1].Score-1e-6 {
+				found++
+			}
+		}
+		total += len(want)
+	}
+	if rec := float64(found) / float64(total); rec < 0.98 {
+		t.Fatalf("sparse recall@10 %.3f < 0.98", rec)
+	}
+}
+
 // Put replaces, Remove forgets, allow restricts, and a query of other
 // dimensions finds nothing.
 func TestVectorSpaceEdits(t *testing.T) {
@@ -82,23 +128,56 @@ func TestVectorSpaceEdits(t *testing.T) {
 	}
 }
 
-func TestDotsI8MatchesGo(t *testing.T) {
+// The int8 kernel in use (AVX2 where the CPU has it) agrees with the
+// portable one, for dense and for sparse queries.
+func TestQscanMatchesGo(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	const dims, n = 64, 300
-	q := make([]int8, dims)
-	rows := make([]int8, dims*n)
-	for i := range q {
-		q[i] = int8(r.Intn(255) - 127)
+	const dims, n = 100, 300
+	sp := NewVectorSpace(dims, n)
+	for i := range n {
+		sp.Put(int64(i), randUnit(r, dims))
 	}
-	for i := range rows {
-		rows[i] = int8(r.Intn(255) - 127)
+	sp.Quantize()
+	q := sp.q
+	for _, nz := range []int{dims, 3} {
+		query := make([]float32, dims)
+		for range nz {
+			query[r.Intn(dims)] = float32(r.NormFloat64())
+		}
+		var qq qquery
+		qq.prepare(q, query)
+		blocks := (n + qRows - 1) / qRows
+		a, b := make([]int32, blocks*qRows), make([]int32, blocks*qRows)
+		qscan(q.data, q.blockBytes(), &qq, a)
+		qscanGo(q.data, q.blockBytes(), &qq, b)
+		for i := range n {
+			if a[i] != b[i] {
+				t.Fatalf("nz %d row %d: %d vs %d", nz, i, a[i], b[i])
+			}
+			var want int32 // straight from the row's int8 values
+			for d := range dims {
+				want += int32(qq.q8[d]) * int32(q.data[q.base(i)+d/qGroup*qGroupBytes+d%qGroup])
+			}
+			if a[i] != want {
+				t.Fatalf("nz %d row %d: %d, want %d", nz, i, a[i], want)
+			}
+		}
 	}
-	a, b := make([]int32, n), make([]int32, n)
-	dotsI8(q, rows, dims, a)
-	dotsI8Go(q, rows, dims, b)
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("row %d: %d vs %d", i, a[i], b[i])
+}
+
+// Dot (FMA where the CPU has it) agrees with the portable loop at every length.
+func TestDotMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for n := range 300 {
+		a, b := make([]float32, n), make([]float32, n+3)
+		for i := range a {
+			a[i] = r.Float32() - .5
+		}
+		for i := range b {
+			b[i] = r.Float32() - .5
+		}
+		if x, y := Dot(a, b), dotGo(a, b); math.Abs(float64(x-y)) > 1e-4 {
+			t.Fatalf("len %d: %v vs %v", n, x, y)
 		}
 	}
 }

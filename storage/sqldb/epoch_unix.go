@@ -3,6 +3,7 @@
 package sqldb
 
 import (
+	"encoding/binary"
 	"os"
 	"syscall"
 )
@@ -36,6 +37,17 @@ func openShmWatch(dbPath string) *shmWatch {
 func (w *shmWatch) header() (h [48]byte) {
 	copy(h[:], w.mem[:48])
 	return h
+}
+
+// pendingFrames is how many committed WAL frames are not yet copied into
+// the database file: mxFrame of the first index header less nBackfill of
+// the checkpoint information after the two header copies.
+func (w *shmWatch) pendingFrames() uint32 {
+	mx, done := binary.NativeEndian.Uint32(w.mem[16:20]), binary.NativeEndian.Uint32(w.mem[96:100])
+	if done > mx {
+		return 0
+	}
+	return mx - done
 }
 
 func (w *shmWatch) close() {
