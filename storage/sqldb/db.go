@@ -95,16 +95,25 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 // Path is the database file the DB was opened on.
 func (db *DB) Path() string { return db.path }
 
-// Close closes every connection.
+// Close closes every connection. On PostgreSQL the prepared statements
+// are left to their connections, which close them: closing one waits for
+// each writer connection it was prepared on, and a writer waiting for the
+// write lock would wait for a transaction that needs the statement, a
+// deadlock when Close races with writes.
 func (db *DB) Close() error {
+	pg := db.dialect == Postgres
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
-		st.Close()
+		if !pg {
+			st.Close()
+		}
 	}
 	db.stmts = nil
 	db.wstmts.Lock()
 	for _, st := range db.wstmts.m {
-		st.Close()
+		if !pg {
+			st.Close()
+		}
 	}
 	db.wstmts.m = nil
 	db.wstmts.Unlock()
