@@ -7,11 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
@@ -34,7 +34,7 @@ type testEnv struct {
 // newTestEnv starts agentd on a fresh database; opts adjust the config.
 func newTestEnv(t testing.TB, opts ...func(*Config)) *testEnv {
 	t.Helper()
-	return startTestEnv(t, filepath.Join(t.TempDir(), "agentd.db"), opts...)
+	return startTestEnv(t, dbtest.Path(t, "agentd.db"), opts...)
 }
 
 // startTestEnv starts agentd on the given database file (a restart test

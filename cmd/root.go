@@ -43,7 +43,7 @@ func NewRoot() *cobra.Command {
 		// value that does not parse stops it before it does any work.
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return applyEnv(c.Flags()) },
 	}
-	root.PersistentFlags().StringVar(&g.db, "db", envString("AGENTD_DB", "./agentd.db"), "SQLite database file (env AGENTD_DB)")
+	root.PersistentFlags().StringVar(&g.db, "db", envString("AGENTD_DB", "./agentd.db"), "SQLite database file or postgres:// URL (env AGENTD_DB)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON")
 	root.AddCommand(newServe(g), newVersion(g), newOrg(g), newUser(g), newKey(g))
 	addFeatureCommands(root, g)

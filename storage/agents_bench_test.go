@@ -48,8 +48,8 @@ func BenchmarkWorkersGroupedScan(b *testing.B) {
 	db, org := seedWorkforce(b)
 	for b.Loop() {
 		rows, err := db.r.QueryContext(context.Background(), `SELECT agent_id,
-			sum(status IN ('queued','connecting','ringing','active')),
-			sum(status IN ('completed','failed','no_answer','busy')), sum(status = 'completed')
+			sum(CASE WHEN status IN ('queued','connecting','ringing','active') THEN 1 ELSE 0 END),
+			sum(CASE WHEN status IN ('completed','failed','no_answer','busy') THEN 1 ELSE 0 END), sum(CASE WHEN status = 'completed' THEN 1 ELSE 0 END)
 			FROM calls WHERE agent_id IN (SELECT id FROM agents WHERE org_id = ?) GROUP BY agent_id`, org)
 		if err != nil {
 			b.Fatal(err)

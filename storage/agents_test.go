@@ -5,16 +5,17 @@ import (
 	"database/sql"
 	"errors"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // openAgentsTestDB opens a fresh database with one organization.
 func openAgentsTestDB(t testing.TB) (*DB, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	db, err := Open(ctx, dbtest.Path(t, "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,9 +86,9 @@ func TestAgentCallCountersMatchRecount(t *testing.T) {
 	for _, w := range ws {
 		var live, fin, done int64
 		err := db.r.QueryRowContext(ctx, `SELECT
-			coalesce(sum(status IN ('queued','connecting','ringing','active')), 0),
-			coalesce(sum(status IN ('completed','failed','no_answer','busy')), 0),
-			coalesce(sum(status = 'completed'), 0) FROM calls WHERE agent_id = ?`, w.ID).Scan(&live, &fin, &done)
+			coalesce(sum(CASE WHEN status IN ('queued','connecting','ringing','active') THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN status IN ('completed','failed','no_answer','busy') THEN 1 ELSE 0 END), 0),
+			coalesce(sum(CASE WHEN status = 'completed' THEN 1 ELSE 0 END), 0) FROM calls WHERE agent_id = ?`, w.ID).Scan(&live, &fin, &done)
 		if err != nil {
 			t.Fatal(err)
 		}

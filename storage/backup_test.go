@@ -8,12 +8,15 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // A backup taken while another connection writes holds every write
 // acknowledged before it began and passes integrity_check; restore refuses
 // a database that is open elsewhere and replaces one that is not.
 func TestBackupUnderWriteLoadAndRestore(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "backup and restore copy the SQLite file")
 	ctx := context.Background()
 	dir := t.TempDir()
 	live := filepath.Join(dir, "live.db")
@@ -122,6 +125,7 @@ func TestBackupUnderWriteLoadAndRestore(t *testing.T) {
 
 // A damaged backup is refused before anything is overwritten.
 func TestRestoreRefusesDamagedBackup(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "backup and restore copy the SQLite file")
 	ctx := context.Background()
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.db")

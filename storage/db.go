@@ -23,7 +23,7 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFS embed.FS
 
 // Sentinel errors returned (wrapped) by storage methods; app maps them to
@@ -73,7 +73,14 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
-// Path is the database file the DB was opened on.
+// IsPostgresURL reports whether a --db value names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a SQLite file.
+func IsPostgresURL(s string) bool { return sqldb.IsPostgresURL(s) }
+
+// Postgres reports whether the DB runs on PostgreSQL.
+func (db *DB) Postgres() bool { return db.c.Postgres() }
+
+// Path is the database file (or PostgreSQL URL) the DB was opened on.
 func (db *DB) Path() string { return db.c.Path() }
 
 // Close closes every connection.

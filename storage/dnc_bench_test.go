@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // seedDNC lists n numbers (+1 800 000 0000 upwards) for org.
@@ -30,7 +31,7 @@ func seedDNC(tb testing.TB, db *DB, org string, n int) {
 // and a schedule's) with 1,000,000 numbers listed, half the checks hits.
 func BenchmarkDNCCheck(b *testing.B) {
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(b.TempDir(), "dnc.db"))
+	db, err := Open(ctx, dbtest.Path(b, "dnc.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

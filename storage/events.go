@@ -191,7 +191,7 @@ func (db *DB) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int
 		var hi sql.NullInt64
 		// created_at grows with seq (one writer at a time): the oldest
 		// events are the first rows, no index needed.
-		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq, created_at FROM events ORDER BY seq LIMIT ?)
+		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq, created_at FROM events ORDER BY seq LIMIT ?) e
 			WHERE created_at < ?`, limit, ms(cutoff)).Scan(&hi); err != nil || !hi.Valid {
 			return err
 		}

@@ -63,7 +63,7 @@ type CollectionUpdate struct {
 func (db *DB) UpdateCollection(ctx context.Context, orgID, id string, u CollectionUpdate) (Collection, error) {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE kb_collections SET name = coalesce(?, name), description = coalesce(?, description),
-			search_alpha = CASE WHEN ? THEN ? ELSE search_alpha END, updated_at = ? WHERE id = ? AND org_id = ?`,
+			search_alpha = CASE WHEN ? = 1 THEN ? ELSE search_alpha END, updated_at = ? WHERE id = ? AND org_id = ?`,
 			u.Name, u.Description, u.SetSearchAlpha, u.SearchAlpha, ms(time.Now().UTC()), id, orgID)
 		if isUnique(err) {
 			return fmt.Errorf("collection %q exists: %w", *u.Name, ErrConflict)

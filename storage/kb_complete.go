@@ -31,8 +31,8 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 		for i, d := range done {
 			rows[i] = []any{d.Job.SourceID, d.Job.Revision, len(d.Chunks)}
 		}
-		srcs, err := finishJobs(ctx, tx, owner, `status = 'completed', chunk_count = v.column3, error = NULL,
-			retries = 0, retry_at = NULL`, rows)
+		srcs, err := db.finishJobs(ctx, tx, owner, `status = 'completed', chunk_count = v.column3, error = NULL,
+			retries = 0, retry_at = NULL`, []string{"text", "bigint", "bigint"}, rows)
 		if err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (db *DB) CompleteKBSources(ctx context.Context, owner string, m VectorModel
 				}
 			}
 		}
-		items, err := insertChunks(ctx, tx, keep)
+		items, err := db.insertChunks(ctx, tx, keep)
 		if err != nil {
 			return err
 		}
@@ -78,10 +78,23 @@ const chunkRowsPerInsert = 400
 // insertChunks writes the jobs' chunks with multi-row inserts and returns
 // their vectors, keyed by the new chunk ids, per vector space. The ids are
 // given, following the table's AUTOINCREMENT sequence: ids never come back
-// after a delete, as the index mirrors expect.
-func insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone) (map[string][]VectorItem, error) {
+// after a delete, as the index mirrors expect. On PostgreSQL the ids are
+// taken from the identity's sequence in one step (writes hold the write
+// lock, so they are consecutive).
+func (db *DB) insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone) (map[string][]VectorItem, error) {
 	var id int64
-	if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
+	if db.Postgres() {
+		n := 0
+		for _, d := range done {
+			n += len(d.Chunks)
+		}
+		if n > 0 {
+			if err := tx.QueryRowContext(ctx, `SELECT setval(s, nextval(s) + ? - 1) - ?
+				FROM (SELECT pg_get_serial_sequence('kb_chunks', 'id')::regclass AS s) q`, n, n).Scan(&id); err != nil {
+				return nil, err
+			}
+		}
+	} else if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
 		coalesce((SELECT max(id) FROM kb_chunks), 0))`).Scan(&id); err != nil {
 		return nil, err
 	}
@@ -140,7 +153,8 @@ func (db *DB) FailKBSources(ctx context.Context, owner string, fails []KBFailure
 			}
 			rows[i] = []any{f.Job.SourceID, f.Job.Revision, f.Msg, f.Retries, at}
 		}
-		srcs, err := finishJobs(ctx, tx, owner, "status = 'failed', error = v.column3, retries = v.column4, retry_at = v.column5", rows)
+		srcs, err := db.finishJobs(ctx, tx, owner, "status = 'failed', error = v.column3, retries = v.column4, retry_at = v.column5",
+			[]string{"text", "bigint", "text", "bigint", "bigint"}, rows)
 		if err != nil {
 			return err
 		}
@@ -166,7 +180,7 @@ func (db *DB) ReleaseKBSources(ctx context.Context, jobs []KBJob, owner string) 
 		rows[i] = []any{j.SourceID, j.Revision}
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
-		_, err := finishJobs(ctx, tx, owner, "status = 'pending'", rows)
+		_, err := db.finishJobs(ctx, tx, owner, "status = 'pending'", []string{"text", "bigint"}, rows)
 		return err
 	})
 }
@@ -175,8 +189,9 @@ func (db *DB) ReleaseKBSources(ctx context.Context, jobs []KBJob, owner string) 
 // after the source id and revision) to the sources of rows still current
 // (same revision, lease held by owner), drops their lease and returns them
 // as events show them; the others were overtaken (a newer write, a
-// deletion, a reclaim) and stay as they are.
-func finishJobs(ctx context.Context, tx *sql.Tx, owner, set string, rows [][]any) (map[string]eventSource, error) {
+// deletion, a reclaim) and stay as they are. types are the columns' types
+// for PostgreSQL, where a bound parameter in VALUES is text unless cast.
+func (db *DB) finishJobs(ctx context.Context, tx *sql.Tx, owner, set string, types []string, rows [][]any) (map[string]eventSource, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
@@ -186,6 +201,9 @@ func finishJobs(ctx context.Context, tx *sql.Tx, owner, set string, rows [][]any
 	}
 	args = append(args, owner)
 	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
+	if db.Postgres() {
+		row = "(?::" + strings.Join(types, ", ?::") + ")"
+	}
 	res, err := tx.QueryContext(ctx, `UPDATE kb_sources SET `+set+`, lease_owner = NULL, lease_until = NULL, updated_at = ?
 		FROM (VALUES `+placeholders(row, len(rows))+`) AS v
 		WHERE kb_sources.id = v.column1 AND kb_sources.revision = v.column2 AND kb_sources.lease_owner = ?

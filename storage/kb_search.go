@@ -20,7 +20,10 @@ type KBFilter struct {
 func (f KBFilter) empty() bool { return f.ContentRole == "" && len(f.Metadata) == 0 }
 
 // where returns SQL conditions on kb_sources aliased s, with their args.
-func (f KBFilter) where() (string, []any) {
+// On PostgreSQL (pg) they compare as SQLite's json_extract does: a string
+// equals only a JSON string, a number equals a JSON number or a boolean
+// (true is 1, false 0), and a boolean filter is that number.
+func (f KBFilter) where(pg bool) (string, []any) {
 	var b strings.Builder
 	var args []any
 	if f.ContentRole != "" {
@@ -28,14 +31,26 @@ func (f KBFilter) where() (string, []any) {
 		args = append(args, f.ContentRole)
 	}
 	for k, v := range f.Metadata {
-		b.WriteString(" AND json_extract(s.metadata, ?) = ?")
 		if bv, ok := v.(bool); ok {
 			v = 0
 			if bv {
 				v = 1
 			}
 		}
-		args = append(args, `$."`+strings.ReplaceAll(k, `"`, `""`)+`"`, v)
+		if !pg {
+			b.WriteString(" AND json_extract(s.metadata, ?) = ?")
+			args = append(args, `$."`+strings.ReplaceAll(k, `"`, `""`)+`"`, v)
+			continue
+		}
+		if str, ok := v.(string); ok {
+			b.WriteString(" AND s.metadata::jsonb -> ?::text = to_jsonb(?::text)")
+			args = append(args, k, str)
+			continue
+		}
+		b.WriteString(` AND (CASE jsonb_typeof(s.metadata::jsonb -> ?::text)
+			WHEN 'number' THEN (s.metadata::jsonb ->> ?::text)::float8
+			WHEN 'boolean' THEN ((s.metadata::jsonb ->> ?::text)::boolean)::int END) = ?::float8`)
+		args = append(args, k, k, k, v)
 	}
 	return b.String(), args
 }
@@ -87,7 +102,7 @@ func (db *DB) KBAllowedChunks(ctx context.Context, collectionID string, f KBFilt
 	if f.empty() {
 		return nil, nil
 	}
-	cond, args := f.where()
+	cond, args := f.where(db.Postgres())
 	rows, err := db.r.QueryContext(ctx, `SELECT c.id FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id
 		WHERE c.collection_id = ?`+cond, append([]any{collectionID}, args...)...)
 	if err != nil {

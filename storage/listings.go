@@ -135,7 +135,7 @@ func (db *DB) syncListings(ctx context.Context, orgID string, writes []ListingWr
 	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
 	now := ms(time.Now().UTC())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := prepareListingStmts(ctx, tx)
+		st, err := prepareListingStmts(ctx, tx, db.c.Postgres())
 		if err != nil {
 			return err
 		}
@@ -217,21 +217,26 @@ func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes [
 // listingStmts are the statements of a sync, prepared once per transaction.
 type listingStmts struct {
 	insert, update, delAttrs, addAttr, logText *sql.Stmt
+	returning                                  bool // insert returns the id (PostgreSQL has no LastInsertId)
 }
 
-func prepareListingStmts(ctx context.Context, tx *sql.Tx) (*listingStmts, error) {
-	s := &listingStmts{}
+func prepareListingStmts(ctx context.Context, tx *sql.Tx, pg bool) (*listingStmts, error) {
+	s := &listingStmts{returning: pg}
+	insertTail := ""
+	if pg {
+		insertTail = " RETURNING id"
+	}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
 	}{
 		{&s.insert, `INSERT INTO listings (uid, org_id, external_id, title, description, category, price_cents,
 			currency, attributes, source_url, hash, embed_hash, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + insertTail},
 		{&s.update, `UPDATE listings SET title = ?, description = ?, category = ?, price_cents = ?, currency = ?,
 			attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`},
 		{&s.delAttrs, `DELETE FROM listing_attrs WHERE listing_id = ?`},
-		{&s.addAttr, `INSERT OR IGNORE INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?)`},
+		{&s.addAttr, `INSERT INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&s.logText, `INSERT INTO vector_log (space, item_id) VALUES (?, ?)`},
 	} {
 		st, err := tx.PrepareContext(ctx, p.sql)
@@ -267,15 +272,21 @@ func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite,
 	seq, id := l.Seq, l.ID
 	if seq == 0 {
 		id = uuid.NewString()
-		res, err := s.insert.ExecContext(ctx, id, orgID, l.ExternalID, l.Title, l.Description, l.Category, price,
-			l.Currency, attrs, l.SourceURL, w.Hash, w.EmbedHash, now, now)
+		args := []any{id, orgID, l.ExternalID, l.Title, l.Description, l.Category, price,
+			l.Currency, attrs, l.SourceURL, w.Hash, w.EmbedHash, now, now}
+		var err error
+		if s.returning {
+			err = s.insert.QueryRowContext(ctx, args...).Scan(&seq)
+		} else {
+			var res sql.Result
+			if res, err = s.insert.ExecContext(ctx, args...); err == nil {
+				seq, err = res.LastInsertId()
+			}
+		}
 		if err != nil {
 			if isUnique(err) {
 				return 0, "", fmt.Errorf("listing %q: %w", l.ExternalID, ErrConflict)
 			}
-			return 0, "", err
-		}
-		if seq, err = res.LastInsertId(); err != nil {
 			return 0, "", err
 		}
 	} else {

@@ -3,14 +3,15 @@ package storage
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // BenchmarkFilterListingSeqs measures the filter query alone over 50,000
 // listings: a quarter match outdoor=true, a tenth match a category.
 func BenchmarkFilterListingSeqs(b *testing.B) {
-	db := openTestDB(b, filepath.Join(b.TempDir(), "l.db"))
+	db := openTestDB(b, dbtest.Path(b, "l.db"))
 	ctx := context.Background()
 	o, err := db.CreateOrg(ctx, "acme")
 	if err != nil {

@@ -77,7 +77,11 @@ func (db *DB) FilterListings(ctx context.Context, f ListingFilter, limit int) ([
 // filter, for restricting a search. They come back as one comma-separated
 // row: tens of thousands of one-column rows cost far more in the driver.
 func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, error) {
-	q := "SELECT group_concat(l.id) FROM listings l WHERE "
+	concat, cross := "group_concat(%s)", "CROSS JOIN"
+	if db.c.Postgres() { // no CROSS JOIN ... ON; its planner picks the order itself
+		concat, cross = "string_agg(%s::text, ',')", "JOIN"
+	}
+	q := "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listings l WHERE "
 	where, args := f.where()
 	if len(f.Attrs) > 0 {
 		// Drive from the first attribute's index entries (CROSS JOIN fixes
@@ -87,11 +91,11 @@ func (db *DB) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, 
 		rest := f
 		rest.Attrs = f.Attrs[1:]
 		where, args = rest.where()
-		q = "SELECT group_concat(a0.listing_id) FROM listing_attrs a0 WHERE "
+		q = "SELECT " + fmt.Sprintf(concat, "a0.listing_id") + " FROM listing_attrs a0 WHERE "
 		if !rest.Empty() {
-			q = "SELECT group_concat(l.id) FROM listing_attrs a0 CROSS JOIN listings l ON l.id = a0.listing_id WHERE "
+			q = "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listing_attrs a0 " + cross + " listings l ON l.id = a0.listing_id WHERE "
 		} else {
-			where, args = "1", nil
+			where, args = "1 = 1", nil
 		}
 		q += "a0.org_id = ? AND a0.key = ? AND a0.value IN (?" + strings.Repeat(", ?", len(a.Values)-1) + ") AND "
 		pre := []any{f.OrgID, a.Key}

@@ -3,13 +3,14 @@ package storage
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 func listingOrg(t *testing.T) (*DB, string) {
 	t.Helper()
-	db := openTestDB(t, filepath.Join(t.TempDir(), "l.db"))
+	db := openTestDB(t, dbtest.Path(t, "l.db"))
 	o, err := db.CreateOrg(context.Background(), "acme")
 	if err != nil {
 		t.Fatal(err)

@@ -4,14 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // freshDB opens a new database file in the test's temporary folder.
 func freshDB(t testing.TB) *DB {
 	t.Helper()
-	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "agentd.db"))
+	db, err := Open(context.Background(), dbtest.Path(t, "agentd.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

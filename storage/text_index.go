@@ -127,7 +127,7 @@ func (x *TextIndex) search(ctx context.Context, space string, q search.TextQuery
 func (x *TextIndex) sync(ctx context.Context, load ...string) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	m := x.db.walMark()
+	m := x.db.walMark(ctx)
 	if x.mark.same(m) && loadedAll(x.spaces, load) {
 		return nil // nothing committed since the last catch-up
 	}

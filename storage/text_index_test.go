@@ -2,15 +2,16 @@ package storage
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // The text mirror follows chunk writes of another process (through the
 // vector log), drops deleted chunks and ranks by BM25.
 func TestTextIndexFollowsWrites(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "t.db")
+	path := dbtest.Path(t, "t.db")
 	a, b := openTestDB(t, path), openTestDB(t, path)
 	org, err := a.CreateOrg(ctx, "o")
 	if err != nil {

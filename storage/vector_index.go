@@ -108,7 +108,7 @@ func (x *VectorIndex) SearchExact(ctx context.Context, space string, query []flo
 func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 	x.syncMu.Lock()
 	defer x.syncMu.Unlock()
-	m := x.db.walMark()
+	m := x.db.walMark(ctx)
 	if x.mark.same(m) && loadedAll(x.spaces, load) {
 		return nil // nothing committed since the last catch-up
 	}
@@ -167,17 +167,29 @@ func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
 	return nil
 }
 
-// walMark is the WAL index header of the database when it was read: SQLite
-// rewrites it on every commit of any process, so an unchanged header means
-// nothing was committed since, and a mirror can skip its catch-up query. The
-// header is read before the catch-up, so a commit racing with it only
-// causes one more catch-up. ok is false without a mapped WAL index.
+// walMark is the database's state when it was read, so a mirror can skip
+// its catch-up query while nothing was committed since. On SQLite it is
+// the WAL index header, which SQLite rewrites on every commit of any
+// process (ok is false without a mapped WAL index: then the mirror always
+// catches up). PostgreSQL has no such header: there it is the latest
+// vector_log seq, one read of the primary key's end, cheaper than the
+// catch-up's transaction (writes commit one at a time under the write
+// lock, so seqs become visible in order). The mark is read before the
+// catch-up, so a commit racing with it only causes one more catch-up.
 type walMark struct {
 	hdr [48]byte
+	seq int64
 	ok  bool
 }
 
-func (db *DB) walMark() walMark {
+func (db *DB) walMark(ctx context.Context) walMark {
+	if db.Postgres() {
+		var seq int64
+		if err := db.readRow(ctx, "SELECT coalesce(max(seq), 0) FROM vector_log").Scan(&seq); err != nil {
+			return walMark{} // the catch-up runs and reports the error
+		}
+		return walMark{seq: seq, ok: true}
+	}
 	if db.shm == nil {
 		return walMark{}
 	}
@@ -186,7 +198,7 @@ func (db *DB) walMark() walMark {
 }
 
 // same reports whether both marks were read and are equal.
-func (m walMark) same(o walMark) bool { return m.ok && o.ok && m.hdr == o.hdr }
+func (m walMark) same(o walMark) bool { return m.ok && o.ok && m == o }
 
 // loadedAll reports whether every named space is in the mirror.
 func loadedAll[S any](spaces map[string]S, names []string) bool {

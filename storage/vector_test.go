@@ -4,9 +4,10 @@ import (
 	"context"
 	"math"
 	"math/rand"
-	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 func openTestDB(t testing.TB, path string) *DB {
@@ -66,7 +67,7 @@ func exactKNN(items []VectorItem, q []float32, k int) []int64 {
 // vectors finds.
 func TestVectorIndexRecallAgainstExact(t *testing.T) {
 	ctx := context.Background()
-	db := openTestDB(t, filepath.Join(t.TempDir(), "v.db"))
+	db := openTestDB(t, dbtest.Path(t, "v.db"))
 	r := rand.New(rand.NewSource(7))
 	const n, dims = 3000, 96
 	m := VectorModel{"test", "rand", dims}
@@ -103,7 +104,7 @@ func TestVectorIndexRecallAgainstExact(t *testing.T) {
 
 func TestVectorIndexFollowsOtherProcess(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v.db")
+	path := dbtest.Path(t, "v.db")
 	a, b := openTestDB(t, path), openTestDB(t, path) // two handles = two processes
 	m := VectorModel{"test", "m", 4}
 	if err := a.PutVectors(ctx, "s", m, []VectorItem{{1, []float32{1, 0, 0, 0}}, {2, []float32{0, 1, 0, 0}}}); err != nil {

@@ -97,18 +97,18 @@ func (db *Calls) ListBatches(ctx context.Context, f BatchFilter) ([]Batch, int, 
 	}
 	q := batchSelect + " WHERE " + strings.Join(where, " AND ")
 	if f.Status != "" {
-		q = "SELECT * FROM (" + q + ") WHERE st = ?"
+		q = "SELECT * FROM (" + q + ") b WHERE st = ?"
 		args = append(args, f.Status)
 	}
 	var total int
-	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+")", args...).Scan(&total); err != nil {
+	if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM ("+q+") b", args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("storage: count batches: %w", err)
 	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 50
 	}
-	rows, err := db.r.QueryContext(ctx, "SELECT * FROM ("+q+") ORDER BY 7 DESC, 1 DESC LIMIT ? OFFSET ?",
+	rows, err := db.r.QueryContext(ctx, "SELECT * FROM ("+q+") b ORDER BY 7 DESC, 1 DESC LIMIT ? OFFSET ?",
 		append(args, limit, f.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: list batches: %w", err)
@@ -157,8 +157,8 @@ func scanBatch(s sqldb.Scanner) (Batch, error) {
 // batchFigures counts a batch's calls by status, its attempts, dialled and
 // answered calls and its next due time (calls_batch index).
 func (db *Calls) batchFigures(ctx context.Context, b *Batch) error {
-	rows, err := db.r.QueryContext(ctx, `SELECT status, count(*), sum(attempts), sum(attempts > 0),
-		sum(status = 'completed' AND coalesce(last_outcome, '') != 'voicemail'),
+	rows, err := db.r.QueryContext(ctx, `SELECT status, count(*), sum(attempts), sum(CASE WHEN attempts > 0 THEN 1 ELSE 0 END),
+		sum(CASE WHEN status = 'completed' AND coalesce(last_outcome, '') != 'voicemail' THEN 1 ELSE 0 END),
 		min(CASE WHEN status IN `+waitingSQL+` THEN due_at END)
 		FROM calls WHERE batch_id = ? GROUP BY status`, b.ID)
 	if err != nil {

@@ -25,12 +25,37 @@ const notPausedSQL = "(batch_id IS NULL OR batch_id NOT IN (SELECT id FROM call_
 // due calls in claim order: read through calls_due (status, priority,
 // due_at), sorting only ties, in a subquery with a LIMIT (never
 // flattened), so it runs call by call until one passes instead of on
-// every due call before a full sort.
-const claimableSQL = `(c.batch_id IS NULL OR c.batch_id NOT IN (SELECT id FROM call_batches WHERE status = 'paused'))
+// every due call before a full sort. maxCalls is the dialect's expression
+// for the agent's maxConcurrentCalls (a number read from a.config).
+func claimableSQL(maxCalls string) string {
+	return `(c.batch_id IS NULL OR c.batch_id NOT IN (SELECT id FROM call_batches WHERE status = 'paused'))
 	AND NOT EXISTS (SELECT 1 FROM agents a WHERE a.id = c.agent_id
-		AND coalesce(json_extract(a.config, '$.maxConcurrentCalls'), 0) > 0
+		AND coalesce(` + maxCalls + `, 0) > 0
 		AND (SELECT count(*) FROM calls x WHERE x.agent_id = c.agent_id AND x.status IN ` + liveSQL + `)
-			>= json_extract(a.config, '$.maxConcurrentCalls'))`
+			>= ` + maxCalls + `)`
+}
+
+// claimSQL is the claim's UPDATE (arguments: token, worker, lease end,
+// now three times) in each dialect. On PostgreSQL the due call is picked
+// with FOR UPDATE SKIP LOCKED, so claimers never wait on each other's row.
+var claimSQL = map[bool]string{
+	false: `UPDATE calls SET ` + claimSet + `
+			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_due
+				WHERE status = 'queued' AND due_at <= ? ORDER BY priority, due_at, created_at, id LIMIT -1) c
+				WHERE ` + claimableSQL("json_extract(a.config, '$.maxConcurrentCalls')") + ` LIMIT 1)
+			AND status = 'queued'
+			RETURNING id, attempts`,
+	true: `UPDATE calls SET ` + claimSet + `
+			WHERE id = (SELECT c.id FROM calls c WHERE c.status = 'queued' AND c.due_at <= ?
+				AND ` + claimableSQL("(a.config::jsonb ->> 'maxConcurrentCalls')::float8") + `
+				ORDER BY c.priority, c.due_at, c.created_at, c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+			AND status = 'queued'
+			RETURNING id, attempts`,
+}
+
+const claimSet = `status = 'connecting', claim_token = ?, worker_id = ?,
+			lease_until = ?, attempts = attempts + 1, started_at = coalesce(started_at, ?), dialer = ?,
+			room_id = NULL, job_id = NULL, sip_participant_id = NULL, updated_at = ?`
 
 // Undo says what becomes of a claimed attempt that is not dialled after all.
 type Undo struct {

@@ -86,14 +86,7 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 		now := sqldb.MS(cl.Now)
 		var id string
 		var attempt int
-		err := tx.QueryRowContext(ctx, `UPDATE calls SET status = 'connecting', claim_token = ?, worker_id = ?,
-			lease_until = ?, attempts = attempts + 1, started_at = coalesce(started_at, ?), dialer = ?,
-			room_id = NULL, job_id = NULL, sip_participant_id = NULL, updated_at = ?
-			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_due
-				WHERE status = 'queued' AND due_at <= ? ORDER BY priority, due_at, created_at, id LIMIT -1) c
-				WHERE `+claimableSQL+` LIMIT 1)
-			AND status = 'queued'
-			RETURNING id, attempts`,
+		err := tx.QueryRowContext(ctx, claimSQL[db.c.Postgres()],
 			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), now, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil

@@ -58,18 +58,24 @@ func (db *Calls) SaveCallResult(ctx context.Context, orgID string, r CallResult,
 		at := sqldb.MS(now)
 		if _, err := tx.ExecContext(ctx, `INSERT INTO call_results (call_id, summary, transcript, outcome, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (call_id) DO UPDATE SET summary = coalesce(excluded.summary, summary),
-				transcript = coalesce(excluded.transcript, transcript), outcome = coalesce(excluded.outcome, outcome),
+			ON CONFLICT (call_id) DO UPDATE SET summary = coalesce(excluded.summary, call_results.summary),
+				transcript = coalesce(excluded.transcript, call_results.transcript),
+				outcome = coalesce(excluded.outcome, call_results.outcome),
 				updated_at = excluded.updated_at`,
 			r.CallID, summary, sqldb.NullJSON(r.Transcript), outcome, at, at); err != nil {
 			return err
 		}
 		if r.Metadata != nil {
 			// A non-object metadata.result (set by the caller) is replaced.
-			if _, err := tx.ExecContext(ctx, `UPDATE calls SET metadata = json_set(metadata, '$.result',
+			q := `UPDATE calls SET metadata = json_set(metadata, '$.result',
 				json_patch(CASE WHEN json_type(metadata, '$.result') = 'object' THEN json_extract(metadata, '$.result')
-					ELSE '{}' END, json(?))), updated_at = ? WHERE id = ?`,
-				string(r.Metadata), at, r.CallID); err != nil {
+					ELSE '{}' END, json(?))), updated_at = ? WHERE id = ?`
+			if db.c.Postgres() { // jsonb: keys come back in jsonb's order
+				q = `UPDATE calls SET metadata = jsonb_set(metadata::jsonb, '{result}',
+				json_patch(CASE WHEN jsonb_typeof(metadata::jsonb -> 'result') = 'object' THEN metadata::jsonb -> 'result'
+					ELSE '{}' END, ?::jsonb))::text, updated_at = ? WHERE id = ?`
+			}
+			if _, err := tx.ExecContext(ctx, q, string(r.Metadata), at, r.CallID); err != nil {
 				return err
 			}
 		}

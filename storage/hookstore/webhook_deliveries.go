@@ -264,8 +264,11 @@ const (
 	qSettleDelivery = `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, claim_token = NULL,
 		worker_id = NULL, replay = 0, last_code = ?, last_error = ?, last_duration = ?, last_attempt_at = ?, updated_at = ?
 		WHERE id = ? AND claim_token = ? AND status = 'delivering' RETURNING endpoint_id`
-	qRecordAttempt = `INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, status,
-		response_code, response_body, error, duration, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	qRecordAttempt = `INSERT INTO webhook_attempts (delivery_id, attempt, status,
+		response_code, response_body, error, duration, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (delivery_id, attempt) DO UPDATE SET status = excluded.status,
+		response_code = excluded.response_code, response_body = excluded.response_body, error = excluded.error,
+		duration = excluded.duration, started_at = excluded.started_at`
 	qEndpointOK     = "UPDATE webhook_endpoints SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL"
 	qEndpointFailed = `UPDATE webhook_endpoints SET failing_since = coalesce(failing_since, ?)
 		WHERE id = ? RETURNING enabled, failing_since`
@@ -441,7 +444,7 @@ func (db *Webhooks) RetryDelivery(ctx context.Context, orgID, endpointID, id str
 		}
 		replay := status == DeliverySucceeded || status == DeliveryFailed
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?,
-			replay = CASE WHEN ? THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, sqldb.MS(now), replay, sqldb.MS(now), id)
+			replay = CASE WHEN ? = 1 THEN 1 ELSE replay END, updated_at = ? WHERE id = ?`, sqldb.MS(now), replay, sqldb.MS(now), id)
 		return err
 	})
 	if err != nil {

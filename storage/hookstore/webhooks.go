@@ -275,13 +275,18 @@ func (db *Webhooks) FanOutEvents(ctx context.Context) (int, error) {
 			return err
 		}
 		now := sqldb.MS(time.Now())
-		res, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id,
+		uuid := sqlUUID
+		if db.c.Postgres() {
+			uuid = "gen_random_uuid()::text"
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id,
 			event_type, order_key, status, next_attempt_at, created_at, updated_at)
-			SELECT `+sqlUUID+`, w.org_id, w.id, ev.seq, ev.id, ev.type, ev.subject, 'pending', ?, ?, ?
+			SELECT `+uuid+`, w.org_id, w.id, ev.seq, ev.id, ev.type, ev.subject, 'pending', ?, ?, ?
 			FROM webhook_endpoints w JOIN events ev ON ev.org_id = w.org_id AND ev.seq > w.cursor AND ev.seq <= min(?, w.cursor + ?)
 			WHERE w.enabled = 1 AND w.cursor < ? AND ev.target_endpoint IS NULL
 				AND (w.events = '["*"]' OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = ev.type))
-			ORDER BY w.id, ev.seq`, now, now, now, top, fanOutStep, top)
+			ORDER BY w.id, ev.seq
+			ON CONFLICT DO NOTHING`, now, now, now, top, fanOutStep, top)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"runtime"
 	"sync"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // DB is the SQLite database: one writer connection (immediate transactions,
@@ -21,6 +23,8 @@ import (
 // locked" inside one process) and a pool of read-only connections.
 type DB struct {
 	path       string
+	dialect    Dialect
+	pool       *pgxpool.Pool // PostgreSQL only: the connections w and r share
 	w          *sql.DB
 	r          *sql.DB
 	migrations fs.FS
@@ -44,11 +48,17 @@ type DB struct {
 }
 
 // Open opens (creating if needed) the database at path and applies every
-// pending migration of migrations (files NNNN_name.sql under migrations/). Several processes may open the same file at once (the
-// CLI while the server runs): migrations and writes are serialised by SQLite.
+// pending migration of migrations (files NNNN_name.sql under migrations/
+// for SQLite, under migrations/postgres/ for PostgreSQL). path is a SQLite
+// file or a postgres:// URL. Several processes may open the same database
+// at once (the CLI while the server runs): migrations and writes are
+// serialised by SQLite, or by an advisory lock on PostgreSQL.
 func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("storage: empty database path")
+	}
+	if IsPostgresURL(path) {
+		return openPostgres(ctx, path, migrations)
 	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
@@ -85,16 +95,25 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 // Path is the database file the DB was opened on.
 func (db *DB) Path() string { return db.path }
 
-// Close closes every connection.
+// Close closes every connection. On PostgreSQL the prepared statements
+// are left to their connections, which close them: closing one waits for
+// each writer connection it was prepared on, and a writer waiting for the
+// write lock would wait for a transaction that needs the statement, a
+// deadlock when Close races with writes.
 func (db *DB) Close() error {
+	pg := db.dialect == Postgres
 	db.stmtMu.Lock()
 	for _, st := range db.stmts {
-		st.Close()
+		if !pg {
+			st.Close()
+		}
 	}
 	db.stmts = nil
 	db.wstmts.Lock()
 	for _, st := range db.wstmts.m {
-		st.Close()
+		if !pg {
+			st.Close()
+		}
 	}
 	db.wstmts.m = nil
 	db.wstmts.Unlock()
@@ -103,7 +122,11 @@ func (db *DB) Close() error {
 	if db.shm != nil {
 		db.shm.close() // readers still running see it closed and query
 	}
-	return errors.Join(db.r.Close(), db.w.Close())
+	err := errors.Join(db.r.Close(), db.w.Close())
+	if db.pool != nil {
+		db.pool.Close()
+	}
+	return err
 }
 
 // Reader is the pool of read-only connections.
@@ -111,7 +134,7 @@ func (db *DB) Reader() *sql.DB { return db.r }
 
 // Write runs fn in one immediate transaction on the writer connection.
 func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.w.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: begin: %w", err)
 	}
@@ -134,6 +157,9 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // IntegrityCheck runs PRAGMA integrity_check and returns its first line
 // ("ok" for a healthy file).
 func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
+	if db.dialect == Postgres { // the server checks its own pages
+		return "ok", db.r.PingContext(ctx)
+	}
 	var s string
 	err := db.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&s)
 	return s, err
@@ -218,6 +244,9 @@ func (db *DB) WriterStmts(ctx context.Context, queries ...string) ([]*sql.Stmt, 
 
 // ReadRows runs a hot read through the statement cache.
 func (db *DB) ReadRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if db.dialect == Postgres { // pgx caches the prepared statement per connection
+		return db.r.QueryContext(ctx, query, args...)
+	}
 	st, err := db.Stmt(ctx, query)
 	if err != nil {
 		return nil, err
@@ -227,6 +256,9 @@ func (db *DB) ReadRows(ctx context.Context, query string, args ...any) (*sql.Row
 
 // ReadRow runs a hot single-row read through the statement cache.
 func (db *DB) ReadRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if db.dialect == Postgres {
+		return db.r.QueryRowContext(ctx, query, args...)
+	}
 	st, err := db.Stmt(ctx, query)
 	if err != nil {
 		return db.r.QueryRowContext(ctx, query, args...) // carries the same error to Scan

@@ -58,7 +58,7 @@ func InspectFile(ctx context.Context, path string, migrations fs.FS) (FileState,
 			return FileState{}, err
 		}
 	}
-	ms, err := loadMigrations(migrations)
+	ms, err := loadMigrations(migrations, migrationDir(SQLite))
 	if err != nil {
 		return FileState{}, err
 	}

@@ -18,15 +18,24 @@ type migration struct {
 	sql     string
 }
 
-// loadMigrations reads migrations/*.sql of fsys in version order.
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
+// migrationDir is where a dialect's migrations live in the embedded
+// files: the same numbers and names in both, one file per step.
+func migrationDir(d Dialect) string {
+	if d == Postgres {
+		return "migrations/postgres"
+	}
+	return "migrations"
+}
+
+// loadMigrations reads dir/*.sql of fsys in version order.
+func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
+	names, err := fs.Glob(fsys, dir+"/*.sql")
 	if err != nil {
 		return nil, err
 	}
 	var out []migration
 	for _, n := range names {
-		base := strings.TrimPrefix(n, "migrations/")
+		base := strings.TrimPrefix(n, dir+"/")
 		num, _, ok := strings.Cut(base, "_")
 		v, err := strconv.Atoi(num)
 		if !ok || err != nil {
@@ -51,12 +60,22 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 // immediate transaction, so two processes starting at once apply each step
 // exactly once.
 func (db *DB) migrate(ctx context.Context) error {
-	ms, err := loadMigrations(db.migrations)
+	ms, err := loadMigrations(db.migrations, migrationDir(db.dialect))
 	if err != nil {
 		return err
 	}
-	if _, err := db.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`); err != nil {
+	// Under the write lock: two PostgreSQL processes creating it at once
+	// would collide in the catalog.
+	integer := "INTEGER" // SQLite's rowid alias
+	if db.dialect == Postgres {
+		integer = "BIGINT"
+	}
+	err = db.Write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version `+integer+` PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("storage: create schema_migrations: %w", err)
 	}
 	for _, m := range ms {

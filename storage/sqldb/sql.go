@@ -23,6 +23,9 @@ type Scanner interface{ Scan(dest ...any) error }
 
 // IsUnique reports whether err is a UNIQUE or PRIMARY KEY violation.
 func IsUnique(err error) bool {
+	if pgUnique(err) {
+		return true
+	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		c := se.Code()

@@ -1,0 +1,71 @@
+// Package dbtest picks the database a test runs on, so one set of storage
+// and HTTP tests covers both backends: a fresh SQLite file by default, or,
+// when AGENTD_TEST_POSTGRES names a PostgreSQL server (a URL such as
+// postgres://agentd@127.0.0.1:5432/postgres?sslmode=disable, see
+// .ci/postgres.sh), a fresh database created on that server for the test
+// and dropped after it.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Env is the variable that switches the tests to PostgreSQL.
+const Env = "AGENTD_TEST_POSTGRES"
+
+// Postgres reports whether the tests run on PostgreSQL.
+func Postgres() bool { return os.Getenv(Env) != "" }
+
+// SkipOnPostgres skips a test of something only SQLite has (the file, its
+// WAL, backup and restore of the file), saying why.
+func SkipOnPostgres(t testing.TB, why string) {
+	t.Helper()
+	if Postgres() {
+		t.Skip("SQLite only: " + why)
+	}
+}
+
+// Path returns a --db value for a new, empty database of the backend
+// under test: a SQLite file named name in a temporary directory, or a new
+// PostgreSQL database dropped when the test ends (after the cleanups
+// registered later, such as closing the DB, have run).
+func Path(t testing.TB, name string) string {
+	t.Helper()
+	admin := os.Getenv(Env)
+	if admin == "" {
+		return filepath.Join(t.TempDir(), name)
+	}
+	u, err := url.Parse(admin)
+	if err != nil {
+		t.Fatalf("%s: %v", Env, err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	db := "agentd_test_" + hex.EncodeToString(b[:])
+	exec(t, admin, `CREATE DATABASE "`+db+`"`)
+	t.Cleanup(func() { exec(t, admin, `DROP DATABASE IF EXISTS "`+db+`" WITH (FORCE)`) })
+	u.Path = "/" + db
+	return u.String()
+}
+
+func exec(t testing.TB, admin, stmt string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		t.Fatalf("%s: %v", Env, err)
+	}
+	defer c.Close(ctx)
+	if _, err := c.Exec(ctx, stmt); err != nil {
+		t.Fatalf("%s: %v", stmt, err)
+	}
+}

@@ -1,0 +1,108 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Dialect is the SQL engine under a DB. The stores write one query text
+// for both where they can (SQLite's ? placeholders are renumbered for
+// PostgreSQL by the connection) and ask the dialect only where the SQL
+// itself differs.
+type Dialect int
+
+// The two engines agentd runs on.
+const (
+	SQLite Dialect = iota
+	Postgres
+)
+
+// IsPostgresURL reports whether a --db value names a PostgreSQL database
+// (postgres:// or postgresql://) rather than a SQLite file.
+func IsPostgresURL(s string) bool {
+	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
+}
+
+// Dialect is the engine this DB runs on.
+func (db *DB) Dialect() Dialect { return db.dialect }
+
+// Postgres reports whether this DB is PostgreSQL: the few queries whose
+// SQL differs pick their text with it.
+func (db *DB) Postgres() bool { return db.dialect == Postgres }
+
+// writeLockKey is the advisory lock every PostgreSQL write transaction
+// takes first (pg_advisory_xact_lock), so writes of all processes run one
+// at a time, as SQLite's BEGIN IMMEDIATE runs them: every read-then-write
+// of the stores stays correct, and events get their seq in commit order,
+// which the outbox's cursors rely on. Readers never wait for it.
+const writeLockKey = 0x61676e7464 // "agntd"
+
+// openPostgres connects to the PostgreSQL database at url through a pgx
+// pool and applies the pending migrations of migrations/postgres.
+func openPostgres(ctx context.Context, url string, migrations fs.FS) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %s: %w", redactURL(url), err)
+	}
+	readers := max(4, 2*runtime.GOMAXPROCS(0))
+	const writers = 4
+	cfg.MaxConns = int32(readers + writers)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", redactURL(url), err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("storage: open %s: %w", redactURL(url), err)
+	}
+	open := func(n int) *sql.DB {
+		d := sql.OpenDB(pgConnector{stdlib.GetPoolConnector(pool)})
+		d.SetMaxOpenConns(n)
+		d.SetMaxIdleConns(n)
+		return d
+	}
+	db := &DB{path: url, dialect: Postgres, pool: pool, w: open(writers), r: open(readers), migrations: migrations}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// beginWrite starts a write transaction: on PostgreSQL it waits for the
+// write lock (see writeLockKey); on SQLite the connection's _txlock
+// already makes BEGIN immediate.
+func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil || db.dialect != Postgres {
+		return tx, err
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(writeLockKey)); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
+
+// pgUnique reports whether err is PostgreSQL's unique_violation.
+func pgUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// redactURL drops the password of a database URL for error messages.
+func redactURL(s string) string {
+	if cfg, err := pgconn.ParseConfig(s); err == nil && cfg.Password != "" {
+		return strings.Replace(s, ":"+cfg.Password+"@", ":***@", 1)
+	}
+	return s
+}
