@@ -26,6 +26,9 @@ the server (writers go on meanwhile). The copy is checked with PRAGMA integrity_
 only then given its name. FILE must not exist.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if storage.IsPostgresURL(g.db) {
+				return errNotSQLite("backup")
+			}
 			start := time.Now()
 			if err := storage.Backup(c.Context(), g.db, args[0]); err != nil {
 				return err
@@ -56,6 +59,9 @@ is SQLite's own lock, taken exclusively and held for the whole copy, so a server
 meanwhile fails with "database is locked" rather than reading half a restore.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if storage.IsPostgresURL(g.db) {
+				return errNotSQLite("restore")
+			}
 			err := storage.Restore(c.Context(), args[0], g.db)
 			if errors.Is(err, storage.ErrInUse) {
 				return fmt.Errorf("restore refused: %s is open in another process (agentd serve, litestream, sqlite3?); stop it, then restore", g.db)
@@ -70,4 +76,10 @@ meanwhile fails with "database is locked" rather than reading half a restore.`,
 			return nil
 		},
 	}
+}
+
+// errNotSQLite refuses backup and restore of a PostgreSQL database (whose
+// URL may hold a password, so it is not echoed).
+func errNotSQLite(cmd string) error {
+	return fmt.Errorf("%s works on SQLite files; for PostgreSQL use pg_dump and pg_restore (or the provider's snapshots)", cmd)
 }

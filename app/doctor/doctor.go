@@ -122,6 +122,10 @@ func (r *run) config(context.Context) (Status, string) {
 }
 
 func (r *run) database(ctx context.Context) (Status, string) {
+	if storage.IsPostgresURL(r.in.DBPath) {
+		// The URL may hold a password: never echo it.
+		return Skip, "PostgreSQL: the database, integrity and disk checks read SQLite files; serve applies migrations at its start (use pg_isready and the server's own tools)"
+	}
 	st, err := storage.InspectFile(ctx, r.in.DBPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return Warn, fmt.Sprintf("%s does not exist yet: the first serve creates it", r.in.DBPath)
@@ -150,6 +154,9 @@ func (r *run) integrity(ctx context.Context) (Status, string) {
 }
 
 func (r *run) disk(context.Context) (Status, string) {
+	if storage.IsPostgresURL(r.in.DBPath) {
+		return Skip, "PostgreSQL: disk space is the database server's"
+	}
 	dir := filepath.Dir(r.in.DBPath)
 	free, err := freeBytes(dir)
 	if err != nil {
