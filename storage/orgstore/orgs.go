@@ -115,18 +115,7 @@ func (db *Orgs) ListOrgs(ctx context.Context) ([]Org, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []Org
-	for rows.Next() {
-		var o Org
-		var created int64
-		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
-			return nil, err
-		}
-		o.CreatedAt = sqldb.FromMS(created)
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return scanOrgs(rows)
 }
 
 // AddUser adds a user to an organization. An existing email is sqldb.ErrConflict.
@@ -217,6 +206,11 @@ func (db *Orgs) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, 
 	if err != nil {
 		return nil, fmt.Errorf("storage: orgs without key: %w", err)
 	}
+	return scanOrgs(rows)
+}
+
+// scanOrgs reads rows of (id, name, created_at) and closes them.
+func scanOrgs(rows *sql.Rows) ([]Org, error) {
 	defer rows.Close()
 	var out []Org
 	for rows.Next() {
