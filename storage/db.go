@@ -44,9 +44,8 @@ type DB struct {
 	*hookstore.Webhooks
 	*dashstore.Dashboard
 
-	c   *sqldb.DB
-	r   *sql.DB  // c's readers, for the queries of this package
-	shm *walView // the WAL-index header, nil where it cannot be mapped
+	c *sqldb.DB
+	r *sql.DB // c's readers, for the queries of this package
 
 	views       atomic.Pointer[EventViews] // how events render their data (storage/events.go)
 	listingText *TextIndex                 // keyword index of listings, loaded per organization on first search
@@ -66,9 +65,6 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		v := db.eventViews()
 		return callstore.Views{Call: v.Call, Batch: v.Batch}
 	})
-	if _, ok := c.WALHeader(); ok {
-		db.shm = &walView{c}
-	}
 	db.listingText = newTextIndex(db, loadListingText)
 	return db, nil
 }
@@ -151,9 +147,3 @@ func placeholders(row string, n int) string { return sqldb.Placeholders(row, n) 
 func nonNil[T any](s []T) []T               { return sqldb.NonNil(s) }
 
 type scanner = sqldb.Scanner
-
-// walView reads the WAL-index header (sqldb.DB.WALHeader) for the mirrors
-// of this package, which skip their catch-up query while it is unchanged.
-type walView struct{ c *sqldb.DB }
-
-func (w *walView) header() ([48]byte, bool) { return w.c.WALHeader() }

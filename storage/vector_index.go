@@ -190,10 +190,7 @@ func (db *DB) walMark(ctx context.Context) walMark {
 		}
 		return walMark{seq: seq, ok: true}
 	}
-	if db.shm == nil {
-		return walMark{}
-	}
-	h, ok := db.shm.header()
+	h, ok := db.c.WALHeader() // not ok where the WAL index cannot be mapped
 	return walMark{hdr: h, ok: ok}
 }
 
