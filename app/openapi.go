@@ -136,8 +136,10 @@ func (s *Server) openAPIDocument() (map[string]any, error) {
 	}, nil
 }
 
+// openAPI serves the document, built once: the route table is fixed once
+// the server is.
 func (s *Server) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	doc, err := s.openAPIDocument()
+	doc, err := s.openapiDoc()
 	if err != nil {
 		return err
 	}

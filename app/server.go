@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -58,7 +61,8 @@ type Server struct {
 	table       []route
 	keys        *keyCache
 	limiter     *rateLimiter
-	metrics     *httpMetrics // nil unless --metrics-addr (app/metrics.go)
+	metrics     *httpMetrics                    // nil unless --metrics-addr (app/metrics.go)
+	openapiDoc  func() (json.RawMessage, error) // GET /api/openapi.json, built on first use
 
 	// Feature state, set up by each feature's wire function.
 	kb       *kb.Service
@@ -82,6 +86,17 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
 	s.routes()
+	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
+		doc, err := s.openAPIDocument()
+		if err != nil {
+			return nil, err
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as writeJSON, which serves it
+		err = enc.Encode(doc)
+		return buf.Bytes(), err
+	})
 	return s
 }
 
