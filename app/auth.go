@@ -130,7 +130,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	if ri := requestInfoFrom(r.Context()); ri != nil {
 		ri.keyPrefix = p.Prefix
 	}
-	ok, remaining, reset := s.limiter.allow(p.KeyID, limit, time.Now())
+	ok, remaining, reset, err := s.limiter.Allow(r.Context(), p.KeyID, limit, time.Now())
+	if err != nil {
+		s.log.Warn("shared rate limit unavailable: counted in this process", "err", err)
+	}
 	h := w.Header()
 	h.Set("X-RateLimit-Limit", strconv.Itoa(limit))
 	h.Set("X-RateLimit-Remaining", strconv.Itoa(remaining))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -60,7 +61,7 @@ type Server struct {
 	crossOrigin *http.CrossOriginProtection
 	table       []route
 	keys        *keyCache
-	limiter     *rateLimiter
+	limiter     *access.Limiter
 	metrics     *httpMetrics                    // nil unless --metrics-addr (app/metrics.go)
 	openapiDoc  func() (json.RawMessage, error) // GET /api/openapi.json, built on first use
 
@@ -74,13 +75,17 @@ type Server struct {
 
 // newServer builds the server and its route table.
 func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
+	var rates access.RateStore
+	if db.Postgres() { // several processes share the database: and the limit
+		rates = db
+	}
 	s := &Server{
 		db:          db,
 		log:         log,
 		now:         func() time.Time { return time.Now().UTC() },
 		cfg:         cfg,
 		keys:        newKeyCache(db),
-		limiter:     newRateLimiter(time.Minute),
+		limiter:     access.NewLimiter(time.Minute, rates),
 		crossOrigin: http.NewCrossOriginProtection(),
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))

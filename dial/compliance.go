@@ -21,11 +21,12 @@ const ReasonOutsideHours = "no allowed call time within the calling hours"
 
 // admit checks a claimed call at now. It returns nil when the call may be
 // dialled, else what was done instead (the claim is already given back).
-func (q *Queue) admit(ctx context.Context, c storage.Call, now time.Time) *storage.Undo {
+func (q *Queue) admit(ctx context.Context, c storage.Call, now time.Time, slot storage.Slot) *storage.Undo {
 	u := q.verdict(ctx, c, now)
 	if u == nil {
 		return nil
 	}
+	u.Slot = slot
 	ok, err := q.db.UndoClaim(ctx, c.ID, c.ClaimToken, *u)
 	if err != nil {
 		q.log.Error("dial queue: give back claim", "call", c.ID, "err", err)

@@ -21,8 +21,8 @@ type QueueConfig struct {
 	Clock  Clock        // nil: RealClock
 	Log    *slog.Logger // nil: discard
 
-	CPS           float64       // calls started per second (token bucket, burst 1); default 1
-	MaxConcurrent int           // attempts dialled at once by this queue; default 10
+	CPS           float64       // calls started per second on the trunk, by all processes together; default 1
+	MaxConcurrent int           // outbound calls up at once, by all processes together; default 10
 	Lease         time.Duration // claim lease, renewed while dialling; default 30 s; negative disables leases and recovery
 	Heartbeat     time.Duration // lease renewal and cancel check; default min(2 s, Lease/5)
 	Poll          time.Duration // longest idle wait (calls queued by other processes); default 1 s
@@ -40,10 +40,11 @@ type QueueConfig struct {
 }
 
 // Queue is the outbound dial queue. It claims due queued calls from the
-// database one at a time (priority 0 first, then due time), paced by a token
-// bucket at CPS and capped at MaxConcurrent, and dials each on its own
-// goroutine. Claims are atomic in the database (see storage.ClaimNextCall),
-// so several queues on one file never dial the same attempt.
+// database one at a time (priority 0 first, then due time), paced at CPS
+// and capped at MaxConcurrent by the trunk's budget in the database, and
+// dials each on its own goroutine. Claims are atomic in the database (see
+// storage.ClaimCall), so several queues on one database never dial the
+// same attempt, and they share one pace and one cap.
 type Queue struct {
 	cfg      QueueConfig
 	db       *storage.DB
@@ -58,7 +59,6 @@ type Queue struct {
 
 	mu     sync.Mutex
 	active map[string]*activeCall // by call id
-	nextAt time.Time              // token bucket: earliest start of the next call
 
 	// claimMu makes a claim and its entry in active one step for Cancel:
 	// a call cancelled in the database after its claim is found in active.
@@ -205,43 +205,49 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		if err := q.pace(ctx); err != nil {
-			<-q.sem
-			return
-		}
 		now := q.clk.Now()
 		q.claimMu.Lock()
-		c, ok, err := q.db.ClaimNextCall(ctx, storage.Claim{
+		r, err := q.db.ClaimCall(ctx, storage.Claim{
 			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
-			Now: now, LeaseUntil: now.Add(q.leaseFor()),
+			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now),
 		})
-		if err != nil || !ok {
+		if err != nil || !r.OK {
 			q.claimMu.Unlock()
 			<-q.sem
 			if ctx.Err() != nil {
 				return
 			}
-			if err != nil {
+			switch {
+			case err != nil:
 				q.log.Error("dial queue: claim", "err", err)
+				q.idle(ctx)
+			case r.Wait > 0:
+				// The trunk's next slot is taken (by this process or another).
+				q.cfg.Observer.Paced(r.Wait)
+				if sleep(ctx, q.clk, r.Wait) != nil {
+					return
+				}
+			case r.Full:
+				q.idleFor(ctx, min(q.cfg.Poll, 50*time.Millisecond))
+			default:
+				q.idle(ctx)
 			}
-			q.idle(ctx)
 			continue
 		}
-		if q.admit(ctx, c, now) != nil {
-			// Not dialled (do-not-call, calling hours): no pacing token spent.
+		c := r.Call
+		if q.admit(ctx, c, now, r.Slot) != nil {
+			// Not dialled (do-not-call, calling hours): its slot was given back.
 			q.claimMu.Unlock()
 			<-q.sem
 			continue
 		}
-		q.take(now)
-		q.cfg.Observer.DialStarted(q.cfg.Dialer.Name())
 		q.wg.Add(1)
 		dctx, cancel := context.WithCancelCause(context.Background())
 		q.mu.Lock()
 		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel}
 		q.mu.Unlock()
 		q.claimMu.Unlock()
-		go q.dial(dctx, cancel, c)
+		go q.dial(dctx, cancel, c, r.Slot.Start)
 	}
 }
 
@@ -254,41 +260,18 @@ func (q *Queue) leaseFor() time.Duration {
 	return q.cfg.Lease
 }
 
-// pace waits until the token bucket allows the next call.
-func (q *Queue) pace(ctx context.Context) error {
-	for {
-		q.mu.Lock()
-		wait := q.nextAt.Sub(q.clk.Now())
-		q.mu.Unlock()
-		if wait <= 0 {
-			return nil
-		}
-		q.cfg.Observer.Paced(wait)
-		if err := sleep(ctx, q.clk, wait); err != nil {
-			return err
-		}
-	}
-}
-
-// take spends the token of a call started at now; after carrier pushback
-// the interval is stretched by the pacer's slowdown.
-func (q *Queue) take(now time.Time) {
-	f := q.pacer.slowdown(now)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.nextAt = later(q.nextAt, now).Add(q.interval * time.Duration(f))
+// budget is the trunk's dial budget for a claim at now: the pace (stretched
+// by the pacer after carrier pushback) and the cap on calls at once, both
+// kept in the database and so shared by every process dialling from it.
+func (q *Queue) budget(now time.Time) *storage.Budget {
+	iv := q.interval * time.Duration(q.pacer.slowdown(now))
+	return &storage.Budget{Trunk: q.cfg.Dialer.Name(), Interval: iv, Lead: min(iv/2, 100*time.Millisecond),
+		MaxActive: q.cfg.MaxConcurrent}
 }
 
 // Slowdown is how many times slower than configured the queue dials now
 // (1 normally; more for a while after carrier pushback), for logs and metrics.
 func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
-
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
 
 // idle waits for a wake-up, the next queued call's due time, or Poll.
 func (q *Queue) idle(ctx context.Context) {
@@ -302,6 +285,11 @@ func (q *Queue) idle(ctx context.Context) {
 			d = min(d, 100*time.Millisecond)
 		}
 	}
+	q.idleFor(ctx, d)
+}
+
+// idleFor waits for a wake-up or d.
+func (q *Queue) idleFor(ctx context.Context, d time.Duration) {
 	t := q.clk.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -312,7 +300,7 @@ func (q *Queue) idle(ctx context.Context) {
 }
 
 // dial places one attempt and settles it.
-func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call) {
+func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call, start time.Time) {
 	defer func() {
 		q.mu.Lock()
 		delete(q.active, c.ID)
@@ -326,11 +314,15 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 		Instructions: c.AgentInstructions, PhoneNumber: c.PhoneNumber, CallerID: c.CallerID,
 		Metadata: dialMetadata(c),
 	}
+	if wait := start.Sub(q.clk.Now()); wait > 0 {
+		_ = sleep(ctx, q.clk, wait) // claimed ahead of its slot
+	}
 	if context.Cause(ctx) != nil {
 		// Cancelled between its claim and now (a batch cancel): never dialled.
 		q.settle(c, Result{Status: StatusCancelled}, nil, context.Cause(ctx))
 		return
 	}
+	q.cfg.Observer.DialStarted(q.cfg.Dialer.Name())
 	bg := context.WithoutCancel(ctx)
 	progress := func(p Progress) {
 		at := p.At

@@ -77,3 +77,12 @@ var (
 
 // CallFinal reports whether status is a final call status.
 func CallFinal(status string) bool { return callstore.CallFinal(status) }
+
+// Budget is the dial budget of one trunk shared by every process.
+type Budget = callstore.Budget
+
+// Slot is the start a budgeted claim took.
+type Slot = callstore.Slot
+
+// Claimed is the answer of ClaimCall.
+type Claimed = callstore.Claimed

@@ -29,3 +29,6 @@ type Session = orgstore.Session
 
 // UserLogin is a user row with its password hash, for sign-in.
 type UserLogin = orgstore.UserLogin
+
+// Admission is the answer of AdmitRate.
+type Admission = orgstore.Admission

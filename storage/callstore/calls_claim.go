@@ -65,6 +65,9 @@ type Undo struct {
 	DueAt  time.Time
 	Reason string
 	At     time.Time
+	// Slot is the dial budget's slot the claim took; it is given back
+	// unless a later claim has taken the next one already.
+	Slot Slot
 }
 
 // UndoClaim gives back the attempt held by token without it being dialled:
@@ -107,6 +110,12 @@ func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool,
 		}
 		if _, err = tx.ExecContext(ctx, "DELETE FROM call_attempts WHERE claim_token = ?", token); err != nil {
 			return err
+		}
+		if u.Slot.Trunk != "" {
+			if _, err = tx.ExecContext(ctx, "UPDATE dial_budget SET next_us = ? WHERE trunk = ? AND next_us = ?",
+				u.Slot.Start.UnixMicro(), u.Slot.Trunk, u.Slot.Next.UnixMicro()); err != nil {
+				return err
+			}
 		}
 		if done && u.Status == CallFailed {
 			return db.emitCalls(ctx, tx, EventCallEnded, []string{id})

@@ -71,41 +71,71 @@ type Claim struct {
 	Dialer     string
 	Now        time.Time
 	LeaseUntil time.Time
+	Budget     *Budget // nil: no pacing or cap in the database
 }
 
 // ClaimNextCall atomically takes the next queued call that is due (lowest
 // priority number first, then earliest due time), moving it to connecting
-// with attempts + 1 under the claim. ok is false when nothing is due. The
-// UPDATE is guarded by status = 'queued' inside one immediate transaction,
-// and the attempt row's primary key (call, attempt) backs it up: no two
-// claims, in this process or another, can get the same attempt.
+// with attempts + 1 under the claim. ok is false when nothing is due (or
+// the budget of cl.Budget has no slot: see ClaimCall).
 func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
-	var c Call
-	found := false
+	r, err := db.ClaimCall(ctx, cl)
+	return r.Call, r.OK, err
+}
+
+// ClaimCall is ClaimNextCall with the answer of the dial budget. The
+// UPDATE is guarded by status = 'queued' inside one write transaction,
+// and the attempt row's primary key (call, attempt) backs it up: no two
+// claims, in this process or another, can get the same attempt. With a
+// Budget, the cap on calls at once and the pacing slot are checked and
+// taken in the same transaction, so every process on the database shares
+// them.
+func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
+	var r Claimed
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		r = Claimed{}
 		now := sqldb.MS(cl.Now)
+		if cl.Budget != nil {
+			ok, err := db.budgetSlot(ctx, tx, cl, &r)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		// The attempt starts at its slot: claimed up to Lead ahead, it is
+		// dialled then.
+		start := now
+		if r.Slot.Trunk != "" {
+			start = sqldb.MS(r.Slot.Start)
+		}
 		var id string
 		var attempt int
 		err := tx.QueryRowContext(ctx, claimSQL[db.c.Postgres()],
-			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), now, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
+			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
+			r.Slot = Slot{}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id,
-			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, now); err != nil {
+			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
 			return fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
 		}
-		c, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id))
-		found = err == nil
+		if r.Slot.Trunk != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		r.Call, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id))
+		r.OK = err == nil
 		return err
 	})
 	if err != nil {
-		return Call{}, false, fmt.Errorf("storage: claim call: %w", err)
+		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
 	}
-	return c, found, nil
+	return r, nil
 }
 
 // Progress is a non-final step of a claimed attempt.
