@@ -24,7 +24,7 @@ func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 	f.Float64Var(&simSecs, "sim-call-seconds", simSecs, "sim dialer: talk time of an answered call in seconds (env AGENTD_SIM_CALL_SECONDS)")
 	f.DurationVar(&cfg.Lease, "dial-lease", envDuration("AGENTD_DIAL_LEASE", 30*time.Second), "a dialling attempt whose process stopped renewing it for this long is settled as failed (interrupted) (env AGENTD_DIAL_LEASE)")
 	f.DurationVar(&cfg.Drain, "dial-drain", envDuration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
-	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
+	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt unixMicros' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
 	f.MarkHidden("dial-log")
 	addTelephonyFlags(c, &cfg.Telephony)
 	prev := c.PreRunE

@@ -59,6 +59,7 @@ type Queue struct {
 
 	mu     sync.Mutex
 	active map[string]*activeCall // by call id
+	seq    uint64                 // claims entered in active so far
 
 	// claimMu makes a claim and its entry in active one step for Cancel:
 	// a call cancelled in the database after its claim is found in active.
@@ -70,6 +71,7 @@ type Queue struct {
 type activeCall struct {
 	token  string
 	cancel context.CancelCauseFunc
+	seq    uint64 // order of its claim, against a lease renewal's answer
 }
 
 // Causes of a hang-up by the queue.
@@ -244,7 +246,8 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		q.wg.Add(1)
 		dctx, cancel := context.WithCancelCause(context.Background())
 		q.mu.Lock()
-		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel}
+		q.seq++
+		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel, seq: q.seq}
 		q.mu.Unlock()
 		q.claimMu.Unlock()
 		go q.dial(dctx, cancel, c, r.Slot.Start)
@@ -265,8 +268,9 @@ func (q *Queue) leaseFor() time.Duration {
 // kept in the database and so shared by every process dialling from it.
 func (q *Queue) budget(now time.Time) *storage.Budget {
 	iv := q.interval * time.Duration(q.pacer.slowdown(now))
-	return &storage.Budget{Trunk: q.cfg.Dialer.Name(), Interval: iv, Lead: min(iv/2, 100*time.Millisecond),
-		MaxActive: q.cfg.MaxConcurrent}
+	// Claiming up to 200 ms ahead hides the claim's wait for the
+	// database's writer (other processes' writes) from the pace.
+	return &storage.Budget{Trunk: q.cfg.Dialer.Name(), Interval: iv, Lead: 200 * time.Millisecond, MaxActive: q.cfg.MaxConcurrent}
 }
 
 // Slowdown is how many times slower than configured the queue dials now
@@ -444,6 +448,11 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 		if err := sleep(ctx, q.clk, q.cfg.Heartbeat); err != nil {
 			return
 		}
+		// A claim committed after the renewal read its tokens is missing
+		// from live but not lost: only calls entered before it are checked.
+		q.mu.Lock()
+		before := q.seq
+		q.mu.Unlock()
 		live, err := q.db.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
 		if err != nil {
 			if ctx.Err() == nil {
@@ -453,7 +462,7 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 		}
 		q.mu.Lock()
 		for _, ac := range q.active {
-			if !live[ac.token] {
+			if !live[ac.token] && ac.seq <= before {
 				ac.cancel(errLost)
 			}
 		}

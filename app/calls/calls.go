@@ -32,7 +32,7 @@ type Config struct {
 	Poll          time.Duration // scheduler/queue poll for calls stored by other processes; default 1 s
 	Drain         time.Duration // on shutdown, how long dialling calls may finish; default 5 s
 	RetryLater    time.Duration // delay after a dialer's "retry later"; default 5 s
-	DialLog       string        // if set, each dial appends "callID attempt" to this file (tests, audits)
+	DialLog       string        // if set, each dial appends "callID attempt unixMicros" to this file (tests, audits)
 	// Telephony holds the sip and livekit dialer settings.
 	Telephony TelephonyConfig
 
@@ -176,7 +176,8 @@ func (s *Service) checkTrunk(lk *dial.LiveKit) func(context.Context) error {
 	}
 }
 
-// loggingDialer appends "callID attempt" to a file before each dial, so a
+// loggingDialer appends "callID attempt unixMicros" to a file before each
+// dial (the time lets a test measure the pace across processes), so a
 // test (or an audit) can prove no attempt was dialled twice, even across a
 // crash: the line is written with one append before the dialer is called.
 type loggingDialer struct {
@@ -188,7 +189,7 @@ type loggingDialer struct {
 // Dial writes the attempt to the log, then dials.
 func (l *loggingDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progress)) (dial.Result, error) {
 	l.mu.Lock()
-	_, err := fmt.Fprintf(l.f, "%s %d\n", c.ID, c.Attempt)
+	_, err := fmt.Fprintf(l.f, "%s %d %d\n", c.ID, c.Attempt, time.Now().UnixMicro())
 	l.mu.Unlock()
 	if err != nil {
 		return dial.Result{}, fmt.Errorf("dial log: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -214,10 +215,27 @@ func Run(bin, dir string, env []string, args ...string) (stdout, stderr string, 
 	return out.String(), errb.String(), err
 }
 
-// DialLog is the lines of a --dial-log file ("callID attempt", one per
-// Dial, written before the dialer runs so a kill cannot lose it); nil
+// DialLog is the dials of a --dial-log file as "callID attempt", one per
+// Dial, written before the dialer runs so a kill cannot lose it; nil
 // when the file does not exist yet.
 func DialLog(t testing.TB, path string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range Dials(t, path) {
+		out = append(out, d.ID+" "+strconv.Itoa(d.Attempt))
+	}
+	return out
+}
+
+// Dial is one line of a --dial-log file.
+type Dial struct {
+	ID      string
+	Attempt int
+	At      time.Time // when the dial began
+}
+
+// Dials parses a --dial-log file ("callID attempt unixMicros" lines).
+func Dials(t testing.TB, path string) []Dial {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
@@ -226,11 +244,21 @@ func DialLog(t testing.TB, path string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
+	var out []Dial
 	for l := range strings.Lines(string(b)) {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
 		}
+		if len(f) != 3 {
+			t.Fatalf("%s: line %q: want callID attempt unixMicros", path, l)
+		}
+		n, err1 := strconv.Atoi(f[1])
+		us, err2 := strconv.ParseInt(f[2], 10, 64)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: line %q: want callID attempt unixMicros", path, l)
+		}
+		out = append(out, Dial{ID: f[0], Attempt: n, At: time.UnixMicro(us)})
 	}
 	return out
 }
