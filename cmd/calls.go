@@ -18,10 +18,12 @@ import (
 func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 	f := c.Flags()
 	f.StringVar(&cfg.Dialer, "dialer", envString("AGENTD_DIALER", "none"), "telephony dialer: none, sim, sip or livekit (env AGENTD_DIALER)")
-	f.Float64Var(&cfg.DialCPS, "dial-cps", envFloat("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget (env AGENTD_DIAL_CPS)")
-	f.IntVar(&cfg.MaxConcurrent, "max-concurrent-calls", envInt("AGENTD_MAX_CONCURRENT_CALLS", 10), "calls dialled at once by this process (env AGENTD_MAX_CONCURRENT_CALLS)")
+	f.Float64Var(&cfg.DialCPS, "dial-cps", envFloat("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget, shared by every process on the database (env AGENTD_DIAL_CPS)")
+	f.IntVar(&cfg.MaxConcurrent, "max-concurrent-calls", envInt("AGENTD_MAX_CONCURRENT_CALLS", 10), "outbound calls up at once on the trunk, shared by every process on the database (env AGENTD_MAX_CONCURRENT_CALLS)")
 	simSecs := envFloat("AGENTD_SIM_CALL_SECONDS", 3)
 	f.Float64Var(&simSecs, "sim-call-seconds", simSecs, "sim dialer: talk time of an answered call in seconds (env AGENTD_SIM_CALL_SECONDS)")
+	ringSecs := envFloat("AGENTD_SIM_RING_SECONDS", 1)
+	f.Float64Var(&ringSecs, "sim-ring-seconds", ringSecs, "sim dialer: how long a call rings before it is answered, 0 for not at all (env AGENTD_SIM_RING_SECONDS)")
 	f.DurationVar(&cfg.Lease, "dial-lease", envDuration("AGENTD_DIAL_LEASE", 30*time.Second), "a dialling attempt whose process stopped renewing it for this long is settled as failed (interrupted) (env AGENTD_DIAL_LEASE)")
 	f.DurationVar(&cfg.Drain, "dial-drain", envDuration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
 	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt unixMicros' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
@@ -31,6 +33,13 @@ func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 	c.PreRunE = func(c *cobra.Command, args []string) error {
 		if simSecs <= 0 {
 			return errors.New("--sim-call-seconds must be more than 0")
+		}
+		if ringSecs < 0 {
+			return errors.New("--sim-ring-seconds must be 0 or more")
+		}
+		cfg.SimRing = time.Duration(ringSecs * float64(time.Second))
+		if ringSecs == 0 {
+			cfg.SimRing = -1 // the sim dialer's "no ring"
 		}
 		if cfg.DialCPS <= 0 {
 			return errors.New("--dial-cps must be more than 0")

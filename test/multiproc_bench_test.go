@@ -1,0 +1,76 @@
+package test
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testbin"
+)
+
+// BenchmarkDials measures how many calls a second one and three agentd
+// processes on one database (the backend under test: SQLite, or
+// PostgreSQL with AGENTD_TEST_POSTGRES) claim and dial when the trunk's
+// budget does not limit them: 2,000 calls due at once, a sim dialer that
+// neither rings nor talks long, a CPS and a cap far above what the claims
+// reach. The figure is dials/s from the first dial to the last (dial logs).
+func BenchmarkDials(b *testing.B) {
+	for _, n := range []int{1, 3} {
+		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
+			dir := b.TempDir()
+			url := dbtest.Path(b, "agentd.db")
+			procs := make([]*server, n)
+			for i := range procs {
+				procs[i] = startOn(b, dir, url, "--dialer", "sim", "--sim-ring-seconds", "0", "--sim-call-seconds", "0.05",
+					"--dial-cps", "100000", "--max-concurrent-calls", "2000", "--dial-log", filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))
+			}
+			key := procs[0].Key
+			agent := dataID(b, procs[0].must("POST", "/api/v1/agents", key, map[string]any{"name": "Dialer", "type": "voice",
+				"status": "active", "model": "gpt-4o", "instructions": "Be brief.", "phoneNumbers": []string{"+14155550100"}}))
+			dials := func() []testbin.Dial {
+				var all []testbin.Dial
+				for i := range procs {
+					all = append(all, testbin.Dials(b, filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))...)
+				}
+				slices.SortFunc(all, func(a, b testbin.Dial) int { return a.At.Compare(b.At) })
+				return all
+			}
+			const calls = 2000
+			var rates []float64
+			b.ResetTimer()
+			for it := range b.N {
+				before := len(dials())
+				var wg sync.WaitGroup
+				for half := range 2 { // two batches of 1,000, due at once
+					wg.Go(func() {
+						var cs []any
+						for i := range calls / 2 {
+							cs = append(cs, map[string]any{"contactPhone": fmt.Sprintf("+1415%d%d%05d", it%10, half, 10000+i)})
+						}
+						if r := procs[half%n].must("POST", "/api/v1/calls/batch", key, map[string]any{"agentId": agent, "calls": cs}); r.status != 201 {
+							b.Errorf("batch: %d %s", r.status, r.body)
+						}
+					})
+				}
+				wg.Wait()
+				deadline := time.Now().Add(2 * time.Minute)
+				var all []testbin.Dial
+				for all = dials(); len(all) < before+calls; all = dials() {
+					if time.Now().After(deadline) {
+						b.Fatalf("%d of %d calls dialled in two minutes", len(all)-before, calls)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				run := all[before:]
+				rates = append(rates, float64(len(run)-1)/run[len(run)-1].At.Sub(run[0].At).Seconds())
+			}
+			b.StopTimer()
+			slices.Sort(rates)
+			b.ReportMetric(rates[len(rates)/2], "dials/s")
+		})
+	}
+}
