@@ -48,6 +48,7 @@ func NewRoot() *cobra.Command {
 	root.AddCommand(newServe(g), newVersion(g), newOrg(g), newUser(g), newKey(g))
 	addFeatureCommands(root, g)
 	root.AddCommand(opsCommands(g)...)
+	root.AddCommand(newMigrateDB(g))
 	return wrapErrors(root)
 }
 

@@ -99,13 +99,9 @@ func pgUnique(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
-// redactURL drops the password of a database URL for error messages.
-func redactURL(s string) string {
-	if cfg, err := pgconn.ParseConfig(s); err == nil && cfg.Password != "" {
-		return strings.Replace(s, ":"+cfg.Password+"@", ":***@", 1)
-	}
-	return s
-}
+// redactURL is where a database URL points (host, port, database) for
+// error messages: a password may sit in the user part or in a parameter.
+func redactURL(s string) string { return "PostgreSQL " + PostgresName(s) }
 
 // apartLockClass is the first key of the two-key advisory locks of
 // WriteApart: two-key locks never conflict with writeLockKey's one-key lock.
