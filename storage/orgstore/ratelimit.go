@@ -26,8 +26,9 @@ type Admission struct {
 // one window long: no window ever holds more than limit admitted requests
 // across all processes, and a request is refused at most one bucket
 // (a second, for a one-minute window) longer than an exact sliding log
-// would refuse it. The check and the count are one transaction under an
-// advisory lock of the key (sqldb.WriteApart), never the global write lock.
+// would refuse it. On PostgreSQL the check and the count are one call of
+// the function agentd_admit (migration 0016), under an advisory lock of
+// the key, never the global write lock; on SQLite one write transaction.
 func (db *Orgs) AdmitRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Admission, error) {
 	width := window / RateBuckets
 	b := now.UnixNano() / int64(width)
@@ -35,7 +36,23 @@ func (db *Orgs) AdmitRate(ctx context.Context, key string, limit int, window tim
 	h := fnv.New32a()
 	h.Write([]byte(key))
 	var a Admission
-	err := db.c.WriteApart(ctx, int32(h.Sum32()), func(tx *sql.Tx) error {
+	if db.c.Postgres() { // the same steps in one round trip (migration 0016)
+		var used int
+		var oldest sql.NullInt64
+		if err := db.r.QueryRowContext(ctx, "SELECT ok, used, oldest FROM agentd_admit(?, ?, ?, ?, ?)",
+			key, b, first, limit, int32(h.Sum32())).Scan(&a.OK, &used, &oldest); err != nil {
+			return Admission{}, fmt.Errorf("storage: rate limit: %w", err)
+		}
+		if !oldest.Valid {
+			oldest.Int64 = b
+		}
+		a.Reset = time.Unix(0, (oldest.Int64+RateBuckets+1)*int64(width))
+		if a.OK {
+			a.Remaining = limit - used - 1
+		}
+		return a, nil
+	}
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var used int
 		var oldest, stale sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(CASE WHEN bucket >= ? THEN n ELSE 0 END), 0),

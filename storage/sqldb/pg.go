@@ -102,34 +102,3 @@ func pgUnique(err error) bool {
 // redactURL is where a database URL points (host, port, database) for
 // error messages: a password may sit in the user part or in a parameter.
 func redactURL(s string) string { return "PostgreSQL " + PostgresName(s) }
-
-// apartLockClass is the first key of the two-key advisory locks of
-// WriteApart: two-key locks never conflict with writeLockKey's one-key lock.
-const apartLockClass = 0x61676e74 // "agnt"
-
-// WriteApart runs fn in a write transaction that, on PostgreSQL, takes the
-// advisory lock of key instead of the global write lock: for rows only
-// transactions holding the same key touch (the shared rate limit's
-// buckets), so a request's bookkeeping never waits behind the stores'
-// writes. fn must not emit events. On SQLite it is Write.
-func (db *DB) WriteApart(ctx context.Context, key int32, fn func(tx *sql.Tx) error) error {
-	if db.dialect != Postgres {
-		return db.Write(ctx, fn)
-	}
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("storage: begin: %w", err)
-	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?, ?)", int32(apartLockClass), key); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("storage: commit: %w", err)
-	}
-	return nil
-}
