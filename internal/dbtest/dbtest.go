@@ -97,6 +97,13 @@ func InDir(t testing.TB, dir, name string) string {
 // both engines read them.
 func Open(t testing.TB, db string) *sql.DB {
 	t.Helper()
+	d := open(t, db)
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+func open(t testing.TB, db string) *sql.DB {
+	t.Helper()
 	driver, dsn := "sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(5000)"
 	if Postgres() {
 		driver, dsn = "pgx", db
@@ -105,8 +112,26 @@ func Open(t testing.TB, db string) *sql.DB {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.Close() })
 	return d
+}
+
+// Exists reports whether agentd has created the database db (a Path or
+// InDir value): on SQLite whether the file exists; on PostgreSQL, where the
+// test's database exists from the start, whether it holds any table.
+func Exists(t testing.TB, db string) bool {
+	t.Helper()
+	if !Postgres() {
+		_, err := os.Stat(db)
+		return err == nil
+	}
+	d := open(t, db)
+	defer d.Close()
+	var n int
+	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+	if err := d.QueryRow(q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n > 0
 }
 
 func exec(t testing.TB, admin, stmt string) {
