@@ -237,6 +237,7 @@ func TestEventLogHoldsNoSecrets(t *testing.T) {
 	// Every stored text, read with the database's own driver and searched
 	// here, the same on both engines; an event holds no key or secret prefix.
 	db := dbtest.Open(t, e.db.Path())
+	defer db.Close()
 	for _, q := range []struct {
 		sql     string
 		markers []string

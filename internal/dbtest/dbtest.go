@@ -92,17 +92,10 @@ func InDir(t testing.TB, dir, name string) string {
 }
 
 // Open opens the database db (a Path or InDir value) with database/sql
-// for a test's own queries, closed when the test ends: read only on
-// SQLite, through pgx on PostgreSQL. Write placeholders as $1, $2, ...:
-// both engines read them.
+// for a test's own queries: read only on SQLite, through pgx on
+// PostgreSQL. Write placeholders as $1, $2, ...: both engines read them.
+// The caller closes it.
 func Open(t testing.TB, db string) *sql.DB {
-	t.Helper()
-	d := open(t, db)
-	t.Cleanup(func() { d.Close() })
-	return d
-}
-
-func open(t testing.TB, db string) *sql.DB {
 	t.Helper()
 	driver, dsn := "sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(5000)"
 	if Postgres() {
@@ -124,7 +117,7 @@ func Exists(t testing.TB, db string) bool {
 		_, err := os.Stat(db)
 		return err == nil
 	}
-	d := open(t, db)
+	d := Open(t, db)
 	defer d.Close()
 	var n int
 	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
