@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/dbtest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -320,7 +321,7 @@ func TestWebhookValidation(t *testing.T) {
 func TestEventStreamEndsOnShutdown(t *testing.T) {
 	logs := discardLogger()
 	var out strings.Builder
-	a, err := Open(context.Background(), Config{DBPath: t.TempDir() + "/a.db", Addr: "127.0.0.1:0", Log: logs, Out: &out,
+	a, err := Open(context.Background(), Config{DBPath: dbtest.Path(t, "a.db"), Addr: "127.0.0.1:0", Log: logs, Out: &out,
 		ShutdownTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -29,7 +29,7 @@ func runAgentCLI(t *testing.T, dbPath string, args ...string) (string, string, e
 // newAgentCLIDB makes a database with one organization, as 'agentd serve' would.
 func newAgentCLIDB(t *testing.T) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "agentd.db")
+	path := dbtest.Path(t, "agentd.db")
 	db, err := storage.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 )
 
@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { os.Exit(testbin.Main(m, &agentdBin)) }
 // on a non-zero exit unless wantErr.
 func run(t *testing.T, dir string, wantErr bool, args ...string) string {
 	t.Helper()
-	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + filepath.Join(dir, "agentd.db")}, args...)
+	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + dbtest.InDir(t, dir, "agentd.db")}, args...)
 	if (err != nil) != wantErr {
 		t.Fatalf("agentd %v: err %v\nstdout %s\nstderr %s", args, err, out, errOut)
 	}
@@ -56,7 +56,7 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	dir := t.TempDir()
 	// An empty AGENTD_DB loses to --db.
 	srv := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Env: []string{"AGENTD_DB="},
-		Args: []string{"--log-format", "json", "--db", filepath.Join(dir, "agentd.db")}})
+		Args: []string{"--log-format", "json", "--db", dbtest.InDir(t, dir, "agentd.db")}})
 	key := srv.Key
 	out := srv.Stdout()
 	if len(out) != 2 || !strings.HasPrefix(out[0], testbin.KeyPrefix) || len(key) != 44 ||
@@ -79,7 +79,7 @@ func TestServeFirstRunAndGracefulStop(t *testing.T) {
 	resp.Body.Close()
 
 	// The CLI works on the same file while the server runs.
-	run(t, dir, false, "--db", filepath.Join(dir, "agentd.db"), "user", "add", "v@example.test", "--role", "viewer")
+	run(t, dir, false, "--db", dbtest.InDir(t, dir, "agentd.db"), "user", "add", "v@example.test", "--role", "viewer")
 
 	if err := srv.Stop(10 * time.Second); err != nil {
 		t.Fatalf("serve did not stop cleanly within 10 s of SIGTERM: %v; log:\n%s", err, srv.Logs.String())
@@ -157,7 +157,7 @@ func TestUserPasswordFromStdin(t *testing.T) {
 	}{{"short\n", true}, {"", true}, {"a long enough password\n", false}} {
 		c := exec.Command(agentdBin, "user", "password", "o@acme.test")
 		c.Dir = dir
-		c.Env = append(os.Environ(), "AGENTD_DB="+filepath.Join(dir, "agentd.db"))
+		c.Env = append(os.Environ(), "AGENTD_DB="+dbtest.InDir(t, dir, "agentd.db"))
 		c.Stdin = strings.NewReader(tc.in)
 		out, err := c.CombinedOutput()
 		if (err != nil) != tc.wantErr {

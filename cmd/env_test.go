@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -25,7 +26,7 @@ func serveWith(t *testing.T, env map[string]string, args ...string) string {
 	var out, errOut bytes.Buffer
 	root.SetOut(&out)
 	root.SetErr(&errOut)
-	root.SetArgs(append([]string{"serve", "--db", filepath.Join(t.TempDir(), "agentd.db"), "--addr", "127.0.0.1:0"}, args...))
+	root.SetArgs(append([]string{"serve", "--db", dbtest.Path(t, "agentd.db"), "--addr", "127.0.0.1:0"}, args...))
 	if err := Execute(context.Background(), root); err == nil {
 		t.Fatalf("serve %v with %v started", args, env)
 	}
@@ -158,7 +159,8 @@ func TestEveryTypedEnvVariableIsChecked(t *testing.T) {
 // on stdout.
 func TestBinaryStopsOnBadEnv(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + filepath.Join(dir, "agentd.db"), "AGENTD_MAX_CONCURRENT_CALLS=1O"},
+	db := dbtest.InDir(t, dir, "agentd.db")
+	out, errOut, err := testbin.Run(agentdBin, dir, []string{"AGENTD_DB=" + db, "AGENTD_MAX_CONCURRENT_CALLS=1O"},
 		"serve", "--addr", "127.0.0.1:0")
 	if err == nil {
 		t.Fatal("serve started")
@@ -166,7 +168,7 @@ func TestBinaryStopsOnBadEnv(t *testing.T) {
 	if want := "agentd: AGENTD_MAX_CONCURRENT_CALLS: invalid integer \"1O\"\n"; errOut != want || out != "" {
 		t.Fatalf("stdout %q stderr %q", out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "agentd.db")); err == nil {
+	if dbtest.Exists(t, db) {
 		t.Fatal("the database was created before the configuration was checked")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // importServer is a real agentd on a temp database for import tests.
@@ -31,7 +32,7 @@ type importServer struct {
 
 func startImportServer(t testing.TB) *importServer {
 	t.Helper()
-	dbPath := filepath.Join(t.TempDir(), "agentd.db")
+	dbPath := dbtest.Path(t, "agentd.db")
 	var out bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.Open(ctx, app.Config{DBPath: dbPath, Addr: "127.0.0.1:0", Out: &out})

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/dbtest"
 )
 
 // The README's continuous replication, for real: litestream replicates a
@@ -18,6 +20,7 @@ import (
 // replica holds exactly the live rows and passes integrity_check. Skipped
 // when litestream is not installed (.ci/run installs it with go install).
 func TestLitestreamReplication(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "litestream replicates the SQLite file")
 	bin, err := exec.LookPath("litestream")
 	if err != nil {
 		t.Skip("litestream not installed: go install github.com/benbjohnson/litestream/cmd/litestream@v0.5.18")

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 )
 
@@ -31,7 +32,7 @@ import (
 func agentd(t *testing.T, dir string, args ...string) (string, string, error) {
 	t.Helper()
 	c := exec.Command(agentdBin, args...)
-	c.Dir, c.Env = dir, cleanEnv()
+	c.Dir, c.Env = dir, cleanEnv(t, dir)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -39,13 +40,17 @@ func agentd(t *testing.T, dir string, args ...string) (string, string, error) {
 }
 
 // cleanEnv is the environment without AGENTD_* settings, so the defaults
-// apply as for a new user.
-func cleanEnv() []string {
+// apply as for a new user in dir. On PostgreSQL AGENTD_DB names dir's
+// database (dbtest.InDir), which stands in for the default ./agentd.db.
+func cleanEnv(t *testing.T, dir string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "AGENTD_") {
 			env = append(env, kv)
 		}
+	}
+	if dbtest.Postgres() {
+		env = append(env, "AGENTD_DB="+dbtest.InDir(t, dir, "agentd.db"))
 	}
 	return env
 }
@@ -67,7 +72,7 @@ func startServe(t *testing.T, dir string, args ...string) *served {
 	addr := freePort(t)
 	s := &served{url: "http://" + addr, logs: &testbin.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(agentdBin, append([]string{"serve", "--addr", addr}, args...)...)
-	s.cmd.Dir, s.cmd.Env = dir, cleanEnv()
+	s.cmd.Dir, s.cmd.Env = dir, cleanEnv(t, dir)
 	stdout, _ := s.cmd.StdoutPipe()
 	s.cmd.Stderr = s.logs
 	if err := s.cmd.Start(); err != nil {
@@ -112,7 +117,7 @@ func (s *served) stop(t *testing.T) {
 // database; fixed, the next start prints the key with its expiry.
 func TestFailedFirstStartCreatesNothing(t *testing.T) {
 	dir := t.TempDir()
-	db := filepath.Join(dir, "agentd.db")
+	db := dbtest.InDir(t, dir, "agentd.db")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -146,8 +151,8 @@ func TestFailedFirstStartCreatesNothing(t *testing.T) {
 		if !strings.HasPrefix(errOut, "agentd: ") || !strings.Contains(errOut, tc.want) {
 			t.Fatalf("%v: stderr %q, want %q", tc.args, errOut, tc.want)
 		}
-		if _, err := os.Stat(db); !os.IsNotExist(err) {
-			t.Fatalf("%v: the database exists after a failed start (%v)", tc.args, err)
+		if dbtest.Exists(t, db) {
+			t.Fatalf("%v: the database exists after a failed start", tc.args)
 		}
 	}
 	s := startServe(t, dir, "--db", db, "--dialer", "sim")
@@ -160,7 +165,7 @@ func TestFailedFirstStartCreatesNothing(t *testing.T) {
 // a new one, on stderr, and prints no key.
 func TestStartWithoutUsableKeyHints(t *testing.T) {
 	dir := t.TempDir()
-	db := filepath.Join(dir, "agentd.db")
+	db := dbtest.InDir(t, dir, "agentd.db")
 	s := startServe(t, dir, "--db", db)
 	s.stop(t)
 	out, _, err := agentd(t, dir, "--db", db, "key", "list", "--json")
@@ -206,7 +211,7 @@ func TestQuickStartAsWritten(t *testing.T) {
 	script := strings.NewReplacer("./agentd", agentdBin, "localhost:8080", strings.TrimPrefix(s.url, "http://"),
 		"agd_...", s.key).Replace(lines[1] + "\n" + lines[2])
 	sh := exec.Command("sh", "-c", script)
-	sh.Dir, sh.Env = dir, cleanEnv()
+	sh.Dir, sh.Env = dir, cleanEnv(t, dir)
 	var errb bytes.Buffer
 	sh.Stderr = &errb
 	body, err := sh.Output()
@@ -231,8 +236,9 @@ func TestQuickStartAsWritten(t *testing.T) {
 // database that passes integrity_check and holds every write acknowledged
 // before the backup began; restore refuses the live database.
 func TestBackupUnderLoadAndRestore(t *testing.T) {
+	dbtest.SkipOnPostgres(t, "backup and restore copy the SQLite file (PostgreSQL: pg_dump)")
 	dir := t.TempDir()
-	db := filepath.Join(dir, "agentd.db")
+	db := dbtest.InDir(t, dir, "agentd.db")
 	s := startServe(t, dir, "--db", db)
 	var mu sync.Mutex
 	var acked []string
@@ -355,7 +361,7 @@ func fakeLiveKit(t *testing.T, secret string) string {
 // wrong LiveKit secret; a healthy setup passes.
 func TestDoctor(t *testing.T) {
 	dir := t.TempDir()
-	db := filepath.Join(dir, "agentd.db")
+	db := dbtest.InDir(t, dir, "agentd.db")
 	s := startServe(t, dir, "--db", db)
 	s.stop(t)
 
@@ -379,9 +385,19 @@ func TestDoctor(t *testing.T) {
 		return m
 	}
 	m := report(false, "--dialer", "sim")
-	for _, c := range []string{"config", "database", "integrity", "disk", "embedder", "clock"} {
+	ok := []string{"config", "embedder", "clock"}
+	files := []string{"database", "integrity", "disk"} // checks of the SQLite file
+	if !dbtest.Postgres() {
+		ok, files = append(ok, files...), nil
+	}
+	for _, c := range ok {
 		if !strings.HasPrefix(m[c], "ok: ") {
 			t.Errorf("%s: %s", c, m[c])
+		}
+	}
+	for _, c := range files {
+		if !strings.HasPrefix(m[c], "skip: PostgreSQL") {
+			t.Errorf("%s on PostgreSQL: %s", c, m[c])
 		}
 	}
 

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/sipptest"
 )
 
@@ -49,7 +49,7 @@ func TestTelephonyServeMissingSettings(t *testing.T) {
 		"sip":     "agentd: --dialer sip needs --sip-trunk (env AGENTD_SIP_TRUNK)\n",
 		"livekit": "agentd: --dialer livekit needs --livekit-url (env AGENTD_LIVEKIT_URL), --livekit-api-key (env AGENTD_LIVEKIT_API_KEY), --livekit-api-secret (env AGENTD_LIVEKIT_API_SECRET), --livekit-trunk-id (env AGENTD_LIVEKIT_TRUNK_ID), --livekit-agent-name (env AGENTD_LIVEKIT_AGENT_NAME)\n",
 	} {
-		c := exec.Command(agentdBin, "serve", "--db", filepath.Join(dir, "agentd.db"), "--addr", freePort(t), "--dialer", dialer)
+		c := exec.Command(agentdBin, "serve", "--db", dbtest.InDir(t, dir, "agentd.db"), "--addr", freePort(t), "--dialer", dialer)
 		c.Env = telEnvWithout("AGENTD_SIP_", "AGENTD_LIVEKIT_")
 		var errb bytes.Buffer
 		c.Stderr = &errb
@@ -81,7 +81,7 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 	sp := sipptest.Start(t, "telephony_walkthrough", sipptest.Options{})
 	dir := t.TempDir()
 	addr := freePort(t)
-	srv := exec.Command(agentdBin, "serve", "--db", filepath.Join(dir, "agentd.db"), "--addr", addr,
+	srv := exec.Command(agentdBin, "serve", "--db", dbtest.InDir(t, dir, "agentd.db"), "--addr", addr,
 		"--dialer", "sip", "--sip-trunk", sp.Addr)
 	srv.Env = telEnvWithout("AGENTD_")
 	stdout, _ := srv.StdoutPipe()

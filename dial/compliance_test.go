@@ -3,11 +3,11 @@ package dial
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -32,7 +32,7 @@ func enableHours(t *testing.T, db *storage.DB, orgID, def string) {
 func TestCallingHoursAcrossDST(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 // dial time fails it with do_not_call, in its own organization only.
 func TestVerdictDoNotCall(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func (d *voicemailDialer) Dial(ctx context.Context, c Call, p func(Progress)) (R
 func TestVoicemailIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,13 +3,13 @@ package dial
 import (
 	"context"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
@@ -41,7 +41,7 @@ func (d *pushbackDialer) Dial(_ context.Context, c Call, _ func(Progress)) (Resu
 func TestPushbackSlowsThenRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "q.db"))
+		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
 		if err != nil {
 			t.Fatal(err)
 		}

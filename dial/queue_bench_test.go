@@ -15,6 +15,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -69,7 +70,7 @@ func seedDue(tb testing.TB, db *storage.DB, n int, at time.Time) (string, map[st
 // the queue's pacing timer), so the simulated times are exact whatever the
 // real speed. It returns the dialer's record and the start time.
 func runPaced(tb testing.TB, n int, cps float64) (*instantDialer, time.Time) {
-	db, err := storage.Open(context.Background(), filepath.Join(tb.TempDir(), "q.db"))
+	db, err := storage.Open(context.Background(), dbtest.Path(tb, "q.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

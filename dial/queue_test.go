@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -58,7 +59,7 @@ func (d *countingDialer) Dial(ctx context.Context, c Call, p func(Progress)) (Re
 // a live call: the clock moves only when every goroutine waits.
 func TestTwoQueuesNeverDialTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+		db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +108,7 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 // (interrupted) and never dialled again; with a retry policy allowing
 // failed retries it is scheduled for attempt 2.
 func TestRecoverExpiredClaim(t *testing.T) {
-	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "q.db"))
+	db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

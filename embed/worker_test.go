@@ -3,10 +3,10 @@ package embed
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -38,7 +38,7 @@ func benchMarkdown(size int) string {
 
 func newBenchWorker(tb testing.TB) (*storage.DB, *Worker, string, string) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(tb.TempDir(), "w.db"))
+	db, err := storage.Open(ctx, dbtest.Path(tb, "w.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -226,10 +226,11 @@ func (c *crashClient) cancelCall(rng *rand.Rand) bool {
 
 // TestCrashSafety kills agentd with SIGKILL at random moments while a client
 // streams knowledge upserts, listing syncs, call batches and cancels, then
-// restarts it on the same file, AGENTD_CRASH_KILLS times (default 20). At
-// the end every acknowledged write must be there exactly once, background
-// work must settle to final states, no call attempt may have been dialled
-// twice, and the database must pass PRAGMA integrity_check.
+// restarts it on the same database, AGENTD_CRASH_KILLS times (default 20).
+// At the end every acknowledged write must be there exactly once,
+// background work must settle to final states, no call attempt may have
+// been dialled twice, and a SQLite file must pass PRAGMA integrity_check.
+// With AGENTD_TEST_POSTGRES set it runs on PostgreSQL (see checkCrashDB).
 func TestCrashSafety(t *testing.T) {
 	kills := envInt(t, "AGENTD_CRASH_KILLS", 20)
 	seed := uint64(time.Now().UnixNano())

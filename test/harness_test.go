@@ -7,13 +7,11 @@ package test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +21,7 @@ import (
 	// The suite tests the binary TestMain builds from this code; importing
 	// it makes go test's cache see every change to it.
 	_ "github.com/agentd/agentd/cmd"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 )
 
@@ -38,11 +37,12 @@ type server struct {
 	db string
 }
 
-// start runs agentd serve on dir/agentd.db with extra flags and waits
-// until it answers /healthz.
+// start runs agentd serve on dir's database (dir/agentd.db, or on
+// PostgreSQL the database dbtest.InDir gives dir, the same at every start
+// on dir) with extra flags and waits until it answers /healthz.
 func start(t testing.TB, dir string, extra ...string) *server {
 	t.Helper()
-	db := filepath.Join(dir, "agentd.db")
+	db := dbtest.InDir(t, dir, "agentd.db")
 	p := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Args: append([]string{"--db", db, "--log-format", "json"}, extra...)})
 	return &server{Server: p, t: t, db: db}
 }
@@ -133,12 +133,13 @@ func (s *server) must(method, path, key string, body any) resp {
 // changed nothing.
 func snapshot(t testing.TB, dbPath string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := dbtest.Open(t, dbPath)
 	defer db.Close()
-	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT LIKE '%vec%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+	q := "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT LIKE '%vec%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+	if dbtest.Postgres() {
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name NOT LIKE '%vec%' ORDER BY table_name"
+	}
+	rows, err := db.Query(q)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 )
 
@@ -141,32 +142,32 @@ func checkAcknowledged(t *testing.T, s *server, key, coll string, led *ledger, l
 	t.Logf("acknowledged calls by final status: %v", cstat)
 }
 
-// checkCrashDB opens the stopped server's file read-only and checks what
-// the API cannot show: integrity, foreign keys, call attempts against the
-// dial log, and knowledge chunks against their sources.
+// checkCrashDB opens the stopped server's database and checks what the
+// API cannot show: on SQLite the file's integrity and foreign keys (on
+// PostgreSQL the server enforces both), then on both engines the call
+// attempts against the dial log and knowledge chunks against their sources.
 func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+dbPath+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := dbtest.Open(t, dbPath)
 	defer db.Close()
-	var ic []string
-	rows, err := db.Query("PRAGMA integrity_check")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var s string
-		rows.Scan(&s)
-		ic = append(ic, s)
-	}
-	rows.Close()
-	if len(ic) != 1 || ic[0] != "ok" {
-		t.Errorf("PRAGMA integrity_check: %q", ic)
-	}
-	if n := count(t, db, "SELECT count(*) FROM pragma_foreign_key_check"); n != 0 {
-		t.Errorf("PRAGMA foreign_key_check: %d violations", n)
+	if !dbtest.Postgres() {
+		var ic []string
+		rows, err := db.Query("PRAGMA integrity_check")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			ic = append(ic, s)
+		}
+		rows.Close()
+		if len(ic) != 1 || ic[0] != "ok" {
+			t.Errorf("PRAGMA integrity_check: %q", ic)
+		}
+		if n := count(t, db, "SELECT count(*) FROM pragma_foreign_key_check"); n != 0 {
+			t.Errorf("PRAGMA foreign_key_check: %d violations", n)
+		}
 	}
 
 	// Calls: final, no claim left, attempts numbered 1..n, all settled, and
@@ -183,7 +184,7 @@ func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 		{"completed sources whose chunk rows differ from chunkCount",
 			"SELECT count(*) FROM kb_sources s WHERE status = 'completed' AND chunk_count != (SELECT count(*) FROM kb_chunks k WHERE k.source_id = s.id)"},
 		{"chunks of one source with a repeated index",
-			"SELECT count(*) FROM (SELECT source_id, chunk_index FROM kb_chunks GROUP BY 1, 2 HAVING count(*) > 1)"},
+			"SELECT count(*) FROM (SELECT source_id, chunk_index FROM kb_chunks GROUP BY 1, 2 HAVING count(*) > 1) AS dup"},
 		{"chunks of completed sources without a vector",
 			"SELECT count(*) FROM kb_chunks k JOIN kb_sources s ON s.id = k.source_id WHERE s.status = 'completed' AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.space = 'kb:' || k.collection_id AND v.item_id = k.id)"},
 	} {
@@ -207,6 +208,23 @@ func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 	for _, l := range lines {
 		dup[l]++
 	}
+	stored := map[string]int{} // "callID attempt" -> attempt rows
+	rows, err := db.Query("SELECT call_id, attempt FROM call_attempts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		var att int
+		if err := rows.Scan(&id, &att); err != nil {
+			t.Fatal(err)
+		}
+		stored[fmt.Sprintf("%s %d", id, att)]++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows.Close()
 	for l, n := range dup {
 		if n > 1 {
 			t.Errorf("attempt %q dialled %d times", l, n)
@@ -217,11 +235,11 @@ func checkCrashDB(t *testing.T, dbPath, dialLog string) {
 			t.Errorf("dial log line %q: %v", l, err)
 			continue
 		}
-		if count(t, db, "SELECT count(*) FROM call_attempts WHERE call_id = ? AND attempt = ?", id, att) != 1 {
+		if stored[fmt.Sprintf("%s %d", id, att)] != 1 {
 			t.Errorf("dialled attempt %q has no attempt row", l)
 		}
 	}
-	t.Logf("calls in the file: %d, attempts %d (%d interrupted by a kill, %d calls retried), dials logged %d",
+	t.Logf("calls in the database: %d, attempts %d (%d interrupted by a kill, %d calls retried), dials logged %d",
 		calls, attempts, interrupted, retried, len(lines))
 }
 

@@ -96,7 +96,7 @@ func allEvents(t testing.TB, s *server, key string) []loggedEvent {
 // TestWebhookDeliveryCrashSafety kills agentd with SIGKILL at random moments
 // (AGENTD_WEBHOOK_KILLS, default 12) while calls, knowledge upserts and
 // pings make events and a slow receiver takes them, restarting it on the
-// same file each time. At the end every event in the log (every event
+// same database each time. At the end every event in the log (every event
 // committed before any kill) has reached the receiver at least once, each
 // with a valid signature, a duplicate always with the same webhook-id and
 // body, and each call's events first arrived in the order they were logged.

@@ -2,17 +2,17 @@ package access
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
 func openDB(t *testing.T) (*storage.DB, storage.User) {
 	t.Helper()
-	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"))
+	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -17,7 +17,7 @@ import (
 func openDB(t *testing.T) (*storage.DB, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "agents.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -66,7 +66,7 @@ func TestRead(t *testing.T) {
 
 func TestAddRemoveValidation(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestAddRemoveValidation(t *testing.T) {
 
 func TestImport(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,6 +144,9 @@ func (r *run) database(ctx context.Context) (Status, string) {
 }
 
 func (r *run) integrity(ctx context.Context) (Status, string) {
+	if storage.IsPostgresURL(r.in.DBPath) {
+		return Skip, "PostgreSQL: PRAGMA integrity_check is SQLite's"
+	}
 	if !r.haveState {
 		return Skip, "no database to check"
 	}

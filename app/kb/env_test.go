@@ -2,13 +2,13 @@ package kb
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -92,7 +92,7 @@ func startKB(t testing.TB, db *storage.DB, org string, cfg Config) (*testKB, fun
 // organization.
 func newKB(t testing.TB, cfg Config) *testKB {
 	t.Helper()
-	db := openDB(t, filepath.Join(t.TempDir(), "agentd.db"))
+	db := openDB(t, dbtest.Path(t, "agentd.db"))
 	k, _ := startKB(t, db, newOrg(t, db, "default"), cfg)
 	return k
 }

@@ -2,18 +2,18 @@ package kb
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
 // A source whose processing is cut by shutdown is given back and finished
 // by the next start on the same file.
 func TestRestartWhileProcessing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agentd.db")
+	path := dbtest.Path(t, "agentd.db")
 	emb := newTestEmbedder(t, 64)
 	var org, col string
 	t.Run("first run stops mid-processing", func(t *testing.T) {
@@ -55,7 +55,7 @@ func TestRestartWhileProcessing(t *testing.T) {
 // picks it up.
 func TestCrashedClaimIsTakenOver(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "agentd.db")
+	path := dbtest.Path(t, "agentd.db")
 	var org, col string
 	t.Run("setup", func(t *testing.T) {
 		db := openDB(t, path)
@@ -116,7 +116,7 @@ func TestNewerWriteWins(t *testing.T) {
 // semantic search answers in the new vector space once re-embedded;
 // Reindex does the same from the CLI.
 func TestEmbedderChangeReindexes(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agentd.db")
+	path := dbtest.Path(t, "agentd.db")
 	var org, col string
 	t.Run("index with 64 dims", func(t *testing.T) {
 		db := openDB(t, path)

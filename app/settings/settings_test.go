@@ -3,11 +3,11 @@ package settings
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -16,7 +16,7 @@ func bp(b bool) *bool     { return &b }
 
 func TestUpdate(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "s.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

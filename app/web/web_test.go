@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -47,7 +47,7 @@ func testExplain(err error) (int, string) {
 func newSiteEnv(t testing.TB) *siteEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, filepath.Join(t.TempDir(), "web.db"))
+	db, err := storage.Open(ctx, dbtest.Path(t, "web.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,14 +9,18 @@ package dbtest
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", for Open
+	_ "modernc.org/sqlite"             // database/sql driver "sqlite", for Open
 )
 
 // Env is the variable that switches the tests to PostgreSQL.
@@ -55,6 +59,72 @@ func Path(t testing.TB, name string) string {
 	t.Cleanup(func() { exec(t, admin, `DROP DATABASE IF EXISTS "`+db+`" WITH (FORCE)`) })
 	u.Path = "/" + db
 	return u.String()
+}
+
+var (
+	inDirMu sync.Mutex
+	inDir   = map[string]string{} // dir + "\x00" + name -> database URL
+)
+
+// InDir returns the --db value of the database named name in dir, for
+// tests that run agentd on a working directory (and restart it there): the
+// file dir/name on SQLite; on PostgreSQL a fresh database (see Path), the
+// same one for every call with the same dir and name while the test runs.
+func InDir(t testing.TB, dir, name string) string {
+	t.Helper()
+	if !Postgres() {
+		return filepath.Join(dir, name)
+	}
+	inDirMu.Lock()
+	defer inDirMu.Unlock()
+	k := dir + "\x00" + name
+	if db, ok := inDir[k]; ok {
+		return db
+	}
+	db := Path(t, name)
+	inDir[k] = db
+	t.Cleanup(func() {
+		inDirMu.Lock()
+		delete(inDir, k)
+		inDirMu.Unlock()
+	})
+	return db
+}
+
+// Open opens the database db (a Path or InDir value) with database/sql
+// for a test's own queries: read only on SQLite, through pgx on
+// PostgreSQL. Write placeholders as $1, $2, ...: both engines read them.
+// The caller closes it.
+func Open(t testing.TB, db string) *sql.DB {
+	t.Helper()
+	driver, dsn := "sqlite", "file:"+db+"?mode=ro&_pragma=busy_timeout(5000)"
+	if Postgres() {
+		driver, dsn = "pgx", db
+	}
+	d, err := sql.Open(driver, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// Exists reports whether agentd has created the database db (a Path or
+// InDir value): on SQLite whether the file exists; on PostgreSQL, where the
+// test's database exists from the start, whether it holds any table.
+func Exists(t testing.TB, db string) bool {
+	t.Helper()
+	if !Postgres() {
+		_, err := os.Stat(db)
+		return err == nil
+	}
+	d := Open(t, db)
+	defer d.Close()
+	var n int
+	q := "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+	if err := d.QueryRow(q).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n > 0
 }
 
 func exec(t testing.TB, admin, stmt string) {
