@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/testbin"
 	"github.com/agentd/agentd/storage"
 )
@@ -28,7 +29,7 @@ func TestKillDuringDialing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath, dialLog := filepath.Join(dir, "agentd.db"), filepath.Join(dir, "dials.log")
+	dbPath, dialLog := dbtest.Path(t, "agentd.db"), filepath.Join(dir, "dials.log")
 	ctx := context.Background()
 	db, err := storage.Open(ctx, dbPath)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -22,7 +22,7 @@ import (
 // route, served through httptest, for middleware tests.
 func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
 	t.Helper()
-	db, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "a.db"))
+	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

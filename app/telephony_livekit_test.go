@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/internal/livekittest"
 )
 
@@ -158,7 +159,7 @@ func TestTelephonyLiveKitWebhookEndsCall(t *testing.T) {
 // hangs up; nothing else changes.
 func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 	fake := livekittest.New(t)
-	dbPath := t.TempDir() + "/agentd.db"
+	dbPath := dbtest.Path(t, "agentd.db")
 	a := startTestEnv(t, dbPath, liveKitDialer(fake.URL, livekittest.TrunkID))
 	id, room := activeLiveKitCall(t, a)
 	b := startTestEnv(t, dbPath, liveKitDialer(fake.URL, livekittest.TrunkID))
