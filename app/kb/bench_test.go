@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -39,7 +40,10 @@ func benchVocab(n int) []string {
 func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 	path = filepath.Join(os.TempDir(), fmt.Sprintf("agentd-kb-bench-%s-%d-%d.db", schemaTag(), n, dims))
 	ctx := context.Background()
-	if _, err := os.Stat(path + ".done"); err == nil {
+	pg := dbtest.Postgres()
+	if pg { // a fresh database, seeded on every run (the cache is a file)
+		path = dbtest.Path(b, "kb-bench")
+	} else if _, err := os.Stat(path + ".done"); err == nil {
 		db, err := storage.Open(ctx, path)
 		if err != nil {
 			b.Fatal(err)
@@ -55,7 +59,9 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 		}
 		return path, o.ID, c.ID
 	}
-	os.Remove(path)
+	if !pg {
+		os.Remove(path)
+	}
 	db, err := storage.Open(ctx, path)
 	if err != nil {
 		b.Fatal(err)
@@ -101,7 +107,9 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 			b.Fatal(n, err)
 		}
 	}
-	os.WriteFile(path+".done", nil, 0o644)
+	if !pg {
+		os.WriteFile(path+".done", nil, 0o644)
+	}
 	return path, o.ID, c.ID
 }
 
