@@ -31,14 +31,7 @@ func BenchmarkDials(b *testing.B) {
 			key := procs[0].Key
 			agent := dataID(b, procs[0].must("POST", "/api/v1/agents", key, map[string]any{"name": "Dialer", "type": "voice",
 				"status": "active", "model": "gpt-4o", "instructions": "Be brief.", "phoneNumbers": []string{"+14155550100"}}))
-			dials := func() []testbin.Dial {
-				var all []testbin.Dial
-				for i := range procs {
-					all = append(all, testbin.Dials(b, filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))...)
-				}
-				slices.SortFunc(all, func(a, b testbin.Dial) int { return a.At.Compare(b.At) })
-				return all
-			}
+			dials := func() []testbin.Dial { return allDials(b, dir, n) }
 			const calls = 2000
 			var rates []float64
 			b.ResetTimer()

@@ -132,14 +132,7 @@ func TestThreeProcesses(t *testing.T) {
 		t.Fatalf("%d calls scheduled, want 1000", total)
 	}
 
-	dials := func() []testbin.Dial {
-		var all []testbin.Dial
-		for i := range procs {
-			all = append(all, testbin.Dials(t, filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))...)
-		}
-		slices.SortFunc(all, func(a, b testbin.Dial) int { return a.At.Compare(b.At) })
-		return all
-	}
+	dials := func() []testbin.Dial { return allDials(t, dir, len(procs)) }
 	deadline := time.Now().Add(60 * time.Second)
 	for len(dials()) < 450 {
 		if time.Now().After(deadline) {
@@ -272,4 +265,15 @@ func startOn(t testing.TB, dir, db string, extra ...string) *server {
 	t.Helper()
 	p := testbin.Serve(t, testbin.Proc{Bin: agentdBin, Dir: dir, Args: append([]string{"--db", db, "--log-format", "json"}, extra...)})
 	return &server{Server: p, t: t, db: db}
+}
+
+// allDials is the dials of the n processes' logs dir/dial-<i>.log, in
+// the order they began.
+func allDials(t testing.TB, dir string, n int) []testbin.Dial {
+	var all []testbin.Dial
+	for i := range n {
+		all = append(all, testbin.Dials(t, filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))...)
+	}
+	slices.SortFunc(all, func(a, b testbin.Dial) int { return a.At.Compare(b.At) })
+	return all
 }
