@@ -250,7 +250,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		q.active[c.ID] = &activeCall{token: c.ClaimToken, cancel: cancel, seq: q.seq}
 		q.mu.Unlock()
 		q.claimMu.Unlock()
-		go q.dial(dctx, cancel, c, r.Slot.Start)
+		go q.dial(dctx, cancel, c, r.Slot)
 	}
 }
 
@@ -304,7 +304,7 @@ func (q *Queue) idleFor(ctx context.Context, d time.Duration) {
 }
 
 // dial places one attempt and settles it.
-func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call, start time.Time) {
+func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call, slot storage.Slot) {
 	defer func() {
 		q.mu.Lock()
 		delete(q.active, c.ID)
@@ -318,8 +318,11 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 		Instructions: c.AgentInstructions, PhoneNumber: c.PhoneNumber, CallerID: c.CallerID,
 		Metadata: dialMetadata(c),
 	}
-	if wait := start.Sub(q.clk.Now()); wait > 0 {
-		_ = sleep(ctx, q.clk, wait) // claimed ahead of its slot
+	if wait := slot.Start.Sub(q.clk.Now()); wait > 0 {
+		// Claimed ahead of its slot: its batch may have been paused since.
+		if sleep(ctx, q.clk, wait) == nil && q.pausedMeanwhile(c, slot) {
+			return
+		}
 	}
 	if context.Cause(ctx) != nil {
 		// Cancelled between its claim and now (a batch cancel): never dialled.
@@ -345,6 +348,29 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 	}
 	res, err := q.cfg.Dialer.Dial(ctx, call, progress)
 	q.settle(c, res, err, context.Cause(ctx))
+}
+
+// pausedMeanwhile gives back a call claimed ahead of its slot whose batch
+// was paused while it waited, as the pause does with the batch's queued
+// calls: it waits, scheduled, for the resume. A pause thus stops a batch's
+// dials at once, claimed or not.
+func (q *Queue) pausedMeanwhile(c storage.Call, slot storage.Slot) bool {
+	if c.BatchID == "" {
+		return false
+	}
+	ctx := context.Background()
+	paused, err := q.db.BatchPaused(ctx, c.BatchID)
+	if err != nil || !paused {
+		return false
+	}
+	now := q.clk.Now()
+	if _, err := q.db.UndoClaim(ctx, c.ID, c.ClaimToken, storage.Undo{Status: storage.CallScheduled, DueAt: c.DueAt,
+		At: now, Slot: slot}); err != nil {
+		q.log.Error("dial queue: give back a paused batch's call", "call", c.ID, "err", err)
+		return false
+	}
+	q.log.Info("call of a paused batch given back", "call", c.ID, "batch", c.BatchID)
+	return true
 }
 
 // dialMetadata is what the dialer passes on to the voice agent: the call's

@@ -285,3 +285,14 @@ func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Tim
 	}
 	return int(n), live, nil
 }
+
+// BatchPaused reports whether the batch is paused now: the dial queue asks
+// before dialling a call it claimed ahead of its slot.
+func (db *Calls) BatchPaused(ctx context.Context, id string) (bool, error) {
+	var st string
+	err := db.r.QueryRowContext(ctx, "SELECT status FROM call_batches WHERE id = ?", id).Scan(&st)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("storage: batch status: %w", err)
+	}
+	return st == BatchPaused, nil
+}
