@@ -263,16 +263,6 @@ func (q *Queue) leaseFor() time.Duration {
 	return q.cfg.Lease
 }
 
-// budget is the trunk's dial budget for a claim at now: the pace (stretched
-// by the pacer after carrier pushback) and the cap on calls at once, both
-// kept in the database and so shared by every process dialling from it.
-func (q *Queue) budget(now time.Time) *storage.Budget {
-	iv := q.interval * time.Duration(q.pacer.slowdown(now))
-	// Claiming up to 200 ms ahead hides the claim's wait for the
-	// database's writer (other processes' writes) from the pace.
-	return &storage.Budget{Trunk: q.cfg.Dialer.Name(), Interval: iv, Lead: 200 * time.Millisecond, MaxActive: q.cfg.MaxConcurrent}
-}
-
 // Slowdown is how many times slower than configured the queue dials now
 // (1 normally; more for a while after carrier pushback), for logs and metrics.
 func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
@@ -348,29 +338,6 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 	}
 	res, err := q.cfg.Dialer.Dial(ctx, call, progress)
 	q.settle(c, res, err, context.Cause(ctx))
-}
-
-// pausedMeanwhile gives back a call claimed ahead of its slot whose batch
-// was paused while it waited, as the pause does with the batch's queued
-// calls: it waits, scheduled, for the resume. A pause thus stops a batch's
-// dials at once, claimed or not.
-func (q *Queue) pausedMeanwhile(c storage.Call, slot storage.Slot) bool {
-	if c.BatchID == "" {
-		return false
-	}
-	ctx := context.Background()
-	paused, err := q.db.BatchPaused(ctx, c.BatchID)
-	if err != nil || !paused {
-		return false
-	}
-	now := q.clk.Now()
-	if _, err := q.db.UndoClaim(ctx, c.ID, c.ClaimToken, storage.Undo{Status: storage.CallScheduled, DueAt: c.DueAt,
-		At: now, Slot: slot}); err != nil {
-		q.log.Error("dial queue: give back a paused batch's call", "call", c.ID, "err", err)
-		return false
-	}
-	q.log.Info("call of a paused batch given back", "call", c.ID, "batch", c.BatchID)
-	return true
 }
 
 // dialMetadata is what the dialer passes on to the voice agent: the call's
