@@ -376,7 +376,11 @@ func TestMigrateDBFailureCommitsNothing(t *testing.T) {
 	if !dbtest.Postgres() {
 		t.Skip("migrate-db needs a PostgreSQL server: set " + dbtest.Env + " (see .ci/postgres.sh)")
 	}
-	src := newAgentCLIDB(t)
+	// The source is a SQLite file whatever backend the suite runs on.
+	src := filepath.Join(t.TempDir(), "agentd.db")
+	if _, _, err := runAgentCLI(t, src, "org", "create", "acme", "--owner", "owner@acme.test"); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := runAgentCLI(t, src, "agent", "create", "--name", "desk", "--type", "chat"); err != nil {
 		t.Fatal(err)
 	}

@@ -129,15 +129,16 @@ func (s *server) must(method, path, key string, body any) resp {
 }
 
 // snapshot hashes every row of every table except those that change on
-// their own (migrations bookkeeping), so a test can prove a request
+// their own (migrations bookkeeping, the shared rate limit's request
+// counts), so a test can prove a request
 // changed nothing.
 func snapshot(t testing.TB, dbPath string) string {
 	t.Helper()
 	db := dbtest.Open(t, dbPath)
 	defer db.Close()
-	q := "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT LIKE '%vec%' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
+	q := "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name NOT LIKE '%vec%' AND name != 'rate_buckets' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name"
 	if dbtest.Postgres() {
-		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name NOT LIKE '%vec%' ORDER BY table_name"
+		q = "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name NOT LIKE '%vec%' AND table_name != 'rate_buckets' ORDER BY table_name"
 	}
 	rows, err := db.Query(q)
 	if err != nil {
