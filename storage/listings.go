@@ -116,8 +116,9 @@ func (db *DB) ListingStates(ctx context.Context, orgID string, externalIDs []str
 // they are synced again).
 func (db *DB) SyncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, vs *VectorSpec) (SyncOutcome, error) {
 	// Savepoints make SQLite journal every touched page a second time, so
-	// the common case runs without them; only when a write fails is the
-	// transaction redone with one savepoint per listing.
+	// the common case runs without them, batched into multi-row statements;
+	// only when a write fails is the transaction redone listing by listing,
+	// one savepoint each.
 	out, err := db.syncListings(ctx, orgID, writes, stale, vs, false)
 	if errors.Is(err, errItemFailed) {
 		out, err = db.syncListings(ctx, orgID, writes, stale, vs, true)
@@ -135,44 +136,20 @@ func (db *DB) syncListings(ctx context.Context, orgID string, writes []ListingWr
 	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
 	now := ms(time.Now().UTC())
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		st, err := prepareListingStmts(ctx, tx, db.c.Postgres())
-		if err != nil {
-			return err
-		}
-		defer st.close()
-		for i := range writes {
-			w := &writes[i]
-			if !savepoints {
-				seq, id, err := st.write(ctx, orgID, w, now)
-				if err != nil {
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					return errItemFailed
-				}
-				out.Results[i] = ListingResult{Seq: seq, ID: id}
-				continue
-			}
-			if _, err := tx.ExecContext(ctx, "SAVEPOINT item"); err != nil {
-				return err
-			}
-			seq, id, err := st.write(ctx, orgID, w, now)
+		if !savepoints {
+			res, err := writeListingsBatch(ctx, tx, orgID, writes, now)
 			if err != nil {
-				if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO item"); rerr != nil {
-					return rerr
-				}
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
-				out.Results[i] = ListingResult{Seq: w.Seq, ID: w.ID, Err: err}
-			} else {
-				out.Results[i] = ListingResult{Seq: seq, ID: id}
+				return errItemFailed
 			}
-			if _, err := tx.ExecContext(ctx, "RELEASE item"); err != nil {
-				return err
-			}
+			copy(out.Results, res)
+		} else if err := writeListingsOneByOne(ctx, tx, db.c.Postgres(), orgID, writes, now, out.Results); err != nil {
+			return err
 		}
 		if stale != nil {
+			var err error
 			if out.Deleted, err = deleteStale(ctx, tx, orgID, *stale); err != nil {
 				return err
 			}
@@ -212,6 +189,38 @@ func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes [
 		}
 	}
 	return deleteVectors(ctx, tx, vs.Space, out.Deleted)
+}
+
+// writeListingsOneByOne stores each write under its own savepoint, so a
+// failing write is rolled back alone and reported in its result.
+func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, pg bool, orgID string, writes []ListingWrite, now int64, out []ListingResult) error {
+	st, err := prepareListingStmts(ctx, tx, pg)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	for i := range writes {
+		w := &writes[i]
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT item"); err != nil {
+			return err
+		}
+		seq, id, err := st.write(ctx, orgID, w, now)
+		if err != nil {
+			if _, rerr := tx.ExecContext(ctx, "ROLLBACK TO item"); rerr != nil {
+				return rerr
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			out[i] = ListingResult{Seq: w.Seq, ID: w.ID, Err: err}
+		} else {
+			out[i] = ListingResult{Seq: seq, ID: id}
+		}
+		if _, err := tx.ExecContext(ctx, "RELEASE item"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // listingStmts are the statements of a sync, prepared once per transaction.
@@ -261,14 +270,7 @@ func (s *listingStmts) close() {
 // keyword index.
 func (s *listingStmts) write(ctx context.Context, orgID string, w *ListingWrite, now int64) (int64, string, error) {
 	l := &w.Listing
-	var price any
-	if l.HasPrice {
-		price = l.PriceCents
-	}
-	attrs := string(l.Attributes)
-	if attrs == "" {
-		attrs = "{}"
-	}
+	price, attrs := listingPriceAttrs(l)
 	seq, id := l.Seq, l.ID
 	if seq == 0 {
 		id = uuid.NewString()

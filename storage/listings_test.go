@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/agentd/agentd/internal/dbtest"
@@ -130,5 +131,58 @@ func TestKeywordListingsTitleFirst(t *testing.T) {
 	got, err := db.KeywordListings(ctx, org, "sofa", nil, 10)
 	if err != nil || len(got) != 2 || got[0] != out.Results[1].Seq {
 		t.Fatalf("sofa: %v %v", got, err)
+	}
+}
+
+// A sync larger than one multi-row statement, creates and updates mixed:
+// every listing gets its own row id back, and an update replaces its
+// attribute terms.
+func TestSyncListingsBatched(t *testing.T) {
+	db, org := listingOrg(t)
+	ctx := context.Background()
+	const n = 2*listingRowsPerInsert + 7
+	var ws []ListingWrite
+	for i := range n {
+		ws = append(ws, lw(fmt.Sprintf("x%04d", i), AttrTerm{"color", "red"}, AttrTerm{"n", fmt.Sprint(i)}))
+	}
+	out, err := db.SyncListings(ctx, org, ws, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i, r := range out.Results {
+		l, err := db.GetListing(ctx, org, ws[i].ExternalID)
+		if r.Err != nil || err != nil || l.Seq != r.Seq || l.ID != r.ID || seen[r.Seq] {
+			t.Fatalf("result %d %+v: stored %+v %v", i, r, l, err)
+		}
+		seen[r.Seq] = true
+	}
+	// Recolour every third listing and add a few new ones in one sync.
+	var again []ListingWrite
+	for i := 0; i < n; i += 3 {
+		w := lw(ws[i].ExternalID, AttrTerm{"color", "blue"})
+		w.Seq, w.ID = out.Results[i].Seq, out.Results[i].ID
+		again = append(again, w)
+	}
+	again = append(again, lw("new1", AttrTerm{"color", "blue"}), lw("new2"))
+	out2, err := db.SyncListings(ctx, org, again, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range out2.Results {
+		if r.Err != nil || (again[i].Seq != 0 && r.Seq != again[i].Seq) || r.Seq == 0 {
+			t.Fatalf("second sync, result %d: %+v", i, r)
+		}
+	}
+	count := func(key, value string) int {
+		seqs, err := db.FilterListingSeqs(ctx, ListingFilter{OrgID: org, Attrs: []AttrFilter{{Key: key, Values: []string{value}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(seqs)
+	}
+	blue := (n+2)/3 + 1
+	if r, b, k := count("color", "red"), count("color", "blue"), count("n", "0"); r != n-(n+2)/3 || b != blue || k != 0 {
+		t.Fatalf("red %d blue %d n=0 %d, want %d %d 0", r, b, k, n-(n+2)/3, blue)
 	}
 }
