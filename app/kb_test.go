@@ -291,6 +291,33 @@ func TestKBBatch(t *testing.T) {
 	if len(res.Results) != 1 || res.Results[0].ExternalID != "a" || !strings.Contains(res.Results[0].Content, "second version") {
 		t.Fatalf("role-filtered search: %+v", res)
 	}
+	// Distinct external ids take the batched write: each result as one by one.
+	body = map[string]any{"collectionId": col, "sources": []any{
+		map[string]any{"externalId": "a", "title": "Alpha", "content": "alpha content, second version"},
+		map[string]any{"externalId": "d", "title": "Delta", "content": "delta content"},
+		map[string]any{"externalId": "bad", "title": "Broken", "content": "this one says FAIL-EMBED"},
+		map[string]any{"externalId": "c", "title": "Gamma", "content": "gamma content, revised"},
+	}}
+	if code := e.doJSON("POST", "/api/v1/kb/sources/batch", e.key, body, &out); code != 200 {
+		t.Fatalf("second batch: %d", code)
+	}
+	ids := map[string]string{}
+	for _, s := range l.Data.Sources {
+		ids[s.ExternalID] = s.ID
+	}
+	for i, want := range []struct{ ext, status string }{{"a", "unchanged"}, {"d", "created"}, {"bad", "updated"}, {"c", "updated"}} {
+		r := out.Data.Results[i]
+		if r["status"] != want.status || r["documentId"] == "" || (want.ext != "d" && r["documentId"] != ids[want.ext]) {
+			t.Fatalf("second batch, result %d: %v, want %s of %s", i, r, want.status, ids[want.ext])
+		}
+	}
+	l = e.waitProcessed(e.key, col)
+	if len(l.Data.Sources) != 4 {
+		t.Fatalf("sources after the second batch: %+v", l.Data.Sources)
+	}
+	if r := e.search(e.key, map[string]any{"collectionId": col, "query": "revised", "mode": "keyword"}); len(r.Results) != 1 || r.Results[0].ExternalID != "c" {
+		t.Fatalf("updated content not searchable: %+v", r.Results)
+	}
 }
 
 func TestKBTenantIsolation(t *testing.T) {

@@ -147,3 +147,20 @@ func placeholders(row string, n int) string { return sqldb.Placeholders(row, n) 
 func nonNil[T any](s []T) []T               { return sqldb.NonNil(s) }
 
 type scanner = sqldb.Scanner
+
+// Rows per multi-row statement: at 14 arguments a row, 500 rows stay far
+// below both engines' limits on bound parameters.
+const rowsPerStatement = 500
+
+// execRows runs head + n rows + tail for the flat args of n rows of width
+// arguments, rowsPerStatement rows per statement.
+func execRows(ctx context.Context, tx *sql.Tx, head, row, tail string, width int, args []any) error {
+	for len(args) > 0 {
+		part := args[:min(len(args), width*rowsPerStatement)]
+		args = args[len(part):]
+		if _, err := tx.ExecContext(ctx, head+placeholders(row, len(part)/width)+tail, part...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

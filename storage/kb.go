@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -228,6 +229,9 @@ func (db *DB) upsertSources(ctx context.Context, orgID, collectionID string, ins
 	}
 	return db.write(ctx, func(tx *sql.Tx) error {
 		b := bindStmts(ctx, tx, st)
+		if len(ins) > 1 && distinctExternalIDs(ins) {
+			return upsertSourcesBatch(ctx, tx, b, orgID, collectionID, ins, res)
+		}
 		for i, in := range ins {
 			var err error
 			if res[i], err = upsertSource(ctx, b, orgID, collectionID, in); err != nil {
@@ -241,15 +245,20 @@ func (db *DB) upsertSources(ctx context.Context, orgID, collectionID string, ins
 // sourceQueries are a source write's statements, prepared once on the
 // writer: find, insert, update in place, queue new content.
 var sourceQueries = [...]string{
-	"SELECT id, content_hash, title, metadata, content_role, status FROM kb_sources WHERE collection_id = ? AND external_id = ?",
+	"SELECT " + storedSourceCols + " FROM kb_sources WHERE collection_id = ? AND external_id = ?",
 	`INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
 		metadata, content_role, status, file_size, queued_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)`,
+		VALUES ` + newSourceRow,
 	"UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
 	`UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
 		status = 'processing', error = NULL, retries = 0, retry_at = NULL, file_size = ?, revision = revision + 1,
 		queued_at = ?, lease_owner = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`,
 }
+
+const (
+	storedSourceCols = "external_id, id, content_hash, title, metadata, content_role, status"
+	newSourceRow     = "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)"
+)
 
 // bindStmts binds prepared writer statements to tx.
 func bindStmts(ctx context.Context, tx *sql.Tx, st []*sql.Stmt) []*sql.Stmt {
@@ -260,43 +269,129 @@ func bindStmts(ctx context.Context, tx *sql.Tx, st []*sql.Stmt) []*sql.Stmt {
 	return out
 }
 
+// storedSource is what a source write needs to know of the stored row.
+type storedSource struct {
+	ext, id, title, meta, role, status string
+	hash                               []byte
+}
+
+func scanStoredSource(r scanner) (storedSource, error) {
+	var s storedSource
+	err := r.Scan(&s.ext, &s.id, &s.hash, &s.title, &s.meta, &s.role, &s.status)
+	return s, err
+}
+
 // upsertSource writes one source with the bound sourceQueries.
 func upsertSource(ctx context.Context, st []*sql.Stmt, orgID, collectionID string, in SourceInput) (UpsertResult, error) {
-	find, insert, touch, queue := st[0], st[1], st[2], st[3]
-	sum := sha256.Sum256([]byte(in.Content))
+	cur, err := scanStoredSource(st[0].QueryRowContext(ctx, collectionID, in.ExternalID))
 	now := ms(time.Now())
-	var id, title, meta, role, status string
-	var hash []byte
-	err := find.QueryRowContext(ctx, collectionID, in.ExternalID).Scan(&id, &hash, &title, &meta, &role, &status)
 	if errors.Is(err, sql.ErrNoRows) {
-		id = uuid.NewString()
-		if in.Metadata == nil {
-			in.Metadata = []byte("{}")
-		}
-		if in.ContentRole == "" {
-			in.ContentRole = "knowledge"
-		}
-		_, err = insert.ExecContext(ctx, id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:],
-			string(in.Metadata), in.ContentRole, len(in.Content), now, now, now)
+		id, args := newSourceArgs(orgID, collectionID, in, now)
+		_, err = st[1].ExecContext(ctx, args...)
 		return UpsertResult{DocumentID: id, Status: SourceCreated}, err
 	}
 	if err != nil {
 		return UpsertResult{}, err
 	}
+	return updateSource(ctx, st, cur, in, now)
+}
+
+// upsertSourcesBatch writes sources with distinct external ids: one query
+// finds the stored ones and multi-row INSERTs create the new ones, so a
+// batch costs a few statements (round trips on PostgreSQL), not two a source.
+func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, collectionID string, ins []SourceInput, res []UpsertResult) error {
+	found := make(map[string]storedSource, len(ins))
+	for part := range slices.Chunk(ins, rowsPerStatement) {
+		args := []any{collectionID}
+		for _, in := range part {
+			args = append(args, in.ExternalID)
+		}
+		rows, err := tx.QueryContext(ctx, "SELECT "+storedSourceCols+" FROM kb_sources WHERE collection_id = ? AND external_id IN ("+
+			placeholders("?", len(part))+")", args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			cur, err := scanStoredSource(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			found[cur.ext] = cur
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	now := ms(time.Now())
+	var created []any
+	for i, in := range ins {
+		cur, ok := found[in.ExternalID]
+		if !ok {
+			id, args := newSourceArgs(orgID, collectionID, in, now)
+			created = append(created, args...)
+			res[i] = UpsertResult{DocumentID: id, Status: SourceCreated}
+			continue
+		}
+		var err error
+		if res[i], err = updateSource(ctx, st, cur, in, now); err != nil {
+			return err
+		}
+	}
+	return execRows(ctx, tx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
+		metadata, content_role, status, file_size, queued_at, created_at, updated_at) VALUES `, newSourceRow, "", 13, created)
+}
+
+// newSourceArgs returns a new source's id and the arguments of newSourceRow.
+func newSourceArgs(orgID, collectionID string, in SourceInput, now int64) (string, []any) {
+	sum := sha256.Sum256([]byte(in.Content))
 	if in.Metadata == nil {
-		in.Metadata = []byte(meta)
+		in.Metadata = []byte("{}")
 	}
 	if in.ContentRole == "" {
-		in.ContentRole = role
+		in.ContentRole = "knowledge"
 	}
-	if string(hash) == string(sum[:]) && status != "failed" {
-		if title != in.Title || meta != string(in.Metadata) || role != in.ContentRole {
-			_, err = touch.ExecContext(ctx, in.Title, string(in.Metadata), in.ContentRole, now, id)
+	id := uuid.NewString()
+	return id, []any{id, orgID, collectionID, in.ExternalID, in.Title, in.Content, sum[:],
+		string(in.Metadata), in.ContentRole, len(in.Content), now, now, now}
+}
+
+// updateSource writes a source over its stored row cur: new content queues
+// it again, the same content only touches title, metadata and role.
+func updateSource(ctx context.Context, st []*sql.Stmt, cur storedSource, in SourceInput, now int64) (UpsertResult, error) {
+	touch, queue := st[2], st[3]
+	sum := sha256.Sum256([]byte(in.Content))
+	if in.Metadata == nil {
+		in.Metadata = []byte(cur.meta)
+	}
+	if in.ContentRole == "" {
+		in.ContentRole = cur.role
+	}
+	var err error
+	if string(cur.hash) == string(sum[:]) && cur.status != "failed" {
+		if cur.title != in.Title || cur.meta != string(in.Metadata) || cur.role != in.ContentRole {
+			_, err = touch.ExecContext(ctx, in.Title, string(in.Metadata), in.ContentRole, now, cur.id)
 		}
-		return UpsertResult{DocumentID: id, Status: SourceUnchanged}, err
+		return UpsertResult{DocumentID: cur.id, Status: SourceUnchanged}, err
 	}
-	_, err = queue.ExecContext(ctx, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, id)
-	return UpsertResult{DocumentID: id, Status: SourceUpdated}, err
+	_, err = queue.ExecContext(ctx, in.Title, in.Content, sum[:], string(in.Metadata), in.ContentRole, len(in.Content), now, now, cur.id)
+	return UpsertResult{DocumentID: cur.id, Status: SourceUpdated}, err
+}
+
+// distinctExternalIDs reports whether no external id repeats in ins (a
+// repeat must see what the earlier item wrote, so it goes one by one).
+func distinctExternalIDs(ins []SourceInput) bool {
+	seen := make(map[string]bool, len(ins))
+	for _, in := range ins {
+		if seen[in.ExternalID] {
+			return false
+		}
+		seen[in.ExternalID] = true
+	}
+	return true
 }
 
 // Source is a stored knowledge source (without its content).

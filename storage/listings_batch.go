@@ -8,10 +8,6 @@ import (
 	"github.com/google/uuid"
 )
 
-// Rows per multi-row statement of a batched sync: 14 arguments a listing
-// stays far below both engines' limit on bound parameters.
-const listingRowsPerInsert = 500
-
 // writeListingsBatch stores every write with a few multi-row statements
 // instead of several statements per listing: on PostgreSQL each statement
 // is a network round trip, and a 1,000-listing sync made 7,000 of them. Any
@@ -76,7 +72,7 @@ func writeListingsBatch(ctx context.Context, tx *sql.Tx, orgID string, writes []
 // not matter.
 func insertListings(ctx context.Context, tx *sql.Tx, orgID string, writes []ListingWrite, idx []int, now int64, out []ListingResult) error {
 	for len(idx) > 0 {
-		part := idx[:min(len(idx), listingRowsPerInsert)]
+		part := idx[:min(len(idx), rowsPerStatement)]
 		idx = idx[len(part):]
 		args := make([]any, 0, 14*len(part))
 		byExt := make(map[string]int, len(part))
@@ -129,26 +125,13 @@ func insertListings(ctx context.Context, tx *sql.Tx, orgID string, writes []List
 // deleteListingAttrs removes the attribute terms of the listings seqs.
 func deleteListingAttrs(ctx context.Context, tx *sql.Tx, seqs []int64) error {
 	for len(seqs) > 0 {
-		part := seqs[:min(len(seqs), listingRowsPerInsert)]
+		part := seqs[:min(len(seqs), rowsPerStatement)]
 		seqs = seqs[len(part):]
 		args := make([]any, len(part))
 		for i, s := range part {
 			args[i] = s
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM listing_attrs WHERE listing_id IN ("+placeholders("?", len(part))+")", args...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// execRows runs head + n rows + tail for the flat args of n rows of width
-// arguments, listingRowsPerInsert rows per statement.
-func execRows(ctx context.Context, tx *sql.Tx, head, row, tail string, width int, args []any) error {
-	for len(args) > 0 {
-		part := args[:min(len(args), width*listingRowsPerInsert)]
-		args = args[len(part):]
-		if _, err := tx.ExecContext(ctx, head+placeholders(row, len(part)/width)+tail, part...); err != nil {
 			return err
 		}
 	}

@@ -140,7 +140,7 @@ func TestKeywordListingsTitleFirst(t *testing.T) {
 func TestSyncListingsBatched(t *testing.T) {
 	db, org := listingOrg(t)
 	ctx := context.Background()
-	const n = 2*listingRowsPerInsert + 7
+	const n = 2*rowsPerStatement + 7
 	var ws []ListingWrite
 	for i := range n {
 		ws = append(ws, lw(fmt.Sprintf("x%04d", i), AttrTerm{"color", "red"}, AttrTerm{"n", fmt.Sprint(i)}))
