@@ -128,6 +128,13 @@ func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool,
 	return done, nil
 }
 
+// ClaimPlanPG makes PostgreSQL plan the claim, in its transaction, as
+// sorted by the calls_queue index. Left to its statistics it sorts: a burst
+// of new calls looks like a few rows until the next ANALYZE, and the plan
+// then sorts every queued call on each claim (measured: 4-5 ms a claim
+// with 2,000 queued, against 0.2 ms read from the index).
+const ClaimPlanPG = "SET LOCAL enable_sort = off"
+
 // ClaimSQL is the claim's statement in the dialect (pg for PostgreSQL), for
 // the test that keeps its plan free of sorts and for EXPLAIN by hand.
 func ClaimSQL(pg bool) string { return claimSQL[pg] }

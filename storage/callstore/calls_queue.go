@@ -109,6 +109,11 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 		}
 		var id string
 		var attempt int
+		if db.c.Postgres() {
+			if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
+				return err
+			}
+		}
 		err := tx.QueryRowContext(ctx, claimSQL[db.c.Postgres()],
 			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
