@@ -296,28 +296,39 @@ func upsertSource(ctx context.Context, st []*sql.Stmt, orgID, collectionID strin
 	return updateSource(ctx, st, cur, in, now)
 }
 
-// upsertSourcesBatch writes sources with distinct external ids: one query
-// finds the stored ones and multi-row INSERTs create the new ones, so a
-// batch costs a few statements (round trips on PostgreSQL), not two a source.
+// upsertSourcesBatch writes sources with distinct external ids: multi-row
+// INSERTs create the new ones (ON CONFLICT skips the stored ones), then
+// only the stored ones are read and updated one by one. A batch of new
+// sources costs one statement (a round trip on PostgreSQL), not two a
+// source; and the conflict check goes through the unique index whatever
+// the planner's statistics say about a table that just grew.
 func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, collectionID string, ins []SourceInput, res []UpsertResult) error {
-	found := make(map[string]storedSource, len(ins))
+	now := ms(time.Now())
+	at := make(map[string]int, len(ins)) // item index by external id
+	for i, in := range ins {
+		at[in.ExternalID] = i
+	}
+	created := make(map[string]bool, len(ins))
 	for part := range slices.Chunk(ins, rowsPerStatement) {
-		args := []any{collectionID}
+		args := make([]any, 0, 13*len(part))
 		for _, in := range part {
-			args = append(args, in.ExternalID)
+			_, a := newSourceArgs(orgID, collectionID, in, now)
+			args = append(args, a...)
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT "+storedSourceCols+" FROM kb_sources WHERE collection_id = ? AND external_id IN ("+
-			placeholders("?", len(part))+")", args...)
+		rows, err := tx.QueryContext(ctx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content,
+			content_hash, metadata, content_role, status, file_size, queued_at, created_at, updated_at) VALUES `+
+			placeholders(newSourceRow, len(part))+` ON CONFLICT (collection_id, external_id) DO NOTHING RETURNING external_id, id`, args...)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
-			cur, err := scanStoredSource(rows)
-			if err != nil {
+			var ext, id string
+			if err := rows.Scan(&ext, &id); err != nil {
 				rows.Close()
 				return err
 			}
-			found[cur.ext] = cur
+			created[ext] = true
+			res[at[ext]] = UpsertResult{DocumentID: id, Status: SourceCreated}
 		}
 		if err := rows.Close(); err != nil {
 			return err
@@ -326,23 +337,19 @@ func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, 
 			return err
 		}
 	}
-	now := ms(time.Now())
-	var created []any
 	for i, in := range ins {
-		cur, ok := found[in.ExternalID]
-		if !ok {
-			id, args := newSourceArgs(orgID, collectionID, in, now)
-			created = append(created, args...)
-			res[i] = UpsertResult{DocumentID: id, Status: SourceCreated}
+		if created[in.ExternalID] {
 			continue
 		}
-		var err error
+		cur, err := scanStoredSource(st[0].QueryRowContext(ctx, collectionID, in.ExternalID))
+		if err != nil {
+			return err
+		}
 		if res[i], err = updateSource(ctx, st, cur, in, now); err != nil {
 			return err
 		}
 	}
-	return execRows(ctx, tx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
-		metadata, content_role, status, file_size, queued_at, created_at, updated_at) VALUES `, newSourceRow, "", 13, created)
+	return nil
 }
 
 // newSourceArgs returns a new source's id and the arguments of newSourceRow.
