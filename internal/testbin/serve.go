@@ -246,6 +246,11 @@ func Dials(t testing.TB, path string) []Dial {
 	}
 	var out []Dial
 	for l := range strings.Lines(string(b)) {
+		if !strings.HasSuffix(l, "\n") {
+			// Being written as we read (each line is one write, so a kill
+			// never leaves one unfinished): the next read has it whole.
+			break
+		}
 		f := strings.Fields(l)
 		if len(f) == 0 {
 			continue
