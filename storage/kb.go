@@ -246,9 +246,7 @@ func (db *DB) upsertSources(ctx context.Context, orgID, collectionID string, ins
 // writer: find, insert, update in place, queue new content.
 var sourceQueries = [...]string{
 	"SELECT " + storedSourceCols + " FROM kb_sources WHERE collection_id = ? AND external_id = ?",
-	`INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
-		metadata, content_role, status, file_size, queued_at, created_at, updated_at)
-		VALUES ` + newSourceRow,
+	insertSourceHead + newSourceRow,
 	"UPDATE kb_sources SET title = ?, metadata = ?, content_role = ?, updated_at = ? WHERE id = ?",
 	`UPDATE kb_sources SET title = ?, content = ?, content_hash = ?, metadata = ?, content_role = ?,
 		status = 'processing', error = NULL, retries = 0, retry_at = NULL, file_size = ?, revision = revision + 1,
@@ -257,7 +255,9 @@ var sourceQueries = [...]string{
 
 const (
 	storedSourceCols = "external_id, id, content_hash, title, metadata, content_role, status"
-	newSourceRow     = "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)"
+	insertSourceHead = `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content, content_hash,
+		metadata, content_role, status, file_size, queued_at, created_at, updated_at) VALUES `
+	newSourceRow = "(?, ?, ?, ?, ?, ?, ?, ?, ?, 'processing', ?, ?, ?, ?)"
 )
 
 // bindStmts binds prepared writer statements to tx.
@@ -303,21 +303,20 @@ func upsertSource(ctx context.Context, st []*sql.Stmt, orgID, collectionID strin
 // source; and the conflict check goes through the unique index whatever
 // the planner's statistics say about a table that just grew.
 func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, collectionID string, ins []SourceInput, res []UpsertResult) error {
+	clear(res) // a created result marks the items the inserts took
 	now := ms(time.Now())
 	at := make(map[string]int, len(ins)) // item index by external id
 	for i, in := range ins {
 		at[in.ExternalID] = i
 	}
-	created := make(map[string]bool, len(ins))
 	for part := range slices.Chunk(ins, rowsPerStatement) {
 		args := make([]any, 0, 13*len(part))
 		for _, in := range part {
 			_, a := newSourceArgs(orgID, collectionID, in, now)
 			args = append(args, a...)
 		}
-		rows, err := tx.QueryContext(ctx, `INSERT INTO kb_sources (id, org_id, collection_id, external_id, title, content,
-			content_hash, metadata, content_role, status, file_size, queued_at, created_at, updated_at) VALUES `+
-			placeholders(newSourceRow, len(part))+` ON CONFLICT (collection_id, external_id) DO NOTHING RETURNING external_id, id`, args...)
+		rows, err := tx.QueryContext(ctx, insertSourceHead+placeholders(newSourceRow, len(part))+
+			" ON CONFLICT (collection_id, external_id) DO NOTHING RETURNING external_id, id", args...)
 		if err != nil {
 			return err
 		}
@@ -327,7 +326,6 @@ func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, 
 				rows.Close()
 				return err
 			}
-			created[ext] = true
 			res[at[ext]] = UpsertResult{DocumentID: id, Status: SourceCreated}
 		}
 		if err := rows.Close(); err != nil {
@@ -338,7 +336,7 @@ func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, 
 		}
 	}
 	for i, in := range ins {
-		if created[in.ExternalID] {
+		if res[i].Status == SourceCreated {
 			continue
 		}
 		cur, err := scanStoredSource(st[0].QueryRowContext(ctx, collectionID, in.ExternalID))

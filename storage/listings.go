@@ -223,6 +223,16 @@ func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, pg bool, orgID strin
 	return nil
 }
 
+// The statements that create and update a listing, shared by the batched
+// and the one-by-one writes.
+const (
+	insertListingHead = `INSERT INTO listings (uid, org_id, external_id, title, description, category, price_cents,
+		currency, attributes, source_url, hash, embed_hash, created_at, updated_at) VALUES `
+	listingRow       = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	updateListingSQL = `UPDATE listings SET title = ?, description = ?, category = ?, price_cents = ?, currency = ?,
+		attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`
+)
+
 // listingStmts are the statements of a sync, prepared once per transaction.
 type listingStmts struct {
 	insert, update, delAttrs, addAttr, logText *sql.Stmt
@@ -239,11 +249,8 @@ func prepareListingStmts(ctx context.Context, tx *sql.Tx, pg bool) (*listingStmt
 		dst **sql.Stmt
 		sql string
 	}{
-		{&s.insert, `INSERT INTO listings (uid, org_id, external_id, title, description, category, price_cents,
-			currency, attributes, source_url, hash, embed_hash, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)` + insertTail},
-		{&s.update, `UPDATE listings SET title = ?, description = ?, category = ?, price_cents = ?, currency = ?,
-			attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`},
+		{&s.insert, insertListingHead + listingRow + insertTail},
+		{&s.update, updateListingSQL},
 		{&s.delAttrs, `DELETE FROM listing_attrs WHERE listing_id = ?`},
 		{&s.addAttr, `INSERT INTO listing_attrs (org_id, key, value, listing_id) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`},
 		{&s.logText, `INSERT INTO vector_log (space, item_id) VALUES (?, ?)`},

@@ -17,18 +17,20 @@ func writeListingsBatch(ctx context.Context, tx *sql.Tx, orgID string, writes []
 	out := make([]ListingResult, len(writes))
 	var inserts []int // indexes of the writes that create a listing
 	var updated []int64
-	upd, err := tx.PrepareContext(ctx, `UPDATE listings SET title = ?, description = ?, category = ?, price_cents = ?,
-		currency = ?, attributes = ?, source_url = ?, hash = ?, embed_hash = ?, updated_at = ? WHERE id = ? AND org_id = ?`)
-	if err != nil {
-		return nil, err
-	}
-	defer upd.Close()
+	var upd *sql.Stmt // prepared at the first update: a sync of new listings has none
 	for i := range writes {
 		w := &writes[i]
 		price, attrs := listingPriceAttrs(&w.Listing)
 		if w.Seq == 0 {
 			inserts = append(inserts, i)
 			continue
+		}
+		if upd == nil {
+			var err error
+			if upd, err = tx.PrepareContext(ctx, updateListingSQL); err != nil {
+				return nil, err
+			}
+			defer upd.Close()
 		}
 		res, err := upd.ExecContext(ctx, w.Title, w.Description, w.Category, price, w.Currency, attrs,
 			w.SourceURL, w.Hash, w.EmbedHash, now, w.Seq, orgID)
@@ -87,9 +89,7 @@ func insertListings(ctx context.Context, tx *sql.Tx, orgID string, writes []List
 		if len(byExt) != len(part) {
 			return fmt.Errorf("storage: one external id twice in a sync: %w", ErrConflict)
 		}
-		rows, err := tx.QueryContext(ctx, `INSERT INTO listings (uid, org_id, external_id, title, description, category,
-			price_cents, currency, attributes, source_url, hash, embed_hash, created_at, updated_at) VALUES `+
-			placeholders("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", len(part))+" RETURNING id, external_id", args...)
+		rows, err := tx.QueryContext(ctx, insertListingHead+placeholders(listingRow, len(part))+" RETURNING id, external_id", args...)
 		if err != nil {
 			return err
 		}

@@ -232,9 +232,6 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 				rows.Close()
 				return err
 			}
-			if !CallFinal(st) {
-				open = true
-			}
 			s.ByStatus[st] += n
 			s.Total += n
 			s.OrgID, s.AgentID = org, agent
@@ -249,7 +246,7 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if open || s.Total == 0 {
+		if s.Total == 0 {
 			continue
 		}
 		var data any = map[string]string{"id": b}
