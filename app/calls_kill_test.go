@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 	"github.com/agentd/agentd/storage"
 )
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/livekittest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
 // liveKitDialer runs the server with --dialer livekit against the fake.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/internal/embedtest"
+	"github.com/agentd/agentd/internal/testkit/embedtest"
 	"github.com/agentd/agentd/storage"
 )
 

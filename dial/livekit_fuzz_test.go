@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/livekittest"
+	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
 // Webhook samples: room_started/room_finished are bodies livekit-server

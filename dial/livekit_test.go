@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/livekittest"
+	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
 var lkTestCall = Call{

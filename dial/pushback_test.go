@@ -9,8 +9,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 	"github.com/agentd/agentd/storage"
 )
 

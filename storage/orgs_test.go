@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
 // freshDB opens a new database file in the test's temporary folder.

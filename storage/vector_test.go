@@ -7,7 +7,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
 func openTestDB(t testing.TB, path string) *DB {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 

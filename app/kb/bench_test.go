@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 

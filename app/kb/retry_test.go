@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/embedtest"
+	"github.com/agentd/agentd/internal/testkit/embedtest"
 	"github.com/agentd/agentd/storage"
 )
 

@@ -17,7 +17,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 
