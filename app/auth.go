@@ -143,13 +143,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		h.Set("Retry-After", "60")
 		if strings.HasPrefix(rt.path, "/api/v2/") {
 			// Documented /v2 quirk: a plain 401 in place of 429.
-			return principal{}, errorf(http.StatusUnauthorized, "Unauthorized: rate limit exceeded, retry in 60 seconds")
+			return principal{}, errs.New(errs.Unauthenticated, "Unauthorized: rate limit exceeded, retry in 60 seconds")
 		}
 		return principal{}, &Error{Kind: errs.RateLimited, Code: codeRateLimited,
 			Message: "Rate limit exceeded: " + strconv.Itoa(limit) + " requests per minute. Retry in 60 seconds."}
 	}
 	if rt.capability != "" && !access.Can(p.Role, rt.capability) {
-		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
+		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	return p, nil
 }

@@ -80,7 +80,7 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	out, err := s.calls.Batch(r.Context(), caller(r), req, decodeBytes)
+	out, err := s.calls.Batch(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -126,7 +127,7 @@ func (s *Server) handle(rt route, h handlerFunc) {
 			ri.route = idx
 		}
 		if r.ContentLength > rt.bodyLimit {
-			s.writeError(w, r, rt.family, errorf(http.StatusRequestEntityTooLarge,
+			s.writeError(w, r, rt.family, errs.New(errs.TooLarge,
 				fmt.Sprintf("request body too large (max %d bytes)", rt.bodyLimit)))
 			return
 		}
@@ -195,7 +196,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, familyOf(r.URL.Path), errorf(http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+	s.writeError(w, r, familyOf(r.URL.Path), errs.New(errs.MethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
 }
 
 // familyOf picks the error shape for a path no route matched.
