@@ -19,7 +19,7 @@ import (
 type App struct {
 	cfg     Config
 	log     *slog.Logger
-	db      *storage.DB
+	db      *storage.Stores
 	srv     *Server
 	ln      net.Listener
 	http    *http.Server
@@ -90,7 +90,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
 // DB is the app's database, for tests and in-process tools.
-func (a *App) DB() *storage.DB { return a.db }
+func (a *App) DB() *storage.Stores { return a.db }
 
 // Handler is the HTTP handler, for tests that drive it through httptest.
 func (a *App) Handler() http.Handler { return a.srv }

@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // Capabilities named by the route table (access owns the roles).
@@ -157,19 +158,19 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 var errBadKey = &Error{Kind: errs.Unauthenticated, Message: "invalid or expired API key"}
 
 // lookupKey resolves a presented key through the cache.
-func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, error) {
+func (s *Server) lookupKey(ctx context.Context, key string) (orgstore.KeyAuth, error) {
 	if !access.WellFormedKey(key) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	k, err := s.keys.get(ctx, sha256.Sum256([]byte(key)))
 	if errors.Is(err, storage.ErrNotFound) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	if k.ExpiresAt != nil && !time.Now().Before(*k.ExpiresAt) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	return k, nil
 }
@@ -178,27 +179,27 @@ func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, er
 // soon as the database's auth epoch moves (a user removed, a key revoked, in
 // any process), so revocation is immediate while most requests skip SQL.
 type keyCache struct {
-	db    *storage.DB
+	db    *storage.Stores
 	mu    sync.RWMutex
 	epoch int64
 	m     map[[32]byte]cachedKey
 }
 
 type cachedKey struct {
-	k  storage.KeyAuth
+	k  orgstore.KeyAuth
 	at time.Time
 }
 
 const keyCacheTTL = time.Minute
 
-func newKeyCache(db *storage.DB) *keyCache {
+func newKeyCache(db *storage.Stores) *keyCache {
 	return &keyCache{db: db, epoch: -1, m: map[[32]byte]cachedKey{}}
 }
 
-func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, error) {
+func (c *keyCache) get(ctx context.Context, hash [32]byte) (orgstore.KeyAuth, error) {
 	epoch, err := c.db.AuthEpoch(ctx)
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	c.mu.RLock()
 	e, ok := c.m[hash]
@@ -207,9 +208,9 @@ func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, err
 	if ok && same && time.Since(e.at) < keyCacheTTL {
 		return e.k, nil
 	}
-	k, err := c.db.LookupKey(ctx, hash[:])
+	k, err := c.db.Orgs.LookupKey(ctx, hash[:])
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	c.mu.Lock()
 	if c.epoch != epoch || len(c.m) > 10000 {

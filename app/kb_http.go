@@ -7,7 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // wireKB opens the knowledge base (embedder, queue recovery) before the
@@ -52,7 +52,7 @@ type kbCollection struct {
 	UpdatedAt   string   `json:"updatedAt"`
 }
 
-func viewCollection(c storage.Collection) kbCollection {
+func viewCollection(c kbstore.Collection) kbCollection {
 	return kbCollection{ID: c.ID, Name: c.Name, Description: c.Description, SourceCount: c.SourceCount,
 		SearchAlpha: c.SearchAlpha, CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
 }

@@ -20,7 +20,7 @@ import (
 
 // newBareServer is a Server on a fresh database with one extra v1 test
 // route, served through httptest, for middleware tests.
-func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
+func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 	t.Helper()
 	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
 	if err != nil {
@@ -38,13 +38,13 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
 	return s, ts, db
 }
 
-func newOrgKey(t testing.TB, db *storage.DB, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
+func newOrgKey(t testing.TB, db *storage.Stores, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
 	t.Helper()
 	org, key, _, err := access.CreateOrg(context.Background(), db, name, "owner@"+name+".test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.FirstOwner(context.Background(), org.ID)
+	u, _ := db.Orgs.FirstOwner(context.Background(), org.ID)
 	lk, _, err := access.CreateKey(context.Background(), db, org.ID, u.ID, o)
 	if err != nil {
 		t.Fatal(err)

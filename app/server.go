@@ -52,7 +52,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 
 // Server is the HTTP API: routes, middleware and the handlers' dependencies.
 type Server struct {
-	db  *storage.DB
+	db  *storage.Stores
 	log *slog.Logger
 	now func() time.Time
 	cfg Config
@@ -75,10 +75,10 @@ type Server struct {
 }
 
 // newServer builds the server and its route table.
-func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
+func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	var rates access.RateStore
 	if db.Postgres() { // several processes share the database: and the limit
-		rates = db
+		rates = db.Orgs
 	}
 	s := &Server{
 		db:          db,

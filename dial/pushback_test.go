@@ -47,7 +47,7 @@ func TestPushbackSlowsThenRecovers(t *testing.T) {
 		}
 		defer db.Close()
 		seedDue(t, db, 300, time.Now())
-		if _, err := db.PromoteDueCalls(ctx, time.Now()); err != nil {
+		if _, err := db.Calls.PromoteDueCalls(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		logs := &testbin.Buffer{}

@@ -46,7 +46,7 @@ func TestSharedLimiterAcrossProcesses(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
-		ls = append(ls, NewLimiter(time.Minute, db))
+		ls = append(ls, NewLimiter(time.Minute, db.Orgs))
 	}
 	const limit = 30
 	t0 := time.Unix(1_800_000_000, 0) // on a bucket boundary (a whole second)

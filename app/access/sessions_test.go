@@ -8,9 +8,10 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
-func openDB(t *testing.T) (*storage.DB, storage.User) {
+func openDB(t *testing.T) (*storage.Stores, orgstore.User) {
 	t.Helper()
 	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
 	if err != nil {
@@ -21,7 +22,7 @@ func openDB(t *testing.T) (*storage.DB, storage.User) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.FirstOwner(context.Background(), o.ID)
+	u, _ := db.Orgs.FirstOwner(context.Background(), o.ID)
 	if err := SetPassword(context.Background(), db, u.ID, "a long password"); err != nil {
 		t.Fatal(err)
 	}

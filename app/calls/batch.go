@@ -15,7 +15,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // BatchRequest is the body of POST /api/v1/calls/batch. Items stay raw so
@@ -212,7 +212,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest) (BatchO
 			phones = append(phones, it.phone)
 		}
 	}
-	listed, err := s.db.DNCListedAmong(ctx, agent.OrgID, phones)
+	listed, err := s.db.Calls.DNCListedAmong(ctx, agent.OrgID, phones)
 	if err != nil {
 		return BatchOutcome{}, err
 	}
@@ -266,7 +266,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest) (BatchO
 	if !req.DryRun {
 		batchID = uuid.NewString()
 	}
-	var rows []storage.Call
+	var rows []callstore.Call
 	var ok []batchValid
 	for k, v := range valid {
 		if p := planned[k]; p.Err != nil {
@@ -280,8 +280,8 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest) (BatchO
 			schedAt = &t
 		}
 		callerID := s.callers.pick(agent, v.phone, "")
-		rows = append(rows, storage.Call{
-			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallScheduled, PhoneNumber: v.phone,
+		rows = append(rows, callstore.Call{
+			OrgID: agent.OrgID, AgentID: agent.ID, Status: callstore.CallScheduled, PhoneNumber: v.phone,
 			CallerID: callerID, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
 			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: bs.policy.MaxRetries, RetryPolicy: policyJSON(bs.policy),
 			Window: windowJSON(v.window), Metadata: recordMetadata(v.meta, callerID, v.priority),
@@ -296,7 +296,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest) (BatchO
 			results = append(results, BatchResult{Index: ok[k].index, Success: true, ContactPhone: c.PhoneNumber, ScheduledAt: &at})
 		}
 	case len(rows) > 0:
-		_, created, err := s.db.CreateBatch(ctx, storage.Batch{ID: batchID, OrgID: agent.OrgID, AgentID: agent.ID, Name: bs.name}, rows)
+		_, created, err := s.db.Calls.CreateBatch(ctx, callstore.Batch{ID: batchID, OrgID: agent.OrgID, AgentID: agent.ID, Name: bs.name}, rows)
 		if err != nil {
 			return BatchOutcome{}, err
 		}

@@ -54,7 +54,7 @@ type TelephonyConfig struct {
 // Service is the calls feature of a server process: the store, the dialer,
 // the dial queue and the scheduler it wakes when calls are stored.
 type Service struct {
-	db      *storage.DB
+	db      *storage.Stores
 	log     *slog.Logger
 	now     func() time.Time
 	cfg     Config
@@ -69,7 +69,7 @@ type Service struct {
 // New builds the dialer, the dial queue and the scheduler. Run Workers
 // with the server; Close after they stopped (a SIP dialer's socket is
 // closed only once the queue's drain hung up the calls in flight).
-func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
+func New(db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

@@ -54,7 +54,7 @@ func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) 
 		if end.IsZero() {
 			end = s.now()
 		}
-		completed, err = s.db.CompleteCallFromWebhook(ctx, ev.CallID, ev.Attempt, ev.RoomName, end)
+		completed, err = s.db.Calls.CompleteCallFromWebhook(ctx, ev.CallID, ev.Attempt, ev.RoomName, end)
 		if err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ func TestAddRemoveValidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	for _, c := range []struct {
 		req   AddRequest
 		field string
@@ -113,7 +113,7 @@ func TestImport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	var b strings.Builder
 	b.WriteString("phone,reason\n")
 	for i := range 12000 {

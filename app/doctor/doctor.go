@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Status is a check's verdict. Only Fail makes the doctor fail: Warn is
@@ -85,7 +86,7 @@ const (
 type run struct {
 	in         Input
 	now        func() time.Time
-	state      storage.FileState
+	state      sqldb.FileState
 	haveState  bool
 	serverTime time.Time // the LiveKit server's clock, when probed
 }

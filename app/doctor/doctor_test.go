@@ -28,7 +28,7 @@ func newDB(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateOrg(context.Background(), "acme"); err != nil {
+	if _, err := db.Orgs.CreateOrg(context.Background(), "acme"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

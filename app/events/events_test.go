@@ -15,7 +15,7 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // headers are what the worker sends with a body.
@@ -143,7 +143,7 @@ func FuzzEventBody(f *testing.F) {
 			return
 		}
 		at = at % (1 << 45) // years 0 to ~3000
-		ev := storage.Event{ID: id, Type: typ, OrgID: org, Data: data, CreatedAt: time.UnixMilli(at)}
+		ev := sqldb.Event{ID: id, Type: typ, OrgID: org, Data: data, CreatedAt: time.UnixMilli(at)}
 		body := Body(ev)
 		var back Event
 		if err := json.Unmarshal(body, &back); err != nil {

@@ -7,6 +7,9 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // Views are the GET shapes of the resources events carry. The call, source
@@ -14,9 +17,9 @@ import (
 // in (Install), so an event's data is exactly what the resource's GET
 // shows, built from the state the event's transaction left.
 type Views struct {
-	Call    func(storage.CallSnapshot) any // as GET /api/v1/calls/{id}
-	Source  func(storage.Source) any       // as an item of GET /api/v1/kb/sources
-	Listing func(storage.Listing) any      // as an item of GET /api/v1/listings/sync
+	Call    func(callstore.CallSnapshot) any // as GET /api/v1/calls/{id}
+	Source  func(kbstore.Source) any         // as an item of GET /api/v1/kb/sources
+	Listing func(listingstore.Listing) any   // as an item of GET /api/v1/listings/sync
 }
 
 // FeatureViews are the views of the features that own the resources, the
@@ -28,14 +31,14 @@ func FeatureViews() Views {
 // Install makes db render every event it writes with v, plus this
 // package's own views of a listings sync and a finished batch. Every
 // process that writes (the server, the CLI) installs the same views.
-func Install(db *storage.DB, v Views) {
+func Install(db *storage.Stores, v Views) {
 	db.SetEventViews(storage.EventViews{
 		Call:   v.Call,
 		Source: v.Source,
-		Listings: func(s storage.ListingsSynced) any {
+		Listings: func(s listingstore.ListingsSynced) any {
 			return listingsSyncView(s, v.Listing)
 		},
-		Batch: func(s storage.BatchSummary) any { return batchView(s) },
+		Batch: func(s callstore.BatchSummary) any { return batchView(s) },
 	})
 }
 
@@ -51,10 +54,10 @@ type ListingsSync struct {
 	Listings []any   `json:"listings"`
 }
 
-func listingsSyncView(s storage.ListingsSynced, item func(storage.Listing) any) ListingsSync {
+func listingsSyncView(s listingstore.ListingsSynced, item func(listingstore.Listing) any) ListingsSync {
 	out := ListingsSync{Imported: len(s.Created), Updated: len(s.Updated), Failed: s.Failed, Deleted: s.Deleted,
 		Category: s.Category, Listings: make([]any, 0, len(s.Created)+len(s.Updated))}
-	for _, group := range [][]storage.Listing{s.Created, s.Updated} {
+	for _, group := range [][]listingstore.Listing{s.Created, s.Updated} {
 		for _, l := range group {
 			if item != nil {
 				out.Listings = append(out.Listings, item(l))
@@ -77,9 +80,9 @@ type Batch struct {
 	EndedAt   string         `json:"endedAt"`
 }
 
-func batchView(s storage.BatchSummary) Batch {
+func batchView(s callstore.BatchSummary) Batch {
 	st := map[string]int{}
-	for _, k := range []string{storage.CallCompleted, storage.CallFailed, storage.CallBusy, storage.CallNoAnswer, storage.CallCancelled} {
+	for _, k := range []string{callstore.CallCompleted, callstore.CallFailed, callstore.CallBusy, callstore.CallNoAnswer, callstore.CallCancelled} {
 		st[k] = s.ByStatus[k]
 	}
 	end := s.EndedAt

@@ -21,7 +21,7 @@ func TestUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	s, err := Get(ctx, db, org.ID)
 	if err != nil || s.CallingHours.Enabled || s.CallingHours.Start != "08:00" || s.CallingHours.End != "21:00" ||
 		len(s.CallingHours.Days) != 7 || s.CallingHours.DefaultTimezone != "UTC" || s.UpdatedAt != nil {

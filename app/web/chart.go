@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // chartHours is the span of the overview chart: 7 days of hours.
@@ -30,7 +30,7 @@ type chart struct {
 // buildChart draws stacked bars, one per hour from from (an hour start),
 // each split by outcome; every bar has a title with its counts, so a
 // pointer or a screen reader gets the numbers.
-func buildChart(hours []storage.HourCount, from time.Time, loc *time.Location) chart {
+func buildChart(hours []dashstore.HourCount, from time.Time, loc *time.Location) chart {
 	counts := make([]map[string]int, chartHours)
 	for _, h := range hours {
 		i := int(h.Hour.Sub(from) / time.Hour)
@@ -123,7 +123,7 @@ type dayRow struct {
 }
 
 // dailyRows sums the hours into the zone's days, newest first.
-func dailyRows(hours []storage.HourCount, from time.Time, loc *time.Location) []dayRow {
+func dailyRows(hours []dashstore.HourCount, from time.Time, loc *time.Location) []dayRow {
 	var days []dayRow
 	index := map[string]int{}
 	for i := 0; i < chartHours; i++ {

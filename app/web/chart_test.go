@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // The chart stacks each hour's outcomes, titles every bar with its counts,
 // and scales to a round peak; the daily table sums the same hours.
 func TestChart(t *testing.T) {
 	from := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
-	hours := []storage.HourCount{
+	hours := []dashstore.HourCount{
 		{Hour: from.Add(9 * time.Hour), Status: "completed", N: 3},
 		{Hour: from.Add(9 * time.Hour), Status: "busy", N: 1},
 		{Hour: from.Add(30 * time.Hour), Status: "failed", N: 7},

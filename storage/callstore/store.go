@@ -2,7 +2,7 @@
 // (claims, leases, attempts, retries), inbound calls, telephony results,
 // batches, the do-not-call list and each organization's calling rules.
 // Every transition writes its call.* and batch.completed events in its own
-// transaction. Package storage embeds Calls in its DB.
+// transaction. storage.Stores holds it as its Calls field.
 package callstore
 
 import (
