@@ -15,11 +15,9 @@ type webhooksState struct {
 	streams context.Context // ends when the server stops, closing event streams
 }
 
-// wireWebhooks installs the event views on the database, builds the
-// webhook service and starts the delivery worker.
+// wireWebhooks builds the webhook service and starts the delivery worker.
 func (a *App) wireWebhooks(ctx context.Context) error {
 	cfg := a.cfg.Webhooks
-	events.Install(a.db, events.FeatureViews())
 	client := safehttp.New(safehttp.Options{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, MaxBody: events.MaxResponse})
 	streams, stop := context.WithCancel(context.Background())
 	a.srv.webhooks = webhooksState{

@@ -4,20 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // openDB opens the database named by --db for a CLI command; it may be open
 // in a running server at the same time. Events the command causes (a
-// cancelled call, an import) carry the same views as the server's.
+// cancelled call, an import) record what changed; they are rendered where
+// they leave a process, as the server's are.
 func openDB(ctx context.Context, g *globals) (*storage.Stores, error) {
-	db, err := storage.Open(ctx, g.db)
-	if err == nil {
-		events.Install(db, events.FeatureViews())
-	}
-	return db, err
+	return storage.Open(ctx, g.db)
 }
 
 // resolveOrg finds ORG by name or id; with one organization in the

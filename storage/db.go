@@ -3,15 +3,13 @@
 // of the project lives below it, each domain's in its own package
 // (storage/callstore, storage/kbstore, ...), over the connection they share
 // (storage/sqldb). This package holds no query: Open, the Stores struct,
-// the whole-database operations (backup, restore, inspect, copy) and the
-// event views installed at start.
+// and the whole-database operations (backup, restore, inspect, copy).
 package storage
 
 import (
 	"context"
 	"database/sql"
 	"embed"
-	"sync/atomic"
 
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
@@ -49,8 +47,7 @@ type Stores struct {
 	Events    *eventstore.Events
 	Vectors   *vectorstore.Vectors
 
-	c     *sqldb.DB
-	views atomic.Pointer[EventViews] // how events render their data (SetEventViews)
+	c *sqldb.DB
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -61,17 +58,10 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &Stores{c: c, Agents: agentstore.New(c), Orgs: orgstore.New(c), Webhooks: hookstore.New(c),
-		Dashboard: dashstore.New(c), Events: eventstore.New(c), Vectors: vectorstore.New(c)}
-	db.Calls = callstore.New(c, func() callstore.Views {
-		v := db.eventViews()
-		return callstore.Views{Call: v.Call, Batch: v.Batch}
-	})
-	db.KB = kbstore.New(c, func() kbstore.Views { return kbstore.Views{Source: db.eventViews().Source} })
-	db.Listings = listingstore.New(c, db.Vectors, func() listingstore.Views {
-		return listingstore.Views{Listings: db.eventViews().Listings}
-	})
-	return db, nil
+	vec := vectorstore.New(c)
+	return &Stores{c: c, Calls: callstore.New(c), Agents: agentstore.New(c), Orgs: orgstore.New(c),
+		Webhooks: hookstore.New(c), Dashboard: dashstore.New(c), KB: kbstore.New(c),
+		Listings: listingstore.New(c, vec), Events: eventstore.New(c), Vectors: vec}, nil
 }
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
@@ -104,27 +94,6 @@ func (db *Stores) AuthEpoch(ctx context.Context) (int64, error) { return db.c.Au
 // PoolStats are the connection pool statistics of the writer (one
 // connection) and of the reader pool, by name: "writer", "reader".
 func (db *Stores) PoolStats() map[string]sql.DBStats { return db.c.PoolStats() }
-
-// EventViews turn records read inside an event's transaction into the
-// event's data. The feature layer sets them once per Stores
-// (SetEventViews), so data is the resource as its GET shows it, built from
-// the transaction's own state; a nil view falls back to {"id": ...}.
-type EventViews struct {
-	Call     func(callstore.CallSnapshot) any
-	Source   func(kbstore.Source) any
-	Listings func(listingstore.ListingsSynced) any
-	Batch    func(callstore.BatchSummary) any
-}
-
-// SetEventViews installs the views every later event is rendered with.
-func (db *Stores) SetEventViews(v EventViews) { db.views.Store(&v) }
-
-func (db *Stores) eventViews() EventViews {
-	if v := db.views.Load(); v != nil {
-		return *v
-	}
-	return EventViews{}
-}
 
 // ErrInUse is returned by Restore when another connection has the target
 // database open.

@@ -89,14 +89,15 @@ func strPtr(s string) *string {
 
 // view shapes a stored event.
 func view(e sqldb.Event) Event {
-	return Event{ID: e.ID, Type: e.Type, CreatedAt: formatTime(e.CreatedAt), OrganizationID: e.OrgID, Data: e.Data}
+	return Event{ID: e.ID, Type: e.Type, CreatedAt: formatTime(e.CreatedAt), OrganizationID: e.OrgID, Data: Render(e)}
 }
 
 // Body is the exact bytes a webhook delivery (and an SSE data line)
 // carries: {id, type, createdAt, organizationId, data}. It is built the
 // same way on every attempt, so a signature covers the same bytes.
 func Body(e sqldb.Event) []byte {
-	b := make([]byte, 0, len(e.Data)+160)
+	data := Render(e)
+	b := make([]byte, 0, len(data)+160)
 	b = append(b, `{"id":`...)
 	b = appendString(b, e.ID)
 	b = append(b, `,"type":`...)
@@ -106,10 +107,10 @@ func Body(e sqldb.Event) []byte {
 	b = append(b, `","organizationId":`...)
 	b = appendString(b, e.OrgID)
 	b = append(b, `,"data":`...)
-	if len(e.Data) == 0 {
+	if len(data) == 0 {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, e.Data...)
+		b = append(b, data...)
 	}
 	return append(b, '}')
 }

@@ -13,13 +13,9 @@ import (
 
 // Calls is the calls store over the shared connection.
 type Calls struct {
-	c     *sqldb.DB
-	r     *sql.DB
-	views func() Views
+	c *sqldb.DB
+	r *sql.DB
 }
 
-// New returns the calls store over c; views gives the current renderers
-// of call and batch event data (storage's SetEventViews sets them).
-func New(c *sqldb.DB, views func() Views) *Calls {
-	return &Calls{c: c, r: c.Reader(), views: views}
-}
+// New returns the calls store over c.
+func New(c *sqldb.DB) *Calls { return &Calls{c: c, r: c.Reader()} }

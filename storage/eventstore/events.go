@@ -59,7 +59,7 @@ type EventFilter struct {
 // ListEvents returns the organization's events after AfterSeq, oldest
 // first.
 func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event, error) {
-	q := "SELECT seq, id, org_id, type, subject, data, created_at FROM events WHERE org_id = ? AND seq > ?"
+	q := "SELECT seq, id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND seq > ?"
 	args := []any{f.OrgID, f.AfterSeq}
 	if len(f.Types) > 0 {
 		q += " AND type IN (?" + strings.Repeat(", ?", len(f.Types)-1) + ")"
@@ -78,7 +78,7 @@ func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event,
 		var e sqldb.Event
 		var data string
 		var created int64
-		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &created); err != nil {
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
 			return nil, err
 		}
 		e.Data, e.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)

@@ -62,10 +62,15 @@ func TestEventsFollowTheirTransaction(t *testing.T) {
 		got[2] != want[2] || got[3] != want[3] {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	// Without installed views an event still says which resource it is.
+	// An event records the call as its transaction left it, in a
+	// versioned snapshot the calls store reads back.
 	evs, _ := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: org, AfterSeq: 2, Limit: 1})
-	if string(evs[0].Data) != `{"id":"`+id+`"}` {
-		t.Fatalf("bare data %s", evs[0].Data)
+	snap, err := callstore.DecodeCallSnapshot(evs[0].Data, evs[0].Version)
+	if err != nil {
+		t.Fatalf("snapshot %s (version %d): %v", evs[0].Data, evs[0].Version, err)
+	}
+	if snap.Call.ID != id || snap.Call.Status != callstore.CallQueued || string(snap.Call.Metadata) != "{}" || snap.Call.Window != nil {
+		t.Fatalf("snapshot %+v", snap.Call)
 	}
 }
 

@@ -25,24 +25,14 @@ const (
 	EventKBSourceFailed    = "kb.source.failed"
 )
 
-// Views turn a source read inside an event's transaction into the event's
-// data; a nil view falls back to {"id": ...}.
-type Views struct {
-	Source func(Source) any
-}
-
 // Knowledge is the knowledge store over the shared connection.
 type Knowledge struct {
-	c     *sqldb.DB
-	r     *sql.DB
-	views func() Views
+	c *sqldb.DB
+	r *sql.DB
 }
 
-// New returns the knowledge store over c; views gives the current renderer
-// of source event data.
-func New(c *sqldb.DB, views func() Views) *Knowledge {
-	return &Knowledge{c: c, r: c.Reader(), views: views}
-}
+// New returns the knowledge store over c.
+func New(c *sqldb.DB) *Knowledge { return &Knowledge{c: c, r: c.Reader()} }
 
 // Collection is a knowledge collection of one organization.
 type Collection struct {

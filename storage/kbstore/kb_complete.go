@@ -242,21 +242,35 @@ func scanEventSources(rows *sql.Rows) (map[string]eventSource, error) {
 }
 
 // emitSourceEvents writes a kb.source.* event for each of ids, in order,
-// from the sources read.
+// recording the source as read (SnapshotVersion).
 func (db *Knowledge) emitSourceEvents(ctx context.Context, tx *sql.Tx, typ string, ids []string, srcs map[string]eventSource) error {
-	view := db.views().Source
 	evs := make([]sqldb.PendingEvent, 0, len(ids))
 	for _, id := range ids {
 		x, ok := srcs[id]
 		if !ok {
 			return fmt.Errorf("storage: event source %s: %w", id, sqldb.ErrNotFound)
 		}
-		var data any = map[string]string{"id": id}
-		if view != nil {
-			data = view(x.s)
-		}
-		evs = append(evs, sqldb.PendingEvent{Type: typ, Subject: "kb_source:" + id, OrgID: x.org, Data: data})
+		evs = append(evs, sqldb.PendingEvent{Type: typ, Subject: "kb_source:" + id, OrgID: x.org, Data: x.s,
+			Version: SnapshotVersion})
 	}
 	_, err := db.c.InsertEvents(ctx, tx, evs)
 	return err
+}
+
+// SnapshotVersion is the format of the data kb.source.* events record
+// (sqldb.Event.Version): the Source as JSON, read back with DecodeSource;
+// the events feature renders the public body from it.
+const SnapshotVersion = 1
+
+// DecodeSource reads the data of a kb.source.* event recorded in format
+// version.
+func DecodeSource(data []byte, version int) (Source, error) {
+	var s Source
+	if version != SnapshotVersion {
+		return s, fmt.Errorf("storage: source snapshot format %d", version)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("storage: source snapshot: %w", err)
+	}
+	return s, nil
 }

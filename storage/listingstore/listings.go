@@ -22,36 +22,64 @@ import (
 // EventListingsSynced is the event type a sync writes in its transaction.
 const EventListingsSynced = "listings.sync.completed"
 
-// Views turn a sync's writes into its event's data; a nil view falls back
-// to the counts.
-type Views struct {
-	Listings func(ListingsSynced) any
-}
-
 // Listings is the listings store over the shared connection.
 type Listings struct {
-	c     *sqldb.DB
-	r     *sql.DB
-	views func() Views
-	text  *search.TextIndex // keyword index of listings, loaded per organization on first search
+	c    *sqldb.DB
+	r    *sql.DB
+	text *search.TextIndex // keyword index of listings, loaded per organization on first search
 }
 
 // New returns the listings store over c; its keyword index follows vec's
-// change log; views gives the current renderer of sync event data.
-func New(c *sqldb.DB, vec *vectorstore.Vectors, views func() Views) *Listings {
-	db := &Listings{c: c, r: c.Reader(), views: views}
+// change log.
+func New(c *sqldb.DB, vec *vectorstore.Vectors) *Listings {
+	db := &Listings{c: c, r: c.Reader()}
 	db.text = search.NewTextIndex(vec, db.loadText)
 	return db
 }
 
-// ListingsSynced is what one listings sync wrote.
+// ListingsSynced is what one listings sync wrote: the data its
+// listings.sync.completed event records (SnapshotVersion).
 type ListingsSynced struct {
 	OrgID    string
-	Created  []Listing
-	Updated  []Listing
+	Created  []SyncedListing
+	Updated  []SyncedListing
 	Failed   int
 	Deleted  int
 	Category *string // the stale scope's category when deleteStale ran
+}
+
+// SyncedListing is what the event records of one written listing: the
+// fields its public view shows, not the attributes or description.
+type SyncedListing struct {
+	ID, ExternalID, Title string
+	HasPrice              bool
+	PriceCents            int64
+	Currency, SourceURL   string
+	UpdatedAt             time.Time
+}
+
+// Listing is the recorded listing with the fields it holds.
+func (l SyncedListing) Listing() Listing {
+	return Listing{ID: l.ID, ExternalID: l.ExternalID, Title: l.Title, HasPrice: l.HasPrice, PriceCents: l.PriceCents,
+		Currency: l.Currency, SourceURL: l.SourceURL, UpdatedAt: l.UpdatedAt, CreatedAt: l.UpdatedAt}
+}
+
+// SnapshotVersion is the format of the data listings.sync.completed
+// records (sqldb.Event.Version): a ListingsSynced as JSON, read back with
+// DecodeListingsSynced; the events feature renders the public body from it.
+const SnapshotVersion = 1
+
+// DecodeListingsSynced reads the data of a listings.sync.completed event
+// recorded in format version.
+func DecodeListingsSynced(data []byte, version int) (ListingsSynced, error) {
+	var s ListingsSynced
+	if version != SnapshotVersion {
+		return s, fmt.Errorf("storage: listings sync snapshot format %d", version)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return s, fmt.Errorf("storage: listings sync snapshot: %w", err)
+	}
+	return s, nil
 }
 
 // Listing is one stored listing of an organization.
@@ -496,7 +524,7 @@ func (db *Listings) GetListing(ctx context.Context, orgID, externalID string) (L
 // emitListingsSynced writes listings.sync.completed for a sync's writes.
 func (db *Listings) emitListingsSynced(ctx context.Context, tx *sql.Tx, orgID string, writes []ListingWrite, out SyncOutcome,
 	stale *StaleScope, now int64) error {
-	s := ListingsSynced{OrgID: orgID, Deleted: len(out.Deleted), Created: []Listing{}, Updated: []Listing{}}
+	s := ListingsSynced{OrgID: orgID, Deleted: len(out.Deleted), Created: []SyncedListing{}, Updated: []SyncedListing{}}
 	if stale != nil {
 		c := stale.Category
 		s.Category = &c
@@ -506,19 +534,16 @@ func (db *Listings) emitListingsSynced(ctx context.Context, tx *sql.Tx, orgID st
 			s.Failed++
 			continue
 		}
-		l := writes[i].Listing
-		l.Seq, l.ID, l.OrgID, l.UpdatedAt = r.Seq, r.ID, orgID, sqldb.FromMS(now)
+		w := &writes[i].Listing
+		l := SyncedListing{ID: r.ID, ExternalID: w.ExternalID, Title: w.Title, HasPrice: w.HasPrice, PriceCents: w.PriceCents,
+			Currency: w.Currency, SourceURL: w.SourceURL, UpdatedAt: sqldb.FromMS(now)}
 		if writes[i].Seq == 0 {
-			l.CreatedAt = l.UpdatedAt
 			s.Created = append(s.Created, l)
 		} else {
 			s.Updated = append(s.Updated, l)
 		}
 	}
-	var data any = map[string]any{"created": len(s.Created), "updated": len(s.Updated)}
-	if v := db.views().Listings; v != nil {
-		data = v(s)
-	}
-	_, err := db.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventListingsSynced, Subject: "listings:" + orgID, OrgID: orgID, Data: data}})
+	_, err := db.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventListingsSynced, Subject: "listings:" + orgID, OrgID: orgID,
+		Data: s, Version: SnapshotVersion}})
 	return err
 }
