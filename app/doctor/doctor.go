@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
@@ -65,7 +65,7 @@ type Input struct {
 	DBPath    string
 	Dialer    string // none, sim, sip, livekit
 	SIP       sipdial.Config
-	LiveKit   dial.LiveKitConfig
+	LiveKit   livekitdial.LiveKitConfig
 	// Embedder is the configured embedder, or EmbedderErr why it could not
 	// be built.
 	Embedder    embed.Embedder
@@ -207,9 +207,9 @@ func (r *run) dialer(ctx context.Context) (Status, string) {
 		}
 		return OK, msg
 	case "livekit":
-		p, err := dial.ProbeLiveKit(ctx, r.in.LiveKit)
+		p, err := livekitdial.ProbeLiveKit(ctx, r.in.LiveKit)
 		r.serverTime = p.ServerTime
-		if dial.LiveKitUnauthenticated(err) {
+		if livekitdial.LiveKitUnauthenticated(err) {
 			return Fail, oneLine(err) + ": check --livekit-api-key and --livekit-api-secret"
 		}
 		if err != nil {

@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 // CheckLiveKitConfig validates cfg as NewLiveKit does (URL, key, secret,
 // trunk id, agent name), without any request.

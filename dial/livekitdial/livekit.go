@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/dial"
 )
 
 // LiveKitConfig configures the LiveKit dialer.
@@ -159,9 +161,9 @@ type lkJobMetadata struct {
 // Dial places one attempt: CreateRoom (connecting), CreateDispatch, then
 // CreateSIPParticipant waiting for the answer (ringing, then active), and
 // waits for the end of the call (webhook, or polling as a fallback).
-func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Result, error) {
+func (l *LiveKit) Dial(ctx context.Context, c dial.Call, progress func(dial.Progress)) (dial.Result, error) {
 	if progress == nil {
-		progress = func(Progress) {}
+		progress = func(dial.Progress) {}
 	}
 	room := LiveKitRoomName(c.ID, c.Attempt)
 	identity := liveKitSIPIdentity(room)
@@ -175,7 +177,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	}
 	metaJSON, err := lkMarshal(meta)
 	if err != nil {
-		return Result{}, fmt.Errorf("livekit: call metadata: %w", err)
+		return dial.Result{}, fmt.Errorf("livekit: call metadata: %w", err)
 	}
 	// Watch the room before anything exists so no webhook is missed.
 	w := l.watch(room)
@@ -192,12 +194,12 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	if err != nil {
 		if ctx.Err() != nil {
 			l.deleteRoom(ctx, room) // in case it was created before the cancel
-			return Result{Status: StatusCancelled}, nil
+			return dial.Result{Status: dial.StatusCancelled}, nil
 		}
-		return Result{}, setupError(err)
+		return dial.Result{}, setupError(err)
 	}
 	log.Debug("room created", "sid", rm.SID)
-	p := Progress{Status: StatusConnecting, At: time.Now(), RoomID: room}
+	p := dial.Progress{Status: dial.StatusConnecting, At: time.Now(), RoomID: room}
 	progress(p)
 
 	var d lkDispatch
@@ -207,13 +209,13 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	if err != nil {
 		l.deleteRoom(ctx, room)
 		if ctx.Err() != nil {
-			return Result{Status: StatusCancelled}, nil
+			return dial.Result{Status: dial.StatusCancelled}, nil
 		}
-		return Result{}, setupError(err)
+		return dial.Result{}, setupError(err)
 	}
 	p.JobID = d.ID
 
-	p.Status, p.At = StatusRinging, time.Now()
+	p.Status, p.At = dial.StatusRinging, time.Now()
 	progress(p)
 	var sp lkSIPParticipant
 	err = l.client.call(ctx, "SIP/CreateSIPParticipant", grantSIPCall(), lkCreateSIPParticipantRequest{
@@ -226,7 +228,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 		// Deleting the room also ends a SIP leg that may still be ringing.
 		l.deleteRoom(ctx, room)
 		if ctx.Err() != nil {
-			return Result{Status: StatusCancelled}, nil
+			return dial.Result{Status: dial.StatusCancelled}, nil
 		}
 		res, err := sipOutcome(err)
 		log.Info("call not answered", "status", res.Status, "sip", res.SIPCode, "reason", res.Reason, "err", err)
@@ -234,7 +236,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 	}
 	answered := time.Now()
 	p.SIPParticipantID = sp.ParticipantID
-	p.Status, p.At = StatusActive, answered
+	p.Status, p.At = dial.StatusActive, answered
 	progress(p)
 	log.Info("call answered", "participant", sp.ParticipantID, "sipCallId", sp.SIPCallID)
 	return l.await(ctx, w, room, rm.SID, identity, answered)
@@ -244,7 +246,7 @@ func (l *LiveKit) Dial(ctx context.Context, c Call, progress func(Progress)) (Re
 // room or callee gone when polled, or ctx cancelled (hang up). Webhooks of an
 // earlier room with the same name (an attempt re-queued by ErrRetryLater
 // reuses the name) carry another sid and are ignored.
-func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity string, answered time.Time) (Result, error) {
+func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity string, answered time.Time) (dial.Result, error) {
 	var tick <-chan time.Time
 	if l.cfg.PollInterval > 0 {
 		t := time.NewTicker(l.cfg.PollInterval)
@@ -255,7 +257,7 @@ func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity st
 		select {
 		case <-ctx.Done():
 			l.hangUp(ctx, room, identity)
-			return Result{Status: StatusCancelled}, nil
+			return dial.Result{Status: dial.StatusCancelled}, nil
 		case ev := <-w.events:
 			if !ev.EndsCall || (sid != "" && ev.RoomSID != "" && ev.RoomSID != sid) {
 				continue
@@ -265,7 +267,7 @@ func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity st
 				l.deleteRoom(ctx, room) // the agent leaves too
 			}
 			l.log.Info("call ended", "room", room, "by", "webhook", "event", ev.Event)
-			return Result{Status: StatusCompleted, Duration: end.Sub(answered)}, nil
+			return dial.Result{Status: dial.StatusCompleted, Duration: end.Sub(answered)}, nil
 		case <-tick:
 			gone, err := l.calleeGone(ctx, room, identity)
 			if err != nil {
@@ -278,7 +280,7 @@ func (l *LiveKit) await(ctx context.Context, w *lkWaiter, room, sid, identity st
 				end := time.Now()
 				l.deleteRoom(ctx, room)
 				l.log.Info("call ended", "room", room, "by", "poll")
-				return Result{Status: StatusCompleted, Duration: end.Sub(answered)}, nil
+				return dial.Result{Status: dial.StatusCompleted, Duration: end.Sub(answered)}, nil
 			}
 		}
 	}
@@ -361,10 +363,10 @@ func (l *LiveKit) CheckTrunk(ctx context.Context) error {
 func setupError(err error) error {
 	var te *lkTwirpError
 	if errors.As(err, &te) && te.limited() {
-		return &Pushback{Reason: err.Error()}
+		return &dial.Pushback{Reason: err.Error()}
 	}
 	if errors.As(err, &te) && (te.unreachable() || te.Code == "unavailable") {
-		return fmt.Errorf("%w: %v", ErrRetryLater, err)
+		return fmt.Errorf("%w: %v", dial.ErrRetryLater, err)
 	}
 	return err
 }

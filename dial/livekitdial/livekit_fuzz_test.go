@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
@@ -16,7 +17,7 @@ import (
 // v1.13.5 sent; participant_left follows the same protojson shape.
 func lkWebhookSamples(t testing.TB) map[string][]byte {
 	t.Helper()
-	files, err := filepath.Glob("../testdata/livekit/webhook_*.json")
+	files, err := filepath.Glob("../../testdata/livekit/webhook_*.json")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no webhook samples: %v", err)
 	}
@@ -94,12 +95,12 @@ func FuzzLiveKitTwirpError(f *testing.F) {
 	f.Add(429, []byte(`{"code":"resource_exhausted","msg":"limit exceeded","meta":{"sip_status_code":1e99}}`))
 	f.Add(502, []byte(`<html>Bad Gateway</html>`))
 	f.Add(400, []byte(`{"code":"x","msg":"SIP STATUS: 999"}`))
-	allowed := []string{StatusBusy, StatusNoAnswer, StatusFailed}
+	allowed := []string{dial.StatusBusy, dial.StatusNoAnswer, dial.StatusFailed}
 	f.Fuzz(func(t *testing.T, status int, body []byte) {
 		te := parseTwirpError("SIP/CreateSIPParticipant", status, body)
 		res, err := sipOutcome(te)
 		if err != nil {
-			if !errors.Is(err, ErrRetryLater) {
+			if !errors.Is(err, dial.ErrRetryLater) {
 				t.Fatalf("error %v is not ErrRetryLater", err)
 			}
 			return
@@ -107,7 +108,7 @@ func FuzzLiveKitTwirpError(f *testing.F) {
 		if !slices.Contains(allowed, res.Status) || (res.SIPCode != 0 && (res.SIPCode < 300 || res.SIPCode > 699)) {
 			t.Fatalf("outcome %+v", res)
 		}
-		if res.Status == StatusFailed && res.Reason == "" {
+		if res.Status == dial.StatusFailed && res.Reason == "" {
 			t.Fatalf("failed without reason: %+v", res)
 		}
 	})

@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"bufio"
@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/dial"
 )
 
 // The integration test runs a real livekit-server (v1.13.5, `go install
@@ -251,17 +253,17 @@ logging:
 		t.Fatalf("CheckTrunk: %v", err)
 	}
 
-	var prog []Progress
+	var prog []dial.Progress
 	c := lkTestCall
-	res, err := l.Dial(ctx, c, func(p Progress) { prog = append(prog, p) })
+	res, err := l.Dial(ctx, c, func(p dial.Progress) { prog = append(prog, p) })
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}
 	t.Logf("result: %+v; progress: %+v", res, prog)
-	if res.Status != StatusFailed || !strings.Contains(res.Reason, "no SIP service answered") {
+	if res.Status != dial.StatusFailed || !strings.Contains(res.Reason, "no SIP service answered") {
 		t.Errorf("result %+v, want failed with the no-SIP-service reason", res)
 	}
-	if len(prog) != 2 || prog[0].Status != StatusConnecting || prog[1].Status != StatusRinging ||
+	if len(prog) != 2 || prog[0].Status != dial.StatusConnecting || prog[1].Status != dial.StatusRinging ||
 		prog[0].RoomID != lkTestRoom || !strings.HasPrefix(prog[1].JobID, "AD_") {
 		t.Errorf("progress %+v", prog)
 	}

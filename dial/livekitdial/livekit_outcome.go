@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentd/agentd/dial"
 )
 
 // sipOutcome maps a failed CreateSIPParticipant to the attempt's outcome.
@@ -16,38 +18,38 @@ import (
 //     with "SIP <code> <reason>";
 //   - no SIP status: failed with a reason naming LiveKit's answer. The call may
 //     already have rung when the connection dropped, so this never re-queues.
-func sipOutcome(err error) (Result, error) {
+func sipOutcome(err error) (dial.Result, error) {
 	var te *lkTwirpError
 	if !errors.As(err, &te) {
-		return Result{Status: StatusFailed, Reason: "livekit: " + err.Error()}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "livekit: " + err.Error()}, nil
 	}
 	if te.limited() {
-		return Result{}, &Pushback{Reason: te.Error()}
+		return dial.Result{}, &dial.Pushback{Reason: te.Error()}
 	}
 	if code, phrase := twirpSIPStatus(te); code >= 300 {
-		res := Result{SIPCode: code}
+		res := dial.Result{SIPCode: code}
 		switch code {
 		case 486, 600:
-			res.Status = StatusBusy
+			res.Status = dial.StatusBusy
 		case 408, 480, 487:
-			res.Status = StatusNoAnswer
+			res.Status = dial.StatusNoAnswer
 		default:
-			res.Status = StatusFailed
+			res.Status = dial.StatusFailed
 			res.Reason = fmt.Sprintf("SIP %d %s", code, phrase)
 		}
 		return res, nil
 	}
 	switch {
 	case te.Transport != nil:
-		return Result{Status: StatusFailed, Reason: "livekit: connection lost while dialing: " + te.Transport.Error()}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "livekit: connection lost while dialing: " + te.Transport.Error()}, nil
 	case te.Code == "unavailable":
-		return Result{Status: StatusFailed, Reason: "livekit: no SIP service answered (is livekit-sip running and connected to the same Redis?): " + te.Msg}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "livekit: no SIP service answered (is livekit-sip running and connected to the same Redis?): " + te.Msg}, nil
 	case te.Code == "deadline_exceeded":
-		return Result{Status: StatusNoAnswer, Reason: "livekit: dial timed out: " + te.Msg}, nil
+		return dial.Result{Status: dial.StatusNoAnswer, Reason: "livekit: dial timed out: " + te.Msg}, nil
 	case te.Code == "not_found":
-		return Result{Status: StatusFailed, Reason: "livekit: " + te.Msg + " (check the outbound trunk id)"}, nil
+		return dial.Result{Status: dial.StatusFailed, Reason: "livekit: " + te.Msg + " (check the outbound trunk id)"}, nil
 	}
-	return Result{Status: StatusFailed, Reason: te.Error()}, nil
+	return dial.Result{Status: dial.StatusFailed, Reason: te.Error()}, nil
 }
 
 var sipStatusInMsg = regexp.MustCompile(`(?i)sip status:? (\d{3})(?::\s*(.*))?`)

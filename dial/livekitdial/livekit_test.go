@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"bytes"
@@ -13,10 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
-var lkTestCall = Call{
+var lkTestCall = dial.Call{
 	ID: "5f0c1f7e-3b1a-4c2e-9d7a-2b8f6c1e0a11", Attempt: 1, OrgID: "org-1",
 	AgentID: "agent-1", AgentName: "Ava", Instructions: "Be brief.\nSay \"hi\" <first>.",
 	PhoneNumber: "+15551234567", CallerID: "+15557654321",
@@ -43,23 +44,23 @@ func newTestLiveKit(t *testing.T, f *livekittest.Server, poll time.Duration) *Li
 
 // dialRun runs Dial in the background and collects its progress.
 type dialRun struct {
-	prog chan Progress
+	prog chan dial.Progress
 	done chan struct{}
-	res  Result
+	res  dial.Result
 	err  error
 }
 
-func startDial(ctx context.Context, l Dialer, c Call) *dialRun {
-	d := &dialRun{prog: make(chan Progress, 16), done: make(chan struct{})}
+func startDial(ctx context.Context, l dial.Dialer, c dial.Call) *dialRun {
+	d := &dialRun{prog: make(chan dial.Progress, 16), done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
-		d.res, d.err = l.Dial(ctx, c, func(p Progress) { d.prog <- p })
+		d.res, d.err = l.Dial(ctx, c, func(p dial.Progress) { d.prog <- p })
 	}()
 	return d
 }
 
 // waitStatus reads progress until status arrives and returns it.
-func (d *dialRun) waitStatus(t *testing.T, status string) Progress {
+func (d *dialRun) waitStatus(t *testing.T, status string) dial.Progress {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -76,7 +77,7 @@ func (d *dialRun) waitStatus(t *testing.T, status string) Progress {
 	}
 }
 
-func (d *dialRun) wait(t *testing.T) (Result, error) {
+func (d *dialRun) wait(t *testing.T) (dial.Result, error) {
 	t.Helper()
 	select {
 	case <-d.done:
@@ -84,7 +85,7 @@ func (d *dialRun) wait(t *testing.T) (Result, error) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Dial did not return")
 	}
-	return Result{}, nil
+	return dial.Result{}, nil
 }
 
 func (d *dialRun) running() bool {
@@ -111,7 +112,7 @@ func (d *dialRun) statuses() []string {
 
 func checkGolden(t *testing.T, got []byte, name string) {
 	t.Helper()
-	want, err := os.ReadFile("../testdata/livekit/" + name)
+	want, err := os.ReadFile("../../testdata/livekit/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +130,8 @@ func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
 	l := newTestLiveKit(t, f, -1) // webhook only
 	d := startDial(context.Background(), l, lkTestCall)
 
-	var seen []Progress
-	for _, st := range []string{StatusConnecting, StatusRinging, StatusActive} {
+	var seen []dial.Progress
+	for _, st := range []string{dial.StatusConnecting, dial.StatusRinging, dial.StatusActive} {
 		seen = append(seen, d.waitStatus(t, st))
 	}
 	if seen[0].RoomID != lkTestRoom || seen[0].JobID != "" {
@@ -163,7 +164,7 @@ func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 	res, err := d.wait(t)
-	if err != nil || res.Status != StatusCompleted {
+	if err != nil || res.Status != dial.StatusCompleted {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	if res.Duration < 60*time.Millisecond || res.Duration > 5*time.Second {
@@ -179,13 +180,13 @@ func TestLiveKitRoomFinishedWebhookCompletes(t *testing.T) {
 	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
-	d.waitStatus(t, StatusActive)
+	d.waitStatus(t, dial.StatusActive)
 	body := livekittest.WebhookBody("EV_rf", "room_finished", lkTestRoom, "", time.Now())
 	if _, err := l.HandleWebhook(context.Background(), "Bearer "+livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
 	res, err := d.wait(t)
-	if err != nil || res.Status != StatusCompleted {
+	if err != nil || res.Status != dial.StatusCompleted {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	if f.Called("RoomService/DeleteRoom") {
@@ -210,16 +211,16 @@ func TestLiveKitSIPOutcomes(t *testing.T) {
 		reason     string // substring
 		retryLater bool
 	}{
-		{"486 busy", sipErr(400, "invalid_argument", "sip status 486: Busy Here", meta("486", "Busy Here")), StatusBusy, 486, "", false},
-		{"480 no answer", sipErr(400, "invalid_argument", "sip status 480: Temporarily Unavailable", meta("480", "Temporarily Unavailable")), StatusNoAnswer, 480, "", false},
-		{"408 no answer", sipErr(400, "invalid_argument", "sip status 408: Request Timeout", meta("408", "Request Timeout")), StatusNoAnswer, 408, "", false},
-		{"487 no answer", sipErr(400, "invalid_argument", "sip status 487: Request Terminated", meta("487", "Request Terminated")), StatusNoAnswer, 487, "", false},
-		{"404 failed", sipErr(400, "invalid_argument", "sip status 404: Not Found", meta("404", "Not Found")), StatusFailed, 404, "SIP 404 Not Found", false},
-		{"404 enum phrase", sipErr(400, "invalid_argument", "sip status 404: SIP_STATUS_NOTFOUND", meta("404", "SIP_STATUS_NOTFOUND")), StatusFailed, 404, "SIP 404 Not Found", false},
-		{"603 from message only", sipErr(400, "invalid_argument", "sip status 603: Decline", nil), StatusFailed, 603, "SIP 603 Decline", false},
-		{"503 from trunk", sipErr(412, "failed_precondition", "sip status 503: Service Unavailable", meta("503", "Service Unavailable")), StatusFailed, 503, "SIP 503 Service Unavailable", false},
-		{"no SIP worker", sipErr(503, "unavailable", "no response from servers", nil), StatusFailed, 0, "no SIP service answered", false},
-		{"unknown trunk", sipErr(404, "not_found", "requested sip trunk does not exist", nil), StatusFailed, 0, "check the outbound trunk id", false},
+		{"486 busy", sipErr(400, "invalid_argument", "sip status 486: Busy Here", meta("486", "Busy Here")), dial.StatusBusy, 486, "", false},
+		{"480 no answer", sipErr(400, "invalid_argument", "sip status 480: Temporarily Unavailable", meta("480", "Temporarily Unavailable")), dial.StatusNoAnswer, 480, "", false},
+		{"408 no answer", sipErr(400, "invalid_argument", "sip status 408: Request Timeout", meta("408", "Request Timeout")), dial.StatusNoAnswer, 408, "", false},
+		{"487 no answer", sipErr(400, "invalid_argument", "sip status 487: Request Terminated", meta("487", "Request Terminated")), dial.StatusNoAnswer, 487, "", false},
+		{"404 failed", sipErr(400, "invalid_argument", "sip status 404: Not Found", meta("404", "Not Found")), dial.StatusFailed, 404, "SIP 404 Not Found", false},
+		{"404 enum phrase", sipErr(400, "invalid_argument", "sip status 404: SIP_STATUS_NOTFOUND", meta("404", "SIP_STATUS_NOTFOUND")), dial.StatusFailed, 404, "SIP 404 Not Found", false},
+		{"603 from message only", sipErr(400, "invalid_argument", "sip status 603: Decline", nil), dial.StatusFailed, 603, "SIP 603 Decline", false},
+		{"503 from trunk", sipErr(412, "failed_precondition", "sip status 503: Service Unavailable", meta("503", "Service Unavailable")), dial.StatusFailed, 503, "SIP 503 Service Unavailable", false},
+		{"no SIP worker", sipErr(503, "unavailable", "no response from servers", nil), dial.StatusFailed, 0, "no SIP service answered", false},
+		{"unknown trunk", sipErr(404, "not_found", "requested sip trunk does not exist", nil), dial.StatusFailed, 0, "check the outbound trunk id", false},
 		{"limit resource_exhausted", sipErr(429, "resource_exhausted", "concurrent call limit exceeded", nil), "", 0, "", true},
 		{"cps limit message", sipErr(412, "failed_precondition", "outbound CPS limit exceeded for project", nil), "", 0, "", true},
 	}
@@ -230,14 +231,14 @@ func TestLiveKitSIPOutcomes(t *testing.T) {
 			l := newTestLiveKit(t, f, -1)
 			res, err := l.Dial(context.Background(), lkTestCall, nil)
 			if tc.retryLater {
-				if !errors.Is(err, ErrRetryLater) {
+				if !errors.Is(err, dial.ErrRetryLater) {
 					t.Fatalf("want ErrRetryLater, got %+v %v", res, err)
 				}
 			} else {
 				if err != nil || res.Status != tc.status || res.SIPCode != tc.code || !strings.Contains(res.Reason, tc.reason) {
 					t.Fatalf("got %+v %v, want %s %d %q", res, err, tc.status, tc.code, tc.reason)
 				}
-				if tc.status == StatusFailed && tc.code != 0 && res.Reason != tc.reason {
+				if tc.status == dial.StatusFailed && tc.code != 0 && res.Reason != tc.reason {
 					t.Errorf("reason %q, want %q", res.Reason, tc.reason)
 				}
 			}
@@ -259,17 +260,17 @@ func TestLiveKitCancelWhileRinging(t *testing.T) {
 	l := newTestLiveKit(t, f, -1)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := startDial(ctx, l, lkTestCall)
-	d.waitStatus(t, StatusRinging)
+	d.waitStatus(t, dial.StatusRinging)
 	<-ringing
 	cancel()
 	res, err := d.wait(t)
-	if err != nil || res.Status != StatusCancelled {
+	if err != nil || res.Status != dial.StatusCancelled {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	if !f.Called("RoomService/DeleteRoom") {
 		t.Error("DeleteRoom not called")
 	}
-	if slices.Contains(d.statuses(), StatusActive) {
+	if slices.Contains(d.statuses(), dial.StatusActive) {
 		t.Error("reported active")
 	}
 }
@@ -279,10 +280,10 @@ func TestLiveKitCancelWhileActive(t *testing.T) {
 	l := newTestLiveKit(t, f, -1)
 	ctx, cancel := context.WithCancel(context.Background())
 	d := startDial(ctx, l, lkTestCall)
-	d.waitStatus(t, StatusActive)
+	d.waitStatus(t, dial.StatusActive)
 	cancel()
 	res, err := d.wait(t)
-	if err != nil || res.Status != StatusCancelled {
+	if err != nil || res.Status != dial.StatusCancelled {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	m := f.Methods()
@@ -301,7 +302,7 @@ func TestLiveKitWebhookRefusals(t *testing.T) {
 	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
-	d.waitStatus(t, StatusActive)
+	d.waitStatus(t, dial.StatusActive)
 
 	now := time.Now()
 	body := livekittest.WebhookBody("EV_end", "participant_left", lkTestRoom, lkTestIdentity, time.Now())
@@ -338,7 +339,7 @@ func TestLiveKitWebhookRefusals(t *testing.T) {
 	if _, err := l.HandleWebhook(context.Background(), good, body); err != nil {
 		t.Fatalf("genuine webhook: %v", err)
 	}
-	if res, err := d.wait(t); err != nil || res.Status != StatusCompleted {
+	if res, err := d.wait(t); err != nil || res.Status != dial.StatusCompleted {
 		t.Fatalf("result %+v %v", res, err)
 	}
 	// Replays of it (same token, or a fresh token over the same event) are refused.
@@ -359,7 +360,7 @@ func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 	c := lkTestCall
 	c.Attempt = 2
 	d := startDial(context.Background(), l, c)
-	d.waitStatus(t, StatusActive)
+	d.waitStatus(t, dial.StatusActive)
 	body := livekittest.WebhookBody("EV_old", "participant_left", lkTestRoom, lkTestIdentity, time.Now())
 	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body)
 	if err != nil || ev.Delivered || ev.Attempt != 1 {
@@ -374,7 +375,7 @@ func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 	if _, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := d.wait(t); res.Status != StatusCompleted {
+	if res, _ := d.wait(t); res.Status != dial.StatusCompleted {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -385,7 +386,7 @@ func TestLiveKitPollingFallback(t *testing.T) {
 			f := livekittest.New(t)
 			l := newTestLiveKit(t, f, 20*time.Millisecond)
 			d := startDial(context.Background(), l, lkTestCall)
-			d.waitStatus(t, StatusActive)
+			d.waitStatus(t, dial.StatusActive)
 			time.Sleep(80 * time.Millisecond) // a few polls that find the callee
 			if !d.running() {
 				t.Fatal("call ended while the callee was in the room")
@@ -396,7 +397,7 @@ func TestLiveKitPollingFallback(t *testing.T) {
 				f.DropRoom(lkTestRoom)
 			}
 			res, err := d.wait(t)
-			if err != nil || res.Status != StatusCompleted || res.Duration < 80*time.Millisecond {
+			if err != nil || res.Status != dial.StatusCompleted || res.Duration < 80*time.Millisecond {
 				t.Fatalf("result %+v %v", res, err)
 			}
 			if !f.Called("RoomService/ListRooms") {
@@ -421,8 +422,8 @@ func TestLiveKitUnreachableRetriesLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := false
-	_, err = l.Dial(context.Background(), lkTestCall, func(Progress) { reported = true })
-	if !errors.Is(err, ErrRetryLater) || reported {
+	_, err = l.Dial(context.Background(), lkTestCall, func(dial.Progress) { reported = true })
+	if !errors.Is(err, dial.ErrRetryLater) || reported {
 		t.Fatalf("err %v reported %v", err, reported)
 	}
 }
@@ -433,7 +434,7 @@ func TestLiveKitProxyDownRetriesLater(t *testing.T) {
 		http.Error(w, "<html>502 Bad Gateway</html>", http.StatusBadGateway)
 	})
 	l := newTestLiveKit(t, srv, -1)
-	if _, err := l.Dial(context.Background(), lkTestCall, nil); !errors.Is(err, ErrRetryLater) {
+	if _, err := l.Dial(context.Background(), lkTestCall, nil); !errors.Is(err, dial.ErrRetryLater) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -498,7 +499,7 @@ func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
 	f := livekittest.New(t)
 	l := newTestLiveKit(t, f, -1)
 	d := startDial(context.Background(), l, lkTestCall)
-	d.waitStatus(t, StatusActive)
+	d.waitStatus(t, dial.StatusActive)
 	stale := bytes.Replace(livekittest.WebhookBody("EV_stale", "room_finished", lkTestRoom, "", time.Now()), []byte(`"RM_`), []byte(`"RM_old_`), 1)
 	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, stale, time.Now(), time.Now().Add(time.Minute)), stale)
 	if err != nil || !ev.Delivered || ev.RoomSID != "RM_old_"+lkTestRoom {
@@ -512,7 +513,7 @@ func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
 	if _, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(time.Minute)), body); err != nil {
 		t.Fatal(err)
 	}
-	if res, _ := d.wait(t); res.Status != StatusCompleted {
+	if res, _ := d.wait(t); res.Status != dial.StatusCompleted {
 		t.Fatalf("result %+v", res)
 	}
 }

@@ -1,4 +1,4 @@
-package dial
+package livekitdial
 
 import (
 	"bytes"
