@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -71,7 +73,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireCalls, a.wireWeb, a.firstRun} {
+	for _, wire := range []func(context.Context) error{a.wireFeatures, a.wireWeb, a.firstRun} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err
@@ -84,6 +86,29 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}
 	return a, nil
+}
+
+// wireFeatures builds every feature once (app/features) and hands the
+// server its services and the run loop their workers.
+func (a *App) wireFeatures(ctx context.Context) error {
+	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, Log: a.log}
+	cfg.Calls.Observe = a.queueObserver
+	cfg.KB.Observe = a.timedEmbedder
+	f, err := features.Open(ctx, a.db, cfg)
+	if err != nil {
+		return err
+	}
+	a.onClose(f.Close)
+	for _, w := range f.Workers() {
+		a.goWorker(w)
+	}
+	streams, stop := context.WithCancel(context.Background())
+	a.srv.webhooks = webhooksState{svc: f.Events, worker: f.Deliveries, streams: streams,
+		stream: events.StreamConfig{Poll: a.cfg.Webhooks.Poll, KeepAlive: a.cfg.Webhooks.KeepAlive}}
+	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
+	a.onClose(func() error { stop(); return nil })
+	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
+	return nil
 }
 
 // Addr is the address the server listens on (useful with port 0).

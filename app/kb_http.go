@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -9,21 +8,6 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/storage/kbstore"
 )
-
-// wireKB opens the knowledge base (embedder, queue recovery) before the
-// server takes requests, and runs its worker and index warm-up beside it.
-func (a *App) wireKB(ctx context.Context) error {
-	cfg := a.cfg.KB
-	cfg.Observe = a.timedEmbedder
-	svc, err := kb.Open(ctx, a.db, cfg, a.log)
-	if err != nil {
-		return err
-	}
-	a.srv.kb = svc
-	a.goWorker(svc.Run)
-	a.goWorker(svc.Warm)
-	return nil
-}
 
 // kbMeta is the {timestamp} every knowledge response carries.
 type kbMeta struct {

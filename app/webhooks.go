@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agentd/agentd/app/events"
-	"github.com/agentd/agentd/internal/safehttp"
 )
 
 // webhooksState is what the webhook and event handlers share.
@@ -13,26 +12,4 @@ type webhooksState struct {
 	worker  *events.Worker
 	stream  events.StreamConfig
 	streams context.Context // ends when the server stops, closing event streams
-}
-
-// wireWebhooks builds the webhook service and starts the delivery worker.
-func (a *App) wireWebhooks(ctx context.Context) error {
-	cfg := a.cfg.Webhooks
-	client := safehttp.New(safehttp.Options{AllowPrivate: cfg.AllowPrivate, Resolver: cfg.Resolver, MaxBody: events.MaxResponse})
-	streams, stop := context.WithCancel(context.Background())
-	a.srv.webhooks = webhooksState{
-		svc:     &events.Service{DB: a.db, Guard: client},
-		stream:  events.StreamConfig{Poll: cfg.Poll, KeepAlive: cfg.KeepAlive},
-		streams: streams,
-	}
-	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
-	a.onClose(func() error { stop(); return nil })
-	if cfg.Disabled {
-		return nil
-	}
-	w := events.NewWorker(events.WorkerConfig{DB: a.db, Sender: client, Log: a.log, Concurrency: cfg.Concurrency,
-		Timeout: cfg.Timeout, Lease: cfg.Lease, Poll: cfg.Poll, Schedule: cfg.Schedule, DisableAfter: cfg.DisableAfter})
-	a.srv.webhooks.worker = w
-	a.goWorker(w.Run)
-	return nil
 }

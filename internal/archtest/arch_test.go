@@ -183,12 +183,13 @@ func TestImportsPointInward(t *testing.T) {
 // AGENTD_ARCH_STRICT=1 applies the limits to them anyway.
 var pendingShrink = map[string]bool{}
 
-// Packages stay small: no package's non-test Go code over 4,000 lines, and
-// the HTTP layer (package app, its own files) under 3,500.
+// Packages stay small: no package's non-test Go code over 3,000 lines,
+// but the HTTP layer (package app, its own files) under 3,500 while its
+// remaining non-HTTP parts move out.
 func TestPackageSizes(t *testing.T) {
 	strict := os.Getenv("AGENTD_ARCH_STRICT") == "1"
 	for _, p := range listPackages(t) {
-		limit := 4000
+		limit := 3000
 		if p.ImportPath == appPkg {
 			limit = 3500
 		}
