@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -99,11 +100,7 @@ func TestAuthRefusals(t *testing.T) {
 func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	other, err := storage.Open(ctx, e.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, e.db.Path())
 
 	u, err := other.Orgs.AddUser(ctx, e.orgID, "leaver@example.test", "admin")
 	if err != nil {
@@ -235,11 +232,7 @@ func TestPreflightAndRequestID(t *testing.T) {
 // another, shows on the next read.
 func TestKeyListFollowsChanges(t *testing.T) {
 	e := newTestEnv(t)
-	other, err := storage.Open(context.Background(), e.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, e.db.Path())
 	count := func() int {
 		var out struct {
 			Data struct {

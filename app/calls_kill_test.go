@@ -11,8 +11,8 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 )
@@ -33,11 +33,7 @@ func TestKillDuringDialing(t *testing.T) {
 	}
 	dbPath, dialLog := dbtest.Path(t, "agentd.db"), filepath.Join(dir, "dials.log")
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbPath)
 	org, key, _, err := access.CreateOrg(ctx, db, "kill", "owner@kill.test")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -22,11 +23,7 @@ import (
 // route, served through httptest, for middleware tests.
 func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 	t.Helper()
-	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "a.db"))
 	s := newServer(Config{Version: "test"}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	s.handle(route{method: "GET", path: "/api/v1/test/ping", family: FamilyCalls, summary: "test"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

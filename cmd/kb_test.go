@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/internal/testkit/embedtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
 )
@@ -69,11 +70,7 @@ func TestReindexFailedCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	db, err := storage.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, path)
 	orgs, _ := db.Orgs.ListOrgs(ctx)
 	col, err := db.KB.FindCollection(ctx, orgs[0].ID, "docs")
 	if err != nil {

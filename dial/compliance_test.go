@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 )
@@ -33,11 +34,7 @@ func enableHours(t *testing.T, db *storage.Stores, orgID, def string) {
 func TestCallingHoursAcrossDST(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		orgID, agentID := seedAgent(t, db)
 		enableHours(t, db, orgID, "Asia/Tokyo")
 		t0 := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC) // 01:30 EST in New York, 07:30 CET in Berlin
@@ -100,11 +97,7 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 // dial time fails it with do_not_call, in its own organization only.
 func TestVerdictDoNotCall(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbtest.Path(t, "q.db"))
 	orgID, agentID := seedAgent(t, db)
 	otherOrg, _ := seedAgent(t, db)
 	if _, _, err := db.Calls.AddDNC(ctx, orgID, []string{"+14155550100"}, "", time.Now()); err != nil {
@@ -159,11 +152,7 @@ func (d *voicemailDialer) Dial(ctx context.Context, c Call, p func(Progress)) (R
 func TestVoicemailIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		orgID, agentID := seedAgent(t, db)
 		pol, _ := RetryConfig{RetryIntervals: []RetryInterval{{Value: 10, Unit: "minutes"}}}.Policy()
 		polJSON, _ := json.Marshal(pol)

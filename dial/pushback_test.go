@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
-	"github.com/agentd/agentd/storage"
 )
 
 // pushbackDialer refuses its first n dials with carrier pushback and
@@ -41,11 +41,7 @@ func (d *pushbackDialer) Dial(_ context.Context, c Call, _ func(Progress)) (Resu
 func TestPushbackSlowsThenRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		seedDue(t, db, 300, time.Now())
 		if _, err := db.Calls.PromoteDueCalls(ctx, time.Now()); err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
@@ -61,11 +62,7 @@ func (d *countingDialer) Dial(ctx context.Context, c Call, p func(Progress)) (Re
 // a live call: the clock moves only when every goroutine waits.
 func TestTwoQueuesNeverDialTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		_, ids := seedDue(t, db, 40, time.Now().Add(-time.Second))
 		d := &countingDialer{seen: map[string]int{}, sleep: 5 * time.Millisecond}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -110,11 +107,7 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 // (interrupted) and never dialled again; with a retry policy allowing
 // failed retries it is scheduled for attempt 2.
 func TestRecoverExpiredClaim(t *testing.T) {
-	db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbtest.Path(t, "q.db"))
 	ctx := context.Background()
 	orgID, agentID := seedAgent(t, db)
 	pol, _ := json.Marshal(RetryPolicy{MaxRetries: 1, RetryOnFailed: true, RetryIntervals: []RetryInterval{{Value: 1, Unit: "minutes"}}})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
@@ -40,11 +41,7 @@ func benchMarkdown(size int) string {
 
 func newBenchWorker(tb testing.TB) (*storage.Stores, *Worker, string, string) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(tb, "w.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
+	db := storetest.Open(tb, dbtest.Path(tb, "w.db"))
 	org, err := db.Orgs.CreateOrg(ctx, "o")
 	if err != nil {
 		tb.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 func TestRateLimiterSlides(t *testing.T) {
@@ -41,11 +41,7 @@ func TestSharedLimiterAcrossProcesses(t *testing.T) {
 	path := dbtest.Path(t, "rl.db")
 	var ls []*Limiter
 	for range 3 {
-		db, err := storage.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
+		db := storetest.Open(t, path)
 		ls = append(ls, NewLimiter(time.Minute, db.Orgs))
 	}
 	const limit = 30

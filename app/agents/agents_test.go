@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 )
@@ -18,11 +19,7 @@ import (
 func openDB(t *testing.T) (*storage.Stores, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "agents.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "agents.db"))
 	o, err := db.Orgs.CreateOrg(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)

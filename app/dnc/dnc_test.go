@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 func TestRead(t *testing.T) {
@@ -66,11 +66,7 @@ func TestRead(t *testing.T) {
 
 func TestAddRemoveValidation(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbtest.Path(t, "d.db"))
 	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	for _, c := range []struct {
 		req   AddRequest
@@ -108,11 +104,7 @@ func TestAddRemoveValidation(t *testing.T) {
 
 func TestImport(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbtest.Path(t, "d.db"))
 	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	var b strings.Builder
 	b.WriteString("phone,reason\n")

@@ -1,13 +1,13 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage/callstore"
@@ -36,13 +36,11 @@ func Render(e sqldb.Event) json.RawMessage {
 		_, id, _ := strings.Cut(e.Subject, ":")
 		v = map[string]string{"id": id}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // as the API encodes
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonbody.Encode(v)
+	if err != nil {
 		return json.RawMessage("null")
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return b
 }
 
 // renderView decodes e's snapshot and applies the view of its type.

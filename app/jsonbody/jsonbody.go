@@ -137,3 +137,15 @@ func hex4(body []byte, at int) (rune, bool) {
 	}
 	return r, true
 }
+
+// Encode is v as the API writes JSON: no HTML escaping (an event body or
+// stored metadata keeps "<" as is) and no trailing newline.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
 )
@@ -49,11 +50,7 @@ func testCfg(emb embed.Embedder) Config { return Config{TestEmbedder: emb, PollI
 // openDB opens (or creates) the database file at path, closed at cleanup.
 func openDB(t testing.TB, path string) *storage.Stores {
 	t.Helper()
-	db, err := storage.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, path)
 	return db
 }
 

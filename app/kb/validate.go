@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 
@@ -89,15 +90,7 @@ func ValidContentRole(s string) bool {
 
 // marshal is JSON with sorted keys and no HTML escaping, so equal metadata
 // always stores the same bytes.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func marshal(v any) ([]byte, error) { return jsonbody.Encode(v) }
 
 // BatchInput is the body of a batch upsert with its items still raw, so a
 // wrongly typed field is reported with the item's index.

@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
@@ -50,11 +51,7 @@ func testExplain(err error) (int, string) {
 func newSiteEnv(t testing.TB) *siteEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "web.db"))
 	log := slog.New(slog.DiscardHandler)
 	site, err := New(Config{DB: db, Log: log, Location: time.UTC, Explain: testExplain})
 	if err != nil {

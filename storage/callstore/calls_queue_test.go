@@ -154,11 +154,7 @@ func TestClaimsNeverOverlap(t *testing.T) {
 	ctx := context.Background()
 	q := newQueueDB(t)
 	ids := q.add(callstore.CallQueued, 0, make([]int, 60)...)
-	other, err := storage.Open(ctx, q.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, q.db.Path())
 	var mu sync.Mutex
 	seen := map[string]int{}
 	var wg sync.WaitGroup
@@ -195,7 +191,7 @@ func TestClaimsNeverOverlap(t *testing.T) {
 	}
 }
 
-// callstore.Progress and settling are guarded by the claim token: a stale token or a
+// Progress and settling are guarded by the claim token: a stale token or a
 // cancelled call changes nothing.
 func TestProgressAndFinishNeedTheClaim(t *testing.T) {
 	ctx := context.Background()
@@ -387,11 +383,7 @@ func TestLeasesAndExpiredClaims(t *testing.T) {
 func TestDialBudgetSharedByProcesses(t *testing.T) {
 	ctx := context.Background()
 	q := newQueueDB(t)
-	other, err := storage.Open(ctx, q.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, q.db.Path())
 	q.add(callstore.CallQueued, 0, 5, 5, 5, 5, 5, 5)
 	ms := time.Millisecond
 	b := &callstore.Budget{Trunk: "sim", Interval: 100 * ms, Lead: 50 * ms, MaxActive: 3}

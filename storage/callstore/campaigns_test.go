@@ -134,7 +134,7 @@ func TestClaimRespectsAgentConcurrency(t *testing.T) {
 	}
 }
 
-// listingstore.Listing numbers fails the waiting calls to them, and only the listing
+// Listing numbers fails the waiting calls to them, and only the listing
 // organization's; the check and the page never see another organization's
 // numbers.
 func TestDNCListIsPerOrganization(t *testing.T) {
@@ -316,11 +316,7 @@ func seedDNC(tb testing.TB, db *storage.Stores, org string, n int) {
 // and a schedule's) with 1,000,000 numbers listed, half the checks hits.
 func BenchmarkDNCCheck(b *testing.B) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(b, "dnc.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(b, dbtest.Path(b, "dnc.db"))
 	org, _ := db.Orgs.CreateOrg(ctx, "acme")
 	const n = 1_000_000
 	t0 := time.Now()

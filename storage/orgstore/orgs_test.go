@@ -63,11 +63,7 @@ func TestBootstrapOnlyOnAnEmptyFile(t *testing.T) {
 	if ok, err := db.Orgs.Bootstrap(ctx, "default", "owner@example.test", testKey("first")); err != nil || !ok {
 		t.Fatalf("first bootstrap: %v %v", ok, err)
 	}
-	other, err := storage.Open(ctx, db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, db.Path())
 	if ok, err := other.Orgs.Bootstrap(ctx, "default", "owner@example.test", testKey("second")); err != nil || ok {
 		t.Fatalf("second bootstrap: %v %v, want nothing created", ok, err)
 	}
@@ -263,11 +259,7 @@ func TestListKeysFollowsOtherProcesses(t *testing.T) {
 		t.Fatal("a caller's change reached the cached list")
 	}
 
-	other, err := storage.Open(ctx, db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, db.Path())
 	if err := other.Orgs.RevokeKey(ctx, "", ks[1].ID); err != nil {
 		t.Fatal(err)
 	}
@@ -289,11 +281,7 @@ func TestAuthEpoch(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Fresh(t)
 	acme, boss := keyOrg(t, db, "acme")
-	other, err := storage.Open(ctx, db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, db.Path())
 	epoch := func(d *storage.Stores) int64 {
 		t.Helper()
 		n, err := d.AuthEpoch(ctx)

@@ -3,6 +3,8 @@ package search
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"sync"
 )
 
 // The in-memory indexes below (VectorIndex, TextIndex) mirror rows that the
@@ -72,10 +74,93 @@ type TextDoc struct {
 // text (knowledge, listings) provides it.
 type TextLoader func(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]TextDoc, error)
 
+// mirror is the catch-up both indexes share: spaces of kind S, loaded
+// whole or updated item by item (items of kind I) from the change log.
+type mirror[S, I any] struct {
+	log       ChangeLog
+	loadSpace func(ctx context.Context, tx *sql.Tx, space string) (S, error)
+	readItems func(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]I, error)
+	apply     func(sp S, changed []int64, items []I) // under mu
+
+	syncMu sync.Mutex // one catch-up at a time
+	mark   Mark       // the database's state at the last catch-up
+	mu     sync.RWMutex
+	last   int64
+	spaces map[string]S
+}
+
+// warm loads every space whose name starts with prefix.
+func (m *mirror[S, I]) warm(ctx context.Context, prefix string) error {
+	names, err := m.log.Spaces(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	return m.sync(ctx, names...)
+}
+
+// sync replays the change log since the last catch-up onto the loaded
+// spaces and loads the named spaces not loaded yet, all from one read
+// snapshot.
+func (m *mirror[S, I]) sync(ctx context.Context, load ...string) error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	mark := m.log.Mark(ctx)
+	if m.mark.same(mark) && m.loadedAll(load) {
+		return nil // nothing committed since the last catch-up
+	}
+	var (
+		fresh   map[string]S
+		changed map[string][]int64
+		updates map[string][]I
+		maxSeq  int64
+	)
+	have := func(s string) bool { _, ok := m.spaces[s]; return ok }
+	err := m.log.Changes(ctx, m.last, have, len(m.spaces) > 0, load, func(tx *sql.Tx, d Delta) error {
+		if d.ReloadAll { // the log was pruned past us: start over
+			for s := range m.spaces {
+				d.Reload[s] = true
+			}
+		}
+		changed, maxSeq = d.Changed, d.MaxSeq
+		fresh = map[string]S{}
+		for s := range d.Reload {
+			sp, err := m.loadSpace(ctx, tx, s)
+			if err != nil {
+				return err
+			}
+			fresh[s] = sp
+			delete(changed, s)
+		}
+		updates = map[string][]I{}
+		for s, ids := range changed {
+			items, err := m.readItems(ctx, tx, s, ids)
+			if err != nil {
+				return err
+			}
+			updates[s] = items
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("mirror sync: %w", err)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for s, sp := range fresh {
+		m.spaces[s] = sp
+	}
+	for s, ids := range changed {
+		m.apply(m.spaces[s], ids, updates[s])
+	}
+	m.last = maxSeq
+	m.mark = mark
+	return nil
+}
+
 // loadedAll reports whether every named space is in the mirror.
-func loadedAll[S any](spaces map[string]S, names []string) bool {
+func (m *mirror[S, I]) loadedAll(names []string) bool {
 	for _, s := range names {
-		if _, ok := spaces[s]; !ok {
+		if _, ok := m.spaces[s]; !ok {
 			return false
 		}
 	}

@@ -3,8 +3,6 @@ package search
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"sync"
 )
 
 // TextIndex is the in-memory mirror of one feature's searchable text: a
@@ -14,33 +12,45 @@ import (
 // transaction that writes it) tells it what changed in this or another
 // process. Safe for concurrent use.
 type TextIndex struct {
-	log    ChangeLog
-	load   TextLoader
-	tok    *Tokenizer
-	syncMu sync.Mutex
-	mark   Mark // the database's state at the last catch-up
-	mu     sync.RWMutex
-	last   int64
-	spaces map[string]*TextSpace
+	m   *mirror[*TextSpace, TextDoc]
+	tok *Tokenizer
 }
 
 // NewTextIndex returns an empty mirror of the text load reads, following
 // log; spaces load lazily.
 func NewTextIndex(log ChangeLog, load TextLoader) *TextIndex {
-	return &TextIndex{log: log, load: load, tok: &Tokenizer{}, spaces: map[string]*TextSpace{}}
+	tok := &Tokenizer{}
+	loadSpace := func(ctx context.Context, tx *sql.Tx, space string) (*TextSpace, error) {
+		docs, err := load(ctx, tx, space, nil)
+		if err != nil {
+			return nil, err
+		}
+		sp := NewTextSpace(tok)
+		for _, d := range docs {
+			sp.Add(d.ID, d.Fields...)
+		}
+		return sp, nil
+	}
+	return &TextIndex{tok: tok, m: &mirror[*TextSpace, TextDoc]{log: log, loadSpace: loadSpace, readItems: load,
+		apply: putDocs, spaces: map[string]*TextSpace{}}}
+}
+
+// putDocs replaces the changed documents of sp by their current text.
+func putDocs(sp *TextSpace, changed []int64, docs []TextDoc) {
+	for _, id := range changed {
+		sp.Remove(id)
+	}
+	for _, d := range docs {
+		sp.Add(d.ID, d.Fields...)
+	}
+	sp.Compact()
 }
 
 // Tokens are the search terms of text, as the index tokenizes documents.
 func (x *TextIndex) Tokens(text string) []string { return x.tok.Tokens(text, nil) }
 
 // Warm loads every space whose name starts with prefix.
-func (x *TextIndex) Warm(ctx context.Context, prefix string) error {
-	names, err := x.log.Spaces(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	return x.sync(ctx, names...)
-}
+func (x *TextIndex) Warm(ctx context.Context, prefix string) error { return x.m.warm(ctx, prefix) }
 
 // Search returns the k best documents of space for the words of query by
 // BM25 (any word may match; a repeated word counts each time), best first.
@@ -66,13 +76,13 @@ func (x *TextIndex) Match(ctx context.Context, space, query string, ids []int64)
 	if len(terms) == 0 || len(ids) == 0 {
 		return out, nil
 	}
-	if err := x.sync(ctx, space); err != nil {
+	if err := x.m.sync(ctx, space); err != nil {
 		return nil, err
 	}
 	content := x.tok.ContentTokens(query, nil)
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	sp := x.spaces[space]
+	x.m.mu.RLock()
+	defer x.m.mu.RUnlock()
+	sp := x.m.spaces[space]
 	if sp == nil {
 		return out, nil
 	}
@@ -88,83 +98,14 @@ func (x *TextIndex) Query(ctx context.Context, space string, q TextQuery) ([]Sco
 	if len(q.Terms) == 0 || q.K <= 0 {
 		return nil, nil
 	}
-	if err := x.sync(ctx, space); err != nil {
+	if err := x.m.sync(ctx, space); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	sp := x.spaces[space]
+	x.m.mu.RLock()
+	defer x.m.mu.RUnlock()
+	sp := x.m.spaces[space]
 	if sp == nil {
 		return nil, nil
 	}
 	return sp.Search(q), nil
-}
-
-// sync catches up with the change log and loads the named spaces (see
-// VectorIndex.sync).
-func (x *TextIndex) sync(ctx context.Context, load ...string) error {
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
-	m := x.log.Mark(ctx)
-	if x.mark.same(m) && loadedAll(x.spaces, load) {
-		return nil // nothing committed since the last catch-up
-	}
-	var (
-		fresh   map[string]*TextSpace
-		changed map[string][]int64
-		updates map[string][]TextDoc
-		maxSeq  int64
-	)
-	have := func(s string) bool { _, ok := x.spaces[s]; return ok }
-	err := x.log.Changes(ctx, x.last, have, len(x.spaces) > 0, load, func(tx *sql.Tx, d Delta) error {
-		if d.ReloadAll {
-			for s := range x.spaces {
-				d.Reload[s] = true
-			}
-		}
-		changed, maxSeq = d.Changed, d.MaxSeq
-		fresh = map[string]*TextSpace{}
-		for s := range d.Reload {
-			docs, err := x.load(ctx, tx, s, nil)
-			if err != nil {
-				return err
-			}
-			sp := NewTextSpace(x.tok)
-			for _, d := range docs {
-				sp.Add(d.ID, d.Fields...)
-			}
-			fresh[s] = sp
-			delete(changed, s)
-		}
-		updates = map[string][]TextDoc{}
-		for s, ids := range changed {
-			docs, err := x.load(ctx, tx, s, ids)
-			if err != nil {
-				return err
-			}
-			updates[s] = docs
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("text sync: %w", err)
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for s, sp := range fresh {
-		x.spaces[s] = sp
-	}
-	for s, ids := range changed {
-		sp := x.spaces[s]
-		for _, id := range ids {
-			sp.Remove(id)
-		}
-		for _, d := range updates[s] {
-			sp.Add(d.ID, d.Fields...)
-		}
-		sp.Compact()
-	}
-	x.last = maxSeq
-	x.mark = m
-	return nil
 }

@@ -2,9 +2,6 @@ package search
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
-	"sync"
 )
 
 // VectorIndex is the in-memory mirror of the vectors table used for
@@ -19,38 +16,42 @@ import (
 //	stores.Vectors.PutVectors(ctx, "listings:"+orgID, model, items)
 //	hits, err := idx.Search(ctx, "listings:"+orgID, queryVec, 20, nil)
 type VectorIndex struct {
-	src VectorSource
-
-	syncMu  sync.Mutex // one catch-up at a time
-	mark    Mark       // the database's state at the last catch-up
-	mu      sync.RWMutex
-	lastSeq int64
-	spaces  map[string]*VectorSpace
+	m *mirror[*VectorSpace, Vector]
 }
 
 // NewVectorIndex returns an empty mirror of src's vectors; spaces load lazily.
 func NewVectorIndex(src VectorSource) *VectorIndex {
-	return &VectorIndex{src: src, spaces: map[string]*VectorSpace{}}
+	return &VectorIndex{m: &mirror[*VectorSpace, Vector]{log: src, loadSpace: src.LoadSpace, readItems: src.ReadVectors,
+		apply: putVectors, spaces: map[string]*VectorSpace{}}}
+}
+
+// putVectors applies the current vectors of changed ids to sp: ids with no
+// vector any more are removed.
+func putVectors(sp *VectorSpace, changed []int64, items []Vector) {
+	found := make(map[int64]bool, len(items))
+	for _, it := range items {
+		found[it.ID] = true
+		sp.Put(it.ID, it.Vec)
+	}
+	for _, id := range changed {
+		if !found[id] {
+			sp.Remove(id)
+		}
+	}
 }
 
 // Warm loads every space whose name starts with prefix ("" for all), so the
 // first search after a start does not pay for the load.
-func (x *VectorIndex) Warm(ctx context.Context, prefix string) error {
-	names, err := x.src.Spaces(ctx, prefix)
-	if err != nil {
-		return err
-	}
-	return x.sync(ctx, names...)
-}
+func (x *VectorIndex) Warm(ctx context.Context, prefix string) error { return x.m.warm(ctx, prefix) }
 
 // Len is the number of vectors of a space in the mirror after catching up.
 func (x *VectorIndex) Len(ctx context.Context, space string) (int, error) {
-	if err := x.sync(ctx, space); err != nil {
+	if err := x.m.sync(ctx, space); err != nil {
 		return 0, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.spaces[space].Len(), nil
+	x.m.mu.RLock()
+	defer x.m.mu.RUnlock()
+	return x.m.spaces[space].Len(), nil
 }
 
 // Search returns the k items of space closest to query (cosine), best
@@ -62,12 +63,12 @@ func (x *VectorIndex) Search(ctx context.Context, space string, query []float32,
 	if k <= 0 || len(query) == 0 {
 		return nil, nil
 	}
-	if err := x.sync(ctx, space); err != nil {
+	if err := x.m.sync(ctx, space); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.spaces[space].Search(query, k, allow), nil
+	x.m.mu.RLock()
+	defer x.m.mu.RUnlock()
+	return x.m.spaces[space].Search(query, k, allow), nil
 }
 
 // SearchExact is Search without the int8 coarse pass: every vector scored
@@ -76,78 +77,10 @@ func (x *VectorIndex) SearchExact(ctx context.Context, space string, query []flo
 	if k <= 0 || len(query) == 0 {
 		return nil, nil
 	}
-	if err := x.sync(ctx, space); err != nil {
+	if err := x.m.sync(ctx, space); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.spaces[space].SearchExact(query, k), nil
-}
-
-// sync replays vector_log since the last catch-up onto the loaded spaces and
-// loads the named spaces not loaded yet, all from one read snapshot.
-func (x *VectorIndex) sync(ctx context.Context, load ...string) error {
-	x.syncMu.Lock()
-	defer x.syncMu.Unlock()
-	m := x.src.Mark(ctx)
-	if x.mark.same(m) && loadedAll(x.spaces, load) {
-		return nil // nothing committed since the last catch-up
-	}
-	var (
-		loaded  map[string]*VectorSpace
-		changed map[string][]int64
-		updates map[string][]Vector
-		maxSeq  int64
-	)
-	have := func(s string) bool { _, ok := x.spaces[s]; return ok }
-	err := x.src.Changes(ctx, x.lastSeq, have, len(x.spaces) > 0, load, func(tx *sql.Tx, d Delta) error {
-		if d.ReloadAll { // the log was pruned past us: start over
-			for s := range x.spaces {
-				d.Reload[s] = true
-			}
-		}
-		changed, maxSeq = d.Changed, d.MaxSeq
-		loaded = map[string]*VectorSpace{}
-		for s := range d.Reload {
-			sp, err := x.src.LoadSpace(ctx, tx, s)
-			if err != nil {
-				return err
-			}
-			loaded[s] = sp
-			delete(changed, s)
-		}
-		updates = map[string][]Vector{}
-		for s, ids := range changed {
-			items, err := x.src.ReadVectors(ctx, tx, s, ids)
-			if err != nil {
-				return err
-			}
-			updates[s] = items
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("vector sync: %w", err)
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for s, sp := range loaded {
-		x.spaces[s] = sp
-	}
-	for s, items := range updates {
-		sp := x.spaces[s]
-		found := make(map[int64]bool, len(items))
-		for _, it := range items {
-			found[it.ID] = true
-			sp.Put(it.ID, it.Vec)
-		}
-		for _, id := range changed[s] {
-			if !found[id] {
-				sp.Remove(id)
-			}
-		}
-	}
-	x.lastSeq = maxSeq
-	x.mark = m
-	return nil
+	x.m.mu.RLock()
+	defer x.m.mu.RUnlock()
+	return x.m.spaces[space].SearchExact(query, k), nil
 }

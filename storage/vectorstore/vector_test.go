@@ -56,7 +56,7 @@ func exactKNN(items []vectorstore.VectorItem, q []float32, k int) []int64 {
 	return out
 }
 
-// The mirror, loaded from sqldb.SQLite, finds what an exact scan of the stored
+// The mirror, loaded from SQLite, finds what an exact scan of the stored
 // vectors finds.
 func TestVectorIndexRecallAgainstExact(t *testing.T) {
 	ctx := context.Background()
