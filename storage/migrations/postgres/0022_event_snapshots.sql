@@ -1,4 +1,4 @@
--- PostgreSQL twin of ../0020_event_snapshots.sql.
+-- PostgreSQL twin of ../0022_event_snapshots.sql.
 -- Record on write, render on read: an event's data is now what its
 -- transaction recorded (a storage-owned snapshot of the call, source,
 -- listings sync or batch), and the events feature renders the public body
