@@ -1,6 +1,8 @@
 package web
 
 import (
+	"context"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -61,5 +63,23 @@ func TestNoticeOnlyFromServer(t *testing.T) {
 	_, body, _ = e.get(member{}, h.Get("Location"))
 	if !strings.Contains(body, "Signed out") {
 		t.Errorf("the server's own notice is gone: Location %q", h.Get("Location"))
+	}
+}
+
+// The dashboard applies the owner rule to keys too (issue 27 item 6): an
+// admin's revoke form on an owner's key is 403 and the key stays active.
+func TestAdminCannotRevokeOwnerKeyInDashboard(t *testing.T) {
+	e := newSiteEnv(t)
+	owner := e.org("acme")
+	admin := e.add(owner, "adm@acme.test", "admin")
+	ks, _ := e.db.ListKeys(context.Background(), owner.orgID)
+	if len(ks) == 0 {
+		t.Fatal("no owner key")
+	}
+	if code, _, _ := e.post(admin, "/keys/"+ks[0].ID+"/revoke", nil); code != http.StatusForbidden {
+		t.Fatalf("admin revokes the owner's key: %d, want 403", code)
+	}
+	if ks, _ = e.db.ListKeys(context.Background(), owner.orgID); ks[0].RevokedAt != nil {
+		t.Fatal("the refused revocation revoked the key")
 	}
 }
