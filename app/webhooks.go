@@ -13,6 +13,7 @@ type webhooksState struct {
 	worker  *events.Worker
 	stream  events.StreamConfig
 	streams context.Context // ends when the server stops, closing event streams
+	guard   *streamGuard    // open streams per key, re-checked while open
 }
 
 // wireWebhooks installs the event views on the database, builds the
@@ -26,6 +27,7 @@ func (a *App) wireWebhooks(ctx context.Context) error {
 		svc:     &events.Service{DB: a.db, Guard: client},
 		stream:  events.StreamConfig{Poll: cfg.Poll, KeepAlive: cfg.KeepAlive},
 		streams: streams,
+		guard:   newStreamGuard(cfg.Recheck),
 	}
 	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
 	a.onClose(func() error { stop(); return nil })

@@ -199,10 +199,16 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	release, err := s.watchStream(ctx, r, cancel) // one of a few per key, closed when the key goes
+	if err != nil {
+		return err
+	}
+	defer release()
 	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
 	defer stop()
 	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
-	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, sink)
+	guarded := guardedSink{Sink: sink, allowed: func() bool { return s.stillAllowed(r, capEventsRead) }}
+	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {
 			s.log.DebugContext(r.Context(), "event stream ended", append(logAttrs(r), "err", err)...)
