@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/events"
 )
 
 // openStream opens the event stream with a key and returns its lines as
@@ -117,13 +118,13 @@ func TestStreamsCappedPerKey(t *testing.T) {
 	e := newTestEnv(t, fastStreams)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for i := range maxStreamsPerKey {
+	for i := range events.MaxStreamsPerKey {
 		if code, _ := e.openStream(ctx, e.key); code != 200 {
 			t.Fatalf("stream %d: %d", i, code)
 		}
 	}
 	if code, _ := e.openStream(ctx, e.key); code != 429 {
-		t.Fatalf("stream %d: %d, want 429", maxStreamsPerKey+1, code)
+		t.Fatalf("stream %d: %d, want 429", events.MaxStreamsPerKey+1, code)
 	}
 	other := e.keyWithRole(e.orgID, "member", access.KeyOptions{})
 	if code, _ := e.openStream(ctx, other); code != 200 {

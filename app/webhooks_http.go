@@ -199,15 +199,15 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	release, err := s.watchStream(ctx, r, cancel) // one of a few per key, closed when the key goes
+	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
+	defer stop()
+	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
+	allowed := func() bool { return s.stillAllowed(r, capEventsRead) }
+	guarded, release, err := s.webhooks.guard.Watch(ctx, principalFrom(r.Context()).KeyID, allowed, cancel, sink)
 	if err != nil {
 		return err
 	}
 	defer release()
-	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
-	defer stop()
-	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
-	guarded := guardedSink{Sink: sink, allowed: func() bool { return s.stillAllowed(r, capEventsRead) }}
 	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {

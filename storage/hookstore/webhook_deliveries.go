@@ -93,6 +93,9 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 				return err
 			}
 			j.PrevSecret, j.PrevSecretUntil = prev.String, sqldb.OptMS(prevUntil)
+			if err := db.openSecrets(&j.Secret, &j.PrevSecret); err != nil {
+				return err
+			}
 			j.Event.Data, j.Event.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
 			jobs = append(jobs, j)
 		}
