@@ -56,7 +56,9 @@ func New(o Options) *Client {
 	if c.maxBody <= 0 {
 		c.maxBody = 1024
 	}
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
+	// A short connect timeout: a receiver that does not even accept the
+	// connection holds a sending slot for 3 s, not 10 (issue 27 item 4).
+	d := &net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
 	tr := &http.Transport{
 		Proxy: nil, // a proxy would hide the address dialled
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
