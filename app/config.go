@@ -26,6 +26,10 @@ type Config struct {
 	// routes taking bodies over 1 MiB get longer, see bodyDeadline), so a
 	// client dribbling a byte every few seconds cannot hold a connection.
 	ReadTimeout time.Duration
+	// EnforceV1Roles applies the key's role capabilities on /v1 for every
+	// organization (--v1-enforce-roles); each organization may also turn it
+	// on in its settings (enforceV1Roles).
+	EnforceV1Roles bool
 
 	KB       kb.Config
 	Calls    calls.Config

@@ -1,0 +1,25 @@
+package access
+
+import "strings"
+
+// V1Capability is the capability a /v1 request needs when the
+// organization (or the server) enforces roles on /v1 (issue 27): reads
+// need agent:read, writes the capability of their area. "" for routes
+// outside the areas (they keep checking only the key).
+func V1Capability(method, path string) string {
+	if method == "GET" || method == "HEAD" {
+		return CapAgentRead
+	}
+	for _, a := range []struct{ prefix, capability string }{
+		{"/api/v1/agents", CapAgentWrite},
+		{"/api/v1/calls", CapCallsWrite},
+		{"/api/v1/dnc", CapCallsWrite},
+		{"/api/v1/kb", CapKBWrite},
+		{"/api/v1/listings", CapListingsWrite},
+	} {
+		if strings.HasPrefix(path, a.prefix) {
+			return a.capability
+		}
+	}
+	return ""
+}
