@@ -152,7 +152,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
-		c != "" && !access.Can(p.Role, c) && s.enforceV1Roles(r.Context(), p.OrgID) {
+		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
 		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
 			" (the organization enforces roles on /v1)")
 	}
@@ -224,16 +224,4 @@ func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, err
 	c.m[hash] = cachedKey{k: k, at: time.Now()}
 	c.mu.Unlock()
 	return k, nil
-}
-
-// enforceV1Roles reports whether /v1 applies roles for the organization:
-// the server flag, or the organization's setting. Asked only when a role
-// lacks the capability, so the common request costs nothing; a read error
-// enforces (refusing is the safe side).
-func (s *Server) enforceV1Roles(ctx context.Context, orgID string) bool {
-	if s.cfg.EnforceV1Roles {
-		return true
-	}
-	st, err := s.db.GetOrgSettings(ctx, orgID)
-	return err != nil || st.EnforceV1Roles
 }

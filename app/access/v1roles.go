@@ -1,6 +1,11 @@
 package access
 
-import "strings"
+import (
+	"context"
+	"strings"
+
+	"github.com/agentd/agentd/storage"
+)
 
 // V1Capability is the capability a /v1 request needs when the
 // organization (or the server) enforces roles on /v1 (issue 27): reads
@@ -22,4 +27,16 @@ func V1Capability(method, path string) string {
 		}
 	}
 	return ""
+}
+
+// EnforceV1Roles reports whether /v1 applies roles for the organization:
+// the server flag, or the organization's setting. The caller asks only
+// when a role lacks the capability, so the common request costs nothing;
+// a read error enforces (refusing is the safe side).
+func EnforceV1Roles(ctx context.Context, db *storage.DB, orgID string, serverFlag bool) bool {
+	if serverFlag {
+		return true
+	}
+	st, err := db.GetOrgSettings(ctx, orgID)
+	return err != nil || st.EnforceV1Roles
 }
