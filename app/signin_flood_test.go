@@ -49,6 +49,9 @@ const floodSize = 500
 // the peak below 300 MB. Every answer is 401 or 429, never 5xx, and the
 // right password still signs in afterwards.
 func TestSignInFlood(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a memory measurement: -short (and -race, which multiplies memory) skip it")
+	}
 	e := newTestEnv(t)
 	e.userWithPassword(e.orgID, "real@example.test", "member", "the right password")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
