@@ -77,6 +77,9 @@ func TestFailuresElsewhereDoNotLockOut(t *testing.T) {
 // Successful sign-ins do not count against an address (every user behind
 // a proxy shares one).
 func TestSuccessesDoNotThrottleAnAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("105 password hashes: slow under -race -short")
+	}
 	ctx := context.Background()
 	db, _ := openDB(t)
 	now := time.Now().UTC()
