@@ -80,6 +80,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.http = &http.Server{
 		Handler:           a.srv,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout(cfg),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}

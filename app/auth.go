@@ -151,6 +151,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	if rt.capability != "" && !access.Can(p.Role, rt.capability) {
 		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
+	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
+		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
+		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
+			" (the organization enforces roles on /v1)")
+	}
 	return p, nil
 }
 

@@ -131,6 +131,9 @@ func (s *Server) handle(rt route, h handlerFunc) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, rt.bodyLimit)
+		if rt.bodyLimit > 1<<20 {
+			_ = http.NewResponseController(w).SetReadDeadline(bodyDeadline(s.cfg, rt.bodyLimit))
+		}
 		if rt.auth != authNone {
 			pr, err := s.authenticate(w, r, rt)
 			if err != nil {

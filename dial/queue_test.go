@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,8 +23,10 @@ func seedAgent(tb testing.TB, db *storage.DB) (string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	h := fnv.New32a() // a number belongs to one organization at a time
+	h.Write([]byte(org.ID))
 	a, err := db.CreateAgent(ctx, storage.Agent{OrgID: org.ID, Name: "a", Type: "voice", Status: "active",
-		PhoneNumbers: []string{"+15550001111"}})
+		PhoneNumbers: []string{fmt.Sprintf("+1555001%04d", h.Sum32()%10000)}})
 	if err != nil {
 		tb.Fatal(err)
 	}

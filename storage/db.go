@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"github.com/agentd/agentd/internal/secretbox"
 	"sync/atomic"
 	"time"
 
@@ -61,6 +62,15 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
 		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c)}
+	// Secrets at rest: the key is kept outside the database (secretbox).
+	box, err := secretbox.Load(path, c.Postgres())
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if box != nil {
+		db.Webhooks.UseSealer(box)
+	}
 	db.Calls = callstore.New(c, func() callstore.Views {
 		v := db.eventViews()
 		return callstore.Views{Call: v.Call, Batch: v.Batch}

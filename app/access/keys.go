@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"net/mail"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // Key format: "agd_" + 40 base62 characters.
@@ -174,4 +176,18 @@ func KeyStatus(k storage.APIKey, now time.Time) string {
 		return "expired"
 	}
 	return "active"
+}
+
+// RevokeKey revokes a key of the organization for a member who may manage
+// keys. Like the member rules, only an owner touches an owner: an owner's
+// key is refused to anyone else (Forbidden), changing nothing.
+func RevokeKey(ctx context.Context, db *storage.DB, a Actor, orgID, keyID string) error {
+	err := db.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
+	switch {
+	case errors.Is(err, orgstore.ErrOwnerKey):
+		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")
+	case errors.Is(err, storage.ErrNotFound):
+		return errs.Wrap(errs.NotFound, "API key not found", err)
+	}
+	return err
 }

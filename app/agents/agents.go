@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Paging of the v1 agent list.
@@ -85,7 +86,8 @@ func Create(ctx context.Context, db *storage.DB, orgID string, in Input) (storag
 	if err := validate(&a); err != nil {
 		return storage.Agent{}, err
 	}
-	return db.CreateAgent(ctx, a)
+	a, err := db.CreateAgent(ctx, a)
+	return a, agentErr(err)
 }
 
 // Update applies the present fields of in to the agent and validates the
@@ -109,10 +111,15 @@ func Delete(ctx context.Context, db *storage.DB, orgID, id string) (storage.Agen
 	return a, agentErr(err)
 }
 
-// agentErr gives storage's not-found the agent family's message.
+// agentErr gives storage's not-found the agent family's message, and a
+// number another organization holds a conflict naming the number.
 func agentErr(err error) error {
-	if errors.Is(err, storage.ErrNotFound) {
+	var taken *agentstore.PhoneTakenError
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "agent not found", err)
+	case errors.As(err, &taken):
+		return errs.Wrap(errs.Conflict, "phoneNumbers: "+taken.Error(), err)
 	}
 	return err
 }

@@ -176,6 +176,11 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSe
 	if err != nil {
 		return WebhookSecret{}, err
 	}
+	if have, err := s.DB.ListWebhooks(ctx, orgID); err != nil {
+		return WebhookSecret{}, err
+	} else if len(have) >= MaxEndpointsPerOrg {
+		return WebhookSecret{}, errs.New(errs.Conflict, fmt.Sprintf("an organization has at most %d webhook endpoints: delete one first", MaxEndpointsPerOrg))
+	}
 	secret := NewSecret()
 	nw.OrgID, nw.Secret = orgID, secret
 	e, err := s.DB.CreateWebhook(ctx, nw)
@@ -184,6 +189,11 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSe
 	}
 	return WebhookSecret{Webhook: webhookView(e, time.Now()), Secret: secret}, nil
 }
+
+// MaxEndpointsPerOrg caps an organization's endpoints (issue 27 item 4):
+// with the per-organization share of sending slots (WorkerConfig.PerOrg)
+// it bounds what one organization's unresponsive receivers can hold.
+const MaxEndpointsPerOrg = 50
 
 // List is every endpoint of the organization, oldest first.
 func (s *Service) List(ctx context.Context, orgID string) ([]Webhook, error) {

@@ -38,6 +38,7 @@ type WorkerConfig struct {
 	Log         *slog.Logger
 	Concurrency int             // requests in flight per process; default 64
 	PerEndpoint int             // in flight per endpoint across processes; default 32
+	PerOrg      int             // in flight per organization across processes; default Concurrency/4, at least 4
 	Timeout     time.Duration   // per request; default 10 s
 	Lease       time.Duration   // claim lease; default Timeout + 20 s, never less than Timeout + 1 s
 	Poll        time.Duration   // look for other processes' events; default 1 s
@@ -72,6 +73,9 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	}
 	if cfg.PerEndpoint <= 0 {
 		cfg.PerEndpoint = 32
+	}
+	if cfg.PerOrg <= 0 {
+		cfg.PerOrg = max(cfg.Concurrency/4, 4)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -137,7 +141,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if free := w.cfg.Concurrency - inflight; free > 0 && (inflight == 0 || free >= w.cfg.Concurrency/4) {
 			now := time.Now()
 			jobs, err := w.cfg.DB.ClaimDeliveries(ctx, storage.DeliveryClaim{Token: uuid.NewString(), WorkerID: w.id,
-				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint})
+				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint, PerOrg: w.cfg.PerOrg})
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Log.Warn("claiming webhook deliveries", "err", err)
 			}

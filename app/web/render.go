@@ -70,7 +70,7 @@ func parsePages(funcs template.FuncMap) (map[string]*pageTemplate, error) {
 // page is rendered to a buffer first, so a template error is a clean 500.
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	if p.Notice == "" && r.Method == http.MethodGet {
-		p.Notice = r.URL.Query().Get("notice")
+		p.Notice = requestNotice(r)
 	}
 	var buf bytes.Buffer
 	t := s.pages[name]
@@ -213,6 +213,7 @@ func newPager(r *http.Request, offset, limit, n, total int, more bool) pager {
 	link := func(off int) string {
 		q := r.URL.Query()
 		q.Del("notice")
+		q.Del("ns")
 		if off <= 0 {
 			q.Del("offset")
 		} else {

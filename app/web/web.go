@@ -311,7 +311,7 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		path += sep + "notice=" + url.QueryEscape(notice)
+		path += sep + "notice=" + url.QueryEscape(notice) + "&ns=" + noticeMAC(notice)
 	}
 	http.Redirect(w, r, path, http.StatusSeeOther)
 }

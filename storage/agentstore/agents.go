@@ -59,7 +59,10 @@ func (db *Agents) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		_, err := tx.ExecContext(ctx, "INSERT INTO agents ("+agentColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			a.ID, a.OrgID, a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools),
 			string(phones), a.Specialty, a.DisplayRole, sqldb.MS(a.CreatedAt), sqldb.MS(a.UpdatedAt))
-		return err
+		if err != nil {
+			return err
+		}
+		return claimPhones(ctx, tx, a)
 	})
 	return a, err
 }
@@ -172,7 +175,10 @@ func (db *Agents) UpdateAgent(ctx context.Context, orgID, id string, change func
 			WHERE id = ? AND org_id = ?`,
 			a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools), string(phones),
 			a.Specialty, a.DisplayRole, sqldb.MS(a.UpdatedAt), id, orgID)
-		return err
+		if err != nil {
+			return err
+		}
+		return claimPhones(ctx, tx, a)
 	})
 	if err != nil {
 		return Agent{}, err
@@ -197,12 +203,14 @@ func scanAgent(s sqldb.Scanner) (Agent, error) {
 	return a, nil
 }
 
-// VoiceAgentForNumber finds the voice agent a number is assigned to, across
-// organizations: the oldest agent that is not inactive when several are.
+// VoiceAgentForNumber finds the voice agent a number is assigned to: only
+// in the organization holding the number (phone_claims), the oldest agent
+// that is not inactive when several are. Never another organization's.
 func (db *Agents) VoiceAgentForNumber(ctx context.Context, number string) (Agent, error) {
 	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+` FROM agents WHERE type = 'voice' AND status != 'inactive'
+		AND org_id = (SELECT org_id FROM phone_claims WHERE number = ?)
 		AND EXISTS (SELECT 1 FROM json_each(agents.phone_numbers) j WHERE j.value = ?)
-		ORDER BY created_at, id LIMIT 1`, number)
+		ORDER BY created_at, id LIMIT 1`, number, number)
 	a, err := scanAgent(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Agent{}, fmt.Errorf("voice agent with number %q: %w", number, sqldb.ErrNotFound)
