@@ -49,7 +49,7 @@ type agentForm struct {
 	ID, Name, Type, Status, Model, Instructions, Phones, Specialty, DisplayRole, Tools string
 	// Voice settings.
 	Voice, Speed, Interruption, MaxConcurrent string
-	CallerIDRotation                         bool
+	CallerIDRotation                          bool
 	// Chat settings.
 	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains string
 }
