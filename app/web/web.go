@@ -123,6 +123,14 @@ func (s *Site) Routes() []Route {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			fileServer.ServeHTTP(w, r)
 		})},
+		// Browsers ask for /favicon.ico on every page whatever the page
+		// links; an SVG answers it (every current browser draws one).
+		{"GET", "/favicon.ico", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "image/svg+xml")
+			w.Header().Set("Cache-Control", "public, max-age=86400")
+			b, _ := files.ReadFile("static/favicon.svg")
+			w.Write(b)
+		})},
 		{"GET", "/login", http.HandlerFunc(s.loginPage)},
 		{"POST", "/login", http.HandlerFunc(s.loginSubmit)},
 		{"GET", "/setup", http.HandlerFunc(s.setupPage)},
