@@ -151,6 +151,13 @@ func (s *Site) Routes() []Route {
 		{"POST", "/batches/:id/resume", s.action(access.CapCallsWrite, s.resumeCampaign)},
 		{"POST", "/batches/:id/cancel", s.action(access.CapCallsWrite, s.cancelCampaign)},
 
+		{"GET", "/dnc", s.view(s.dncPage)},
+		{"POST", "/dnc", s.action(access.CapCallsWrite, s.addDNC)},
+		{"POST", "/dnc/remove", s.action(access.CapCallsWrite, s.removeDNC)},
+		{"POST", "/dnc/import", s.action(access.CapCallsWrite, s.importDNC)},
+		{"GET", "/settings", s.view(s.settingsPage)},
+		{"POST", "/settings", s.action(access.CapSettingsManage, s.saveSettings)},
+
 		{"GET", "/agents", s.view(s.agentsPage)},
 		{"GET", "/agents/new", s.view(s.newAgentPage)},
 		{"POST", "/agents", s.action(access.CapAgentWrite, s.createAgent)},
