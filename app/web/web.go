@@ -29,6 +29,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage"
@@ -64,6 +65,7 @@ type Features struct {
 	Calls    *calls.Service
 	KB       *kb.Service
 	Listings *listings.Service
+	Webhooks *events.Service
 }
 
 // Site serves the dashboard.
@@ -155,6 +157,15 @@ func (s *Site) Routes() []Route {
 		{"POST", "/dnc", s.action(access.CapCallsWrite, s.addDNC)},
 		{"POST", "/dnc/remove", s.action(access.CapCallsWrite, s.removeDNC)},
 		{"POST", "/dnc/import", s.action(access.CapCallsWrite, s.importDNC)},
+		{"GET", "/webhooks", s.viewCap(access.CapWebhookManage, s.webhooksPage)},
+		{"POST", "/webhooks", s.action(access.CapWebhookManage, s.createWebhook)},
+		{"GET", "/webhooks/:id", s.viewCap(access.CapWebhookManage, s.webhookPage)},
+		{"POST", "/webhooks/:id/rotate", s.action(access.CapWebhookManage, s.rotateWebhook)},
+		{"POST", "/webhooks/:id/enabled", s.action(access.CapWebhookManage, s.enableWebhook)},
+		{"POST", "/webhooks/:id/delete", s.action(access.CapWebhookManage, s.deleteWebhook)},
+		{"POST", "/webhooks/:id/test", s.action(access.CapWebhookManage, s.testWebhook)},
+		{"POST", "/webhooks/:id/deliveries/:delivery/retry", s.action(access.CapWebhookManage, s.retryDelivery)},
+		{"GET", "/events", s.viewCap(access.CapEventsRead, s.eventsPage)},
 		{"GET", "/settings", s.view(s.settingsPage)},
 		{"POST", "/settings", s.action(access.CapSettingsManage, s.saveSettings)},
 

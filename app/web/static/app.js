@@ -41,7 +41,46 @@ document.addEventListener("DOMContentLoaded", () => {
   const detail = document.querySelector("[data-call-detail]");
   const regions = document.querySelectorAll("[data-live-region]").length > 0;
   if (list || detail || regions) liveCalls(list, detail, regions);
+  const log = document.querySelector("[data-event-log]");
+  if (log && !document.querySelector('a[rel="next"]')) followLog(log);
 });
+
+// followLog appends the organization's new events to the event log as the
+// stream delivers them (the page's type filter applies).
+function followLog(log) {
+  const badge = document.querySelector("[data-live]");
+  if (!window.EventSource) return;
+  const types = (log.dataset.types || "").split(",").filter(Boolean);
+  const src = new EventSource("/api/v2/events/stream" + (types.length ? "?" + types.map((t) => "type=" + encodeURIComponent(t)).join("&") : ""));
+  src.addEventListener("open", () => { if (badge) { badge.hidden = false; badge.textContent = "live"; badge.classList.remove("off"); } });
+  src.addEventListener("error", () => { if (badge && src.readyState !== EventSource.OPEN) { badge.textContent = "reconnecting"; badge.classList.add("off"); } });
+  const add = (ev) => {
+    let e;
+    try { e = JSON.parse(ev.data); } catch { return; }
+    if (!e.id || log.querySelector(`tr[data-event="${CSS.escape(e.id)}"]`)) return;
+    const row = document.createElement("tr");
+    row.dataset.event = e.id;
+    row.className = "arrived";
+    const cell = (text, code) => {
+      const td = document.createElement("td");
+      if (code) {
+        const c = document.createElement("code");
+        c.textContent = text;
+        if (code === "data") c.className = "data";
+        td.append(c);
+      } else {
+        td.className = "nowrap";
+        td.textContent = text;
+      }
+      return td;
+    };
+    row.append(cell(new Date(e.createdAt).toLocaleString()), cell(e.type, true), cell(JSON.stringify(e.data), "data"));
+    log.tBodies[0].append(row);
+  };
+  const all = types.length ? types : (log.dataset.all || "").split(",").filter(Boolean);
+  for (const t of all) src.addEventListener(t, add);
+  window.addEventListener("pagehide", () => src.close());
+}
 
 const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result", "batch.completed"];
 
