@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/events"
 )
 
 // signInBrowser sets the owner's password through the setup link.
@@ -73,7 +75,7 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	id := e.postBatch(e.key, agent.ID, "Spring promo", 50, nil)
 	waitJS(t, callsTab, "50 rows", 30*time.Second, `document.querySelectorAll("tr[data-call]").length === 50`)
 	waitJS(t, overviewTab, "counter moves", 30*time.Second, bigToday+` > 0`)
-	waitJS(t, batchesTab, "batch row", 30*time.Second, fmt.Sprintf(`!!document.querySelector('a[href="/calls?batch=%s"]')`, id))
+	waitJS(t, batchesTab, "batch row", 30*time.Second, fmt.Sprintf(`(document.querySelector('a[href="/batches/%s"]') || {}).textContent === "Spring promo"`, id))
 	waitJS(t, batchesTab, "batch done", 30*time.Second, `(document.querySelector("progress") || {}).value === 50`)
 	waitJS(t, overviewTab, "all 50 counted", 30*time.Second, bigToday+` === 50`)
 	waitJS(t, callsTab, "all completed", 30*time.Second, `document.querySelectorAll('tr[data-call] [data-field="status"] .st-completed').length === 50`)
@@ -88,6 +90,46 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	}
 	if empty := get(callsTab, t, "empty row", chromedp.Evaluate[bool](`!!document.querySelector("td.empty")`)); empty {
 		t.Fatal("the calls list still says it has no calls")
+	}
+
+	// Every page, at a laptop's width and a phone's, is exactly as wide
+	// as the viewport: nothing overflows sideways.
+	hookURL := "https://hooks.example.com/a"
+	wh, err := (&events.Service{DB: e.db}).Create(context.Background(), e.orgID, events.Input{URL: &hookURL, Events: &[]string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := get(callsTab, t, "a call id", chromedp.Evaluate[string](`document.querySelector("tr[data-call]").dataset.call`))
+	pages := []string{"/", "/calls", "/calls/" + callID, "/calls/new", "/batches", "/batches/" + id, "/batches/new",
+		"/agents", "/agents/new", "/agents/" + agent.ID, "/knowledge", "/listings", "/keys", "/members", "/webhooks",
+		"/webhooks/" + wh.ID, "/events", "/dnc", "/settings"}
+	for _, width := range []int64{1280, 360} {
+		for _, path := range pages {
+			name := fmt.Sprintf("%d%s", width, strings.ReplaceAll(path, "/", "-"))
+			for _, id := range []string{callID, id, agent.ID, wh.ID} {
+				name = strings.ReplaceAll(name, id, "id")
+			}
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800), chromedp.Navigate(e.url+path),
+				chromedp.WaitVisible(css("main h1"))); err != nil {
+				t.Fatalf("%s at %d px: %v", path, width, err)
+			}
+			if h1 := get(ctx, t, "h1", chromedp.Text(css("main h1"))); strings.Contains(h1, "Not found") || strings.Contains(h1, "Forbidden") {
+				t.Fatalf("%s: %s", path, h1)
+			}
+			sizes := get(ctx, t, "widths", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+			if sizes[0] != sizes[1] {
+				chromedp.Do(ctx, shoot(shots, "overflow-"+name))
+				t.Errorf("%s at %d px: the page is %d px wide in a %d px viewport", path, width, sizes[0], sizes[1])
+			}
+			if width == 360 || strings.Count(path, "/") == 1 {
+				if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
 	}
 
 	// A viewer cannot open the event stream: the page says auto-refresh

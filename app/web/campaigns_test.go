@@ -69,6 +69,16 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 	if code, _, _ := e.post(other, "/batches/"+id+"/cancel", nil); code != 404 {
 		t.Fatalf("another org cancels: %d", code)
 	}
+	// The calls of a batch list in the order they were given.
+	var nums []string
+	for i := range 8 {
+		nums = append(nums, "+1415555030"+itoa(i))
+	}
+	_, _, h = e.post(owner, "/batches", url.Values{"agentId": {a.ID}, "numbers": {strings.Join(nums, "\n")}})
+	_, body, _ = e.get(owner, strings.Split(h.Get("Location"), "?")[0])
+	if got := regexpMust(`1415555030\d`).FindAllString(body, -1); strings.Join(got, " ") != strings.ReplaceAll(strings.Join(nums, " "), "+", "") {
+		t.Fatalf("the campaign lists its calls as %v, given %v", got, nums)
+	}
 	// Bad input: no numbers, an agent of another org; nothing created.
 	if code, body, _ := e.post(owner, "/batches", url.Values{"agentId": {a.ID}, "numbers": {"\n"}}); code != 400 || !strings.Contains(body, "at least one phone number") {
 		t.Fatalf("no numbers: %d", code)

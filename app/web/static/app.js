@@ -133,7 +133,9 @@ function liveCalls(list, detail, regions) {
     try { data = JSON.parse(ev.data).data; } catch { return; }
     if (!data) return;
     if (regions) schedule();
-    if (list && data.id && !updateRow(list, data)) schedule();
+    // The row shows the event at once; the refetch that follows brings
+    // new rows and undoes any older answer that was still in flight.
+    if (list && data.id) { updateRow(list, data); schedule(); }
     if (detail && detail.dataset.callDetail === data.id) schedule();
   };
   for (const t of callEvents) src.addEventListener(t, onEvent);
