@@ -67,7 +67,6 @@ func newSiteEnv(t testing.TB) *siteEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	events.Install(db, events.FeatureViews())
 	site.Use(Features{Calls: cs, KB: kbs, Listings: &listings.Service{DB: db}, Webhooks: &events.Service{DB: db}})
 	mux := http.NewServeMux()
 	param := regexp.MustCompile(`:([a-z]+)`)

@@ -17,6 +17,7 @@ import (
 // refused. The event log lists the events, filtered by type.
 func TestWebhookPagesAndEventLog(t *testing.T) {
 	e := newSiteEnv(t)
+	events.Install(e.db, events.FeatureViews()) // as the server does: events render their data
 	owner := e.org("acme")
 	ctx := context.Background()
 	code, body, _ := e.post(owner, "/webhooks", url.Values{"url": {"https://hooks.example.com/a"}, "events": {"call.queued", "call.ended"}, "description": {"CRM"}})
