@@ -25,7 +25,7 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.IntVar(&cfg.EmbedBatch, "embed-batch", envInt("AGENTD_EMBED_BATCH", 64), "texts per embedding request (env AGENTD_EMBED_BATCH)")
 	f.IntVar(&cfg.EmbedConcurrency, "embed-concurrency", envInt("AGENTD_EMBED_CONCURRENCY", 2), "embedding requests in flight (env AGENTD_EMBED_CONCURRENCY)")
 	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", envDuration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 30s (env AGENTD_EMBED_TIMEOUT)")
-	f.Var(newRetriesFlag(&cfg.EmbedRetries, envInt("AGENTD_EMBED_RETRIES", 5)), "embed-retries", "retries of an embedding request on 429/5xx; 0 means none (env AGENTD_EMBED_RETRIES)")
+	f.Var(newRetriesFlag(&cfg.EmbedRetries, envInt("AGENTD_EMBED_RETRIES", 5)), "embed-retries", "retries of an embedding request on 429/5xx; 0 (or negative) means none (env AGENTD_EMBED_RETRIES)")
 	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
 	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
 	f.IntVar(&cfg.Retries, "kb-retries", envInt("AGENTD_KB_RETRIES", 5), "automatic retries of a source that failed because the embedding service was unavailable; 0 means 5, negative none (env AGENTD_KB_RETRIES)")
@@ -47,7 +47,7 @@ func newRetriesFlag(n *int, def int) retriesFlag {
 }
 
 func (f retriesFlag) set(v int) {
-	if v == 0 {
+	if v <= 0 {
 		v = -1
 	}
 	*f.n = v
@@ -55,10 +55,10 @@ func (f retriesFlag) set(v int) {
 
 func (f retriesFlag) Set(s string) error {
 	v, err := strconv.Atoi(s)
-	if err != nil || v < 0 {
-		return fmt.Errorf("%q is not a count of retries (0 or more)", s)
+	if err != nil {
+		return fmt.Errorf("%q is not a count of retries", s)
 	}
-	f.set(v)
+	f.set(v) // a negative count, as before, is none too
 	return nil
 }
 

@@ -29,6 +29,7 @@ func TestEmbedRetriesZeroMeansNone(t *testing.T) {
 		{[]string{"--embed-retries", "0"}, "", 1},
 		{nil, "0", 1},
 		{[]string{"--embed-retries", "1"}, "", 2},
+		{[]string{"--embed-retries=-1"}, "", 1},
 	} {
 		t.Setenv("AGENTD_EMBED_RETRIES", c.env)
 		var cfg kb.Config
@@ -57,7 +58,7 @@ func TestEmbedRetriesZeroMeansNone(t *testing.T) {
 	var cfg kb.Config
 	cmd := &cobra.Command{Use: "x"}
 	addKBFlags(cmd, &cfg)
-	if err := cmd.ParseFlags([]string{"--embed-retries", "-1"}); err == nil {
-		t.Fatal("--embed-retries -1 accepted")
+	if err := cmd.ParseFlags([]string{"--embed-retries", "five"}); err == nil {
+		t.Fatal("--embed-retries five accepted")
 	}
 }
