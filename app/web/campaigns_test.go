@@ -79,6 +79,18 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 	if got := regexpMust(`1415555030\d`).FindAllString(body, -1); strings.Join(got, " ") != strings.ReplaceAll(strings.Join(nums, " "), "+", "") {
 		t.Fatalf("the campaign lists its calls as %v, given %v", got, nums)
 	}
+	// A CSV upload with a header, dry run then start.
+	csvFile := "name,phone\nAnn,+14155550400\nBob,+14155550401\n"
+	if code, body := e.postFile(owner, "/batches", "file", "list.csv", csvFile, url.Values{"agentId": {a.ID}, "name": {"From CSV"}, "dryRun": {"1"}}); code != 200 ||
+		!strings.Contains(body, "2 of 2 would be called") {
+		t.Fatalf("CSV dry run: %d %.2000s", code, body)
+	}
+	if code, _ := e.postFile(owner, "/batches", "file", "list.csv", csvFile, url.Values{"agentId": {a.ID}, "name": {"From CSV"}}); code != http.StatusSeeOther {
+		t.Fatalf("CSV start: %d", code)
+	}
+	if p, _ := calls.ListBatches(ctx, e.db, owner.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 3 || p.Batches[0].Name != "From CSV" || p.Batches[0].Total != 2 {
+		t.Fatalf("batches after the CSV: %+v", p.Batches)
+	}
 	// Bad input: no numbers, an agent of another org; nothing created.
 	if code, body, _ := e.post(owner, "/batches", url.Values{"agentId": {a.ID}, "numbers": {"\n"}}); code != 400 || !strings.Contains(body, "at least one phone number") {
 		t.Fatalf("no numbers: %d", code)
