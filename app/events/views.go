@@ -70,6 +70,7 @@ func listingsSyncView(s storage.ListingsSynced, item func(storage.Listing) any) 
 // this is its summary, with the count of calls by final status.
 type Batch struct {
 	BatchID   string         `json:"batchId"`
+	Name      string         `json:"name"`
 	AgentID   string         `json:"agentId"`
 	Total     int            `json:"total"`
 	Statuses  map[string]int `json:"statuses"`
@@ -86,6 +87,6 @@ func batchView(s storage.BatchSummary) Batch {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	return Batch{BatchID: s.BatchID, AgentID: s.AgentID, Total: s.Total, Statuses: st,
+	return Batch{BatchID: s.BatchID, Name: s.Name, AgentID: s.AgentID, Total: s.Total, Statuses: st,
 		CreatedAt: formatTime(s.CreatedAt), EndedAt: formatTime(end)}
 }

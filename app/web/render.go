@@ -104,6 +104,7 @@ func (s *Site) funcs() template.FuncMap {
 		"label":  label,
 		"pretty": pretty,
 		"add":    func(a, b int) int { return a + b },
+		"mul100": func(f float64) float64 { return f * 100 },
 		"short": func(id string) string {
 			if len(id) > 13 {
 				return id[:8] + "…"
