@@ -47,6 +47,8 @@ var kindStatus = map[errs.Kind]int{
 	errs.RateLimited:      http.StatusTooManyRequests,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
 	errs.Canceled:         499,
+	errs.BadGateway:       http.StatusBadGateway,
+	errs.GatewayTimeout:   http.StatusGatewayTimeout,
 }
 
 // status is the HTTP status of e.
