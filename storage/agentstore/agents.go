@@ -34,7 +34,7 @@ type Agent struct {
 	Knowledge json.RawMessage
 	Fallback  *string
 	CreatedAt time.Time
-	UpdatedAt    time.Time
+	UpdatedAt time.Time
 }
 
 const agentColumns = `id, org_id, name, type, status, model, instructions, config, tools, phone_numbers,
@@ -221,4 +221,3 @@ func (db *Agents) VoiceAgentForNumber(ctx context.Context, number string) (Agent
 	}
 	return a, err
 }
-

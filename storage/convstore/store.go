@@ -316,4 +316,3 @@ func (s *Store) RotateToolsSecret(ctx context.Context, orgID, secret string) err
 		return err
 	})
 }
-
