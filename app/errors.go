@@ -25,6 +25,7 @@ const (
 	FamilyAgents
 	// FamilyCalls: {error:{message, code:<http status>}}.
 	FamilyCalls
+	FamilyOpenAI // /api/v1/openai: OpenAI's error shape, which its clients parse
 )
 
 // FieldError names one invalid field of a request body.
@@ -151,6 +152,8 @@ func errorBody(fam Family, e *Error, now timeNow) any {
 			"status": st, "retryInSeconds": 60, "timestamp": ts}}
 	}
 	switch fam {
+	case FamilyOpenAI:
+		return openAIError(e, st)
 	case FamilyAgents:
 		code := e.Code
 		if code == "" {

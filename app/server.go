@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -70,6 +71,7 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
+	conv     *conversations.Service
 	site     *web.Site // the dashboard (app/web)
 }
 
@@ -209,6 +211,8 @@ func familyOf(path string) Family {
 		return FamilyAgents
 	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		return FamilyCalls
+	case strings.HasPrefix(path, "/api/v1/openai/"):
+		return FamilyOpenAI
 	}
 	return FamilyV2
 }
