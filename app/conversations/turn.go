@@ -123,8 +123,10 @@ func (s *Service) run(ctx context.Context, in runInput) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	if len(ps) == 0 {
-		// A follow-up ("and on Sundays?") is searched with the turn before it.
+	if len(ps) == 0 && s.cfg.Model != nil {
+		// A follow-up ("and on Sundays?") is searched with the turn before
+		// it. Not for builtin, which would quote the previous answer again
+		// to an unrelated question instead of saying it does not know.
 		if prev := lastUser(in.history); prev != "" {
 			if ps, err = s.retrieve(ctx, in.orgID, k, prev+"\n"+query, k.TopK); err != nil {
 				return result{}, err
