@@ -33,7 +33,7 @@ const (
 	returnText = "# Returns\n\nUnopened pastries can be returned within two days with the receipt for a full refund."
 )
 
-func newConvEnv(t *testing.T, scripted bool, agent map[string]any) *convEnv {
+func newConvEnv(t *testing.T, scripted bool, agent map[string]any, extra ...func(*Config)) *convEnv {
 	t.Helper()
 	var model *llmtest.Server
 	opts := []func(*Config){func(c *Config) { c.Webhooks.AllowPrivate = true; c.Webhooks.Disabled = true }}
@@ -43,7 +43,7 @@ func newConvEnv(t *testing.T, scripted bool, agent map[string]any) *convEnv {
 			c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 2 * time.Second}
 		})
 	}
-	e := &convEnv{testEnv: newTestEnv(t, opts...), model: model}
+	e := &convEnv{testEnv: newTestEnv(t, append(opts, extra...)...), model: model}
 	e.col = e.createCollection(e.key, "faq")
 	for _, s := range []map[string]any{
 		{"collectionId": e.col, "externalId": "hours", "title": "Opening hours", "content": hoursText},
