@@ -254,6 +254,7 @@ func BenchmarkConversationTurns(b *testing.B) {
 		c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 10 * time.Second}
 	})
 	var seed atomic.Int64
+	b.ResetTimer()
 	start := time.Now()
 	b.SetParallelism(4)
 	b.RunParallel(func(pb *testing.PB) {
