@@ -192,7 +192,9 @@ func firstDelta(b *testing.B, client *http.Client, url string, header map[string
 // the client.
 func BenchmarkConversationFirstToken(b *testing.B) {
 	model := llmtest.New(b)
-	model.Answer(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: "The answer is in the passages above."} })
+	model.Answer(func(llmtest.Request) llmtest.Reply {
+		return llmtest.Reply{Content: "The answer is in the passages above."}
+	})
 	e, key, agent := benchEnv(b, func(c *Config) {
 		c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 10 * time.Second}
 	})
