@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
@@ -153,7 +154,7 @@ func errorBody(fam Family, e *Error, now timeNow) any {
 	}
 	switch fam {
 	case FamilyOpenAI:
-		return openAIError(e, st)
+		return convapi.ErrorBody(e, st)
 	case FamilyAgents:
 		code := e.Code
 		if code == "" {

@@ -19,7 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -71,7 +71,7 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	conv     *conversations.Service
+	conv     *convapi.Handlers // conversations (app/convapi)
 	site     *web.Site // the dashboard (app/web)
 }
 
@@ -92,6 +92,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
+	s.conv = s.newConvAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()

@@ -1,4 +1,4 @@
-package app
+package convapi
 
 import (
 	"encoding/json"
@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
@@ -21,8 +20,9 @@ import (
 // its OpenAI LLM plugin here with model = an agent id. Bodies and errors
 // are in OpenAI's exact wire format, which its clients parse.
 
-// openAIError is an error in OpenAI's shape.
-func openAIError(e *Error, st int) any {
+// ErrorBody is an error in OpenAI's shape; package app writes every
+// error of the endpoint with it (its error family).
+func ErrorBody(e *errs.Error, st int) any {
 	typ := "invalid_request_error"
 	switch {
 	case st == http.StatusUnauthorized:
@@ -119,9 +119,9 @@ var passThrough = []string{"temperature", "top_p", "max_tokens", "max_completion
 	"presence_penalty", "frequency_penalty", "tool_choice", "parallel_tool_calls", "user", "response_format"}
 
 // completionInput reads a chat-completion body.
-func completionInput(body []byte, callID string) (conversations.CompleteInput, oaRequest, error) {
+func (h *Handlers) completionInput(body []byte, callID string) (conversations.CompleteInput, oaRequest, error) {
 	var req oaRequest
-	if err := decodeBytes(body, &req); err != nil {
+	if err := h.d.Decode(body, &req); err != nil {
 		return conversations.CompleteInput{}, req, err
 	}
 	if req.Model == "" {
@@ -184,19 +184,19 @@ func oaUsage(u llm.Usage) map[string]int {
 	return map[string]int{"prompt_tokens": u.PromptTokens, "completion_tokens": u.CompletionTokens, "total_tokens": u.TotalTokens}
 }
 
-// chatCompletions answers POST /api/v1/openai/chat/completions.
-func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, err := readBody(r)
+// ChatCompletions answers POST /api/v1/openai/chat/completions.
+func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	body, err := h.d.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	in, req, err := completionInput(body, strings.TrimSpace(r.Header.Get("x-agentd-call-id")))
+	in, req, err := h.completionInput(body, strings.TrimSpace(r.Header.Get("x-agentd-call-id")))
 	if err != nil {
 		return err
 	}
 	id, created := "chatcmpl-"+strings.ReplaceAll(uuid.NewString(), "-", ""), time.Now().Unix()
 	if !req.Stream {
-		c, err := s.conv.Complete(r.Context(), orgID(r), s.db, in, nil)
+		c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, nil)
 		if err != nil {
 			return err
 		}
@@ -218,7 +218,7 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, _ httpr
 			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 	}
 	first := true
-	c, err := s.conv.Complete(r.Context(), orgID(r), s.db, in, func(d string) {
+	c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, func(d string) {
 		if first {
 			ev.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 			first = false
@@ -229,8 +229,8 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, _ httpr
 	case err != nil && !ev.open:
 		return err
 	case err != nil:
-		e := toError(err)
-		ev.event("", openAIError(e, status(e)))
+		st, msg := h.d.Status(err)
+		ev.event("", ErrorBody(&errs.Error{Message: msg}, st))
 		return nil
 	}
 	if first {
@@ -244,16 +244,16 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request, _ httpr
 		ev.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"system_fingerprint": nil, "choices": []any{}, "usage": oaUsage(c.Usage)})
 	}
-	ev.raw("data: [DONE]\n\n")
+	ev.event("", "[DONE]")
 	return nil
 }
 
-// openAIModels answers GET /api/v1/openai/models: the organization's
-// agents that can answer (not inactive), each as a model.
-func (s *Server) openAIModels(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+// Models answers GET /api/v1/openai/models: the organization's agents
+// that can answer (not inactive), each as a model.
+func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	data := []any{}
 	for off := 0; ; off += 100 {
-		as, more, err := agents.List(r.Context(), s.db, orgID(r), agents.Query{Limit: 100, Offset: off})
+		as, more, err := h.d.Agents.ListAgents(r.Context(), h.d.OrgID(r), storage.AgentFilter{Limit: 100, Offset: off})
 		if err != nil {
 			return err
 		}
