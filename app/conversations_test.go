@@ -457,4 +457,8 @@ func TestConversationListAndValidation(t *testing.T) {
 	if code, _, _ := e.do("POST", "/api/v1/conversations", viewer, map[string]any{"agentId": e.agentID}); code != 403 {
 		t.Fatalf("viewer write: %d", code)
 	}
+	member := e.keyWithRole(e.orgID, "member", access.KeyOptions{})
+	if code, _, _ := e.do("POST", "/api/v2/tools/secret", member, nil); code != 403 {
+		t.Fatalf("a member rotated the tools secret: %d", code)
+	}
 }

@@ -208,6 +208,9 @@ func TestOpenAIErrors(t *testing.T) {
 		"messages": []any{map[string]any{"role": "user", "content": "x"}}}); code != 409 {
 		t.Fatalf("inactive agent: %d %s", code, b)
 	}
+	if code, b := e.bearer("GET", "/api/v1/openai/models", "", nil); code != 401 || !strings.Contains(string(b), "authentication_error") {
+		t.Fatalf("models without a key: %d %s", code, b)
+	}
 	var models struct{ Data []struct{ ID string } }
 	code, b = e.bearer("GET", "/api/v1/openai/models", e.key, nil)
 	json.Unmarshal(b, &models)
@@ -326,4 +329,25 @@ func (e *testEnv) doHeaders(method, path string, header map[string]string, body 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, resp.Header, b
+}
+
+// A client that goes away cancels the model request, and the turn stores
+// nothing.
+func TestConversationClientGoneCancelsModel(t *testing.T) {
+	e := newConvEnv(t, true, nil)
+	id := e.startConversation(e.key, e.agentID)
+	e.model.Push(llmtest.Reply{Content: "late", Delay: 1500 * time.Millisecond})
+	body, _ := json.Marshal(map[string]any{"content": "When do you open?", "stream": true})
+	req, _ := http.NewRequest("POST", e.url+"/api/v1/conversations/"+id+"/messages", bytes.NewReader(body))
+	req.Header.Set("x-api-key", e.key)
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	if resp, err := client.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d before the model did", resp.StatusCode)
+	}
+	waitFor(t, "the model request to be canceled", 2*time.Second, func() bool { return e.model.Canceled.Load() == 1 })
+	time.Sleep(100 * time.Millisecond)
+	if v := e.conversation(e.key, id); v.MessageCount != 0 {
+		t.Fatalf("stored %d messages of an abandoned turn", v.MessageCount)
+	}
 }

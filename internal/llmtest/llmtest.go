@@ -108,6 +108,9 @@ func (r Request) ToolNames() []string {
 type Server struct {
 	URL      string // base URL, ".../v1"
 	Requests atomic.Int64
+	// Canceled counts requests whose client went away while the reply
+	// was delayed (the caller's cancel reached the model).
+	Canceled atomic.Int64
 	// ArgChunk is the size of the pieces streamed tool-call arguments are
 	// cut in (default 7 bytes: arguments arrive over several chunks).
 	ArgChunk int
@@ -203,6 +206,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-time.After(rep.Delay):
 		case <-r.Context().Done():
+			s.Canceled.Add(1)
 			return
 		}
 	}
