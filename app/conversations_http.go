@@ -3,8 +3,8 @@ package app
 import (
 	"context"
 
-	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/convapi"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/safehttp"
 )

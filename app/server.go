@@ -72,7 +72,7 @@ type Server struct {
 	calls    callsState
 	webhooks webhooksState
 	conv     *convapi.Handlers // conversations (app/convapi)
-	site     *web.Site // the dashboard (app/web)
+	site     *web.Site         // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
