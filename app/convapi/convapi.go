@@ -17,7 +17,6 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -136,11 +135,12 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	if err := h.decode(r, &in); err != nil {
 		return err
 	}
-	if in.Content == nil {
-		return errs.InvalidField("content", "required")
+	content := ""
+	if in.Content != nil {
+		content = *in.Content // absent is refused after the lookup: another org's conversation is 404 first
 	}
 	if !in.Stream {
-		m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), *in.Content, nil)
+		m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, nil)
 		if err != nil {
 			return err
 		}
@@ -148,7 +148,7 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		return nil
 	}
 	ev := newSSE(w)
-	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), *in.Content, func(d string) {
+	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, func(d string) {
 		ev.event("delta", map[string]string{"content": d})
 	})
 	switch {

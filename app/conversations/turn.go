@@ -24,12 +24,12 @@ const maxContent = 32000
 // (its text given to onDelta as it comes). Both messages are stored
 // together after the answer is complete: a failed turn stores nothing.
 func (s *Service) Send(ctx context.Context, orgID, convID, content string, onDelta func(string)) (Message, error) {
-	if err := checkContent(content); err != nil {
-		return Message{}, err
-	}
 	c, err := s.d.Store.Get(ctx, orgID, convID)
 	if err != nil {
 		return Message{}, convErr(err)
+	}
+	if err := checkContent(content); err != nil {
+		return Message{}, err
 	}
 	if c.Status != "active" {
 		return Message{}, errs.New(errs.Conflict, "conversation has ended")
@@ -192,7 +192,7 @@ func listingCitation(l storage.Listing) Citation {
 	var b strings.Builder
 	b.WriteString(l.Description)
 	if p := listings.Price(l); p != nil {
-		fmt.Fprintf(&b, "\nPrice: %s %s", *p, l.Currency)
+		fmt.Fprintf(&b, "\nPrice: %s", strings.TrimSpace(*p+" "+l.Currency))
 	}
 	if l.Category != "" {
 		b.WriteString("\nCategory: " + l.Category)
