@@ -30,6 +30,9 @@ const (
 	capEventsRead    = access.CapEventsRead
 	// capSettingsManage: owner and admin (organization settings, calling-hours override).
 	capSettingsManage = access.CapSettingsManage
+
+	capConversationRead  = access.CapConversationRead
+	capConversationWrite = access.CapConversationWrite
 )
 
 // principal is who a request acts as.

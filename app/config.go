@@ -8,6 +8,7 @@ import (
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/llm"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -34,4 +35,5 @@ type Config struct {
 	KB       kb.Config
 	Calls    calls.Config
 	Webhooks events.Config
+	LLM      llm.Config // the model conversations answer with (app/llm)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -70,7 +71,8 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	site     *web.Site // the dashboard (app/web)
+	conv     *convapi.Handlers // conversations (app/convapi)
+	site     *web.Site         // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -90,6 +92,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
+	s.conv = s.newConvAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()
@@ -212,6 +215,8 @@ func familyOf(path string) Family {
 		return FamilyAgents
 	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		return FamilyCalls
+	case strings.HasPrefix(path, "/api/v1/openai/"):
+		return FamilyOpenAI
 	}
 	return FamilyV2
 }

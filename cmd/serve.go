@@ -54,6 +54,7 @@ func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.C
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)
+	addLLMFlags(c, &cfg.LLM)
 	return c
 }
 

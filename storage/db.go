@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/orgstore"
@@ -45,6 +46,10 @@ type DB struct {
 	*hookstore.Webhooks
 	*dashstore.Dashboard
 
+	// Conversations is the conversations store, a named field (not
+	// embedded): the target shape of a struct of named stores.
+	Conversations *convstore.Store
+
 	c *sqldb.DB
 	r *sql.DB // c's readers, for the queries of this package
 
@@ -61,7 +66,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
-		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c)}
+		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c),
+		Conversations: convstore.New(c)}
 	// Secrets at rest: the key is kept outside the database (secretbox).
 	box, err := secretbox.Load(path, c.Postgres())
 	if err != nil {

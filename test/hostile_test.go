@@ -146,6 +146,10 @@ func familyShapeOK(path string, body []byte) bool {
 	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		_, isNum := e["code"].(float64)
 		return isNum
+	case strings.HasPrefix(path, "/api/v1/openai/"): // OpenAI's shape, which its clients parse
+		_, hasType := e["type"].(string)
+		_, hasParam := e["param"]
+		return hasType && hasParam
 	}
 	return e["status"] != nil
 }

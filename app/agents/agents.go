@@ -86,6 +86,9 @@ func Create(ctx context.Context, db *storage.DB, orgID string, in Input) (storag
 	if err := validate(&a); err != nil {
 		return storage.Agent{}, err
 	}
+	if err := checkCollections(ctx, db, orgID, a.Knowledge); err != nil {
+		return storage.Agent{}, err
+	}
 	a, err := db.CreateAgent(ctx, a)
 	return a, agentErr(err)
 }
@@ -94,6 +97,15 @@ func Create(ctx context.Context, db *storage.DB, orgID string, in Input) (storag
 // result as a whole (a type change must suit the config and phone numbers
 // it keeps), in one transaction.
 func Update(ctx context.Context, db *storage.DB, orgID, id string, in Input) (storage.Agent, error) {
+	if present(in.Knowledge) {
+		k, err := validateKnowledge(in.Knowledge)
+		if err != nil {
+			return storage.Agent{}, err
+		}
+		if err := checkCollections(ctx, db, orgID, k); err != nil {
+			return storage.Agent{}, err
+		}
+	}
 	a, err := db.UpdateAgent(ctx, orgID, id, func(a *storage.Agent) error {
 		in.apply(a)
 		return validate(a)

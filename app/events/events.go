@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/convstore"
 )
 
 // TypeInfo is one entry of the event catalogue.
@@ -40,6 +41,8 @@ var Catalogue = []TypeInfo{
 	{storage.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
 	{storage.EventListingsSynced, "a listings sync was written"},
 	{storage.EventBatchCompleted, "every call of a batch is final"},
+	{convstore.EventStarted, "a conversation started (conversation API, OpenAI-compatible endpoint with x-agentd-call-id, widget)"},
+	{convstore.EventEnded, "a conversation ended, with its transcript (messages with citations, tool calls and usage)"},
 }
 
 // knownType reports whether t is in the catalogue.
