@@ -82,6 +82,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.http = &http.Server{
 		Handler:           a.srv,
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout(cfg),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
 	}
@@ -91,9 +92,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // wireFeatures builds every feature once (app/features) and hands the
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
-	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, Log: a.log}
+	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Log: a.log}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
+	if !a.db.Webhooks.Sealing() {
+		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
+	}
 	f, err := features.Open(ctx, a.db, cfg)
 	if err != nil {
 		return err
@@ -104,10 +108,12 @@ func (a *App) wireFeatures(ctx context.Context) error {
 	}
 	streams, stop := context.WithCancel(context.Background())
 	a.srv.webhooks = webhooksState{svc: f.Events, worker: f.Deliveries, streams: streams,
-		stream: events.StreamConfig{Poll: a.cfg.Webhooks.Poll, KeepAlive: a.cfg.Webhooks.KeepAlive}}
+		stream: events.StreamConfig{Poll: a.cfg.Webhooks.Poll, KeepAlive: a.cfg.Webhooks.KeepAlive},
+		guard:  events.NewStreamGuard(a.cfg.Webhooks.Recheck)}
 	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
 	a.onClose(func() error { stop(); return nil })
 	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
+	a.srv.conv.Use(f.Conversations)
 	return nil
 }
 

@@ -31,6 +31,9 @@ const (
 	capEventsRead    = access.CapEventsRead
 	// capSettingsManage: owner and admin (organization settings, calling-hours override).
 	capSettingsManage = access.CapSettingsManage
+
+	capConversationRead  = access.CapConversationRead
+	capConversationWrite = access.CapConversationWrite
 )
 
 // principal is who a request acts as.
@@ -151,6 +154,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	}
 	if rt.capability != "" && !access.Can(p.Role, rt.capability) {
 		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
+	}
+	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
+		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
+		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
+			" (the organization enforces roles on /v1)")
 	}
 	return p, nil
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
@@ -22,11 +23,19 @@ func fastSim(talk time.Duration) func(*Config) {
 	}
 }
 
-// voiceAgent creates an active voice agent with a phone number in the org.
+// voiceAgent creates an active voice agent with a phone number in the org:
+// +15550001111 in the bootstrap organization, a number of its own in any
+// other (a number belongs to one organization at a time).
 func (e *testEnv) voiceAgent(orgID string, mod ...func(*agentstore.Agent)) agentstore.Agent {
 	e.t.Helper()
+	number := "+15550001111"
+	if orgID != e.orgID {
+		h := fnv.New32a()
+		h.Write([]byte(orgID))
+		number = fmt.Sprintf("+1555002%04d", h.Sum32()%10000)
+	}
 	a := agentstore.Agent{OrgID: orgID, Name: "Caller", Type: "voice", Status: "active",
-		PhoneNumbers: []string{"+15550001111"}}
+		PhoneNumbers: []string{number}}
 	for _, m := range mod {
 		m(&a)
 	}

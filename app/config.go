@@ -8,6 +8,7 @@ import (
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/llm"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -22,8 +23,17 @@ type Config struct {
 	InternalKey     string        // service-to-service key for POST /api/v1/calls/schedule
 	PublicURL       string        // how browsers reach the server (setup link, Secure cookies when https)
 	MetricsAddr     string        // where /metrics is served; "" is off (app/metrics.go)
+	// ReadTimeout bounds reading a request, headers and body (default 30 s;
+	// routes taking bodies over 1 MiB get longer, see bodyDeadline), so a
+	// client dribbling a byte every few seconds cannot hold a connection.
+	ReadTimeout time.Duration
+	// EnforceV1Roles applies the key's role capabilities on /v1 for every
+	// organization (--v1-enforce-roles); each organization may also turn it
+	// on in its settings (enforceV1Roles).
+	EnforceV1Roles bool
 
 	KB       kb.Config
 	Calls    calls.Config
 	Webhooks events.Config
+	LLM      llm.Config // the model conversations answer with (app/llm)
 }

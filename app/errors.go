@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 )
@@ -25,6 +26,7 @@ const (
 	FamilyAgents
 	// FamilyCalls: {error:{message, code:<http status>}}.
 	FamilyCalls
+	FamilyOpenAI // /api/v1/openai: OpenAI's error shape, which its clients parse
 )
 
 // FieldError names one invalid field of a request body.
@@ -47,6 +49,8 @@ var kindStatus = map[errs.Kind]int{
 	errs.RateLimited:      http.StatusTooManyRequests,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
 	errs.Canceled:         499,
+	errs.BadGateway:       http.StatusBadGateway,
+	errs.GatewayTimeout:   http.StatusGatewayTimeout,
 }
 
 // status is the HTTP status of e.
@@ -140,6 +144,8 @@ func statusBody(fam Family, st int, e *Error, now timeNow) any {
 			"status": st, "retryInSeconds": 60, "timestamp": ts}}
 	}
 	switch fam {
+	case FamilyOpenAI:
+		return convapi.ErrorBody(e, st)
 	case FamilyAgents:
 		code := e.Code
 		if code == "" {

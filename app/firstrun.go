@@ -24,6 +24,11 @@ func (a *App) firstRun(ctx context.Context) error {
 	for _, l := range lines {
 		fmt.Fprintln(a.cfg.Out, l)
 	}
+	if len(lines) == 0 && len(orphans) == 0 {
+		// A second start (the README's first command made the database)
+		// prints no key; say so rather than leave the operator waiting.
+		a.log.Info("database already set up: no API key printed (only the first start prints one); make another with: agentd key create")
+	}
 	for _, o := range orphans {
 		a.log.Warn(fmt.Sprintf("organization %s has no usable owner or admin API key (expired or revoked); make one with: agentd key create --org %s", o.Name, o.Name),
 			"org", o.Name)

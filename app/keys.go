@@ -123,10 +123,8 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.P
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
-	if err := s.db.Orgs.RevokeKey(r.Context(), orgID(r), id); err != nil {
-		if isNotFound(err) {
-			return notFound("API key not found")
-		}
+	pr := principalFrom(r.Context())
+	if err := access.RevokeKey(r.Context(), s.db, access.Actor{UserID: pr.UserID, Role: pr.Role}, orgID(r), id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, s.envelope(keyRevokedView{ID: id, Revoked: true}))

@@ -91,7 +91,7 @@ func (a *App) wireMetrics(ln net.Listener) error {
 	a.srv.metrics = newHTTPMetrics(reg, a.srv)
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", reg.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.onClose(func() error { ln.Close(); return nil })
 	a.goWorker(func(ctx context.Context) error {

@@ -167,7 +167,7 @@ func standardResponses(rt route, op map[string]any) {
 // familyErrorResponse is a response in a family's error shape.
 func familyErrorResponse(f Family, desc string) map[string]any {
 	schema := map[Family]string{FamilyKB: "KBError", FamilyListings: "ListingError", FamilyCalls: "CallError",
-		FamilyAgents: "AgentV1ErrorBody"}[f]
+		FamilyAgents: "AgentV1ErrorBody", FamilyOpenAI: "OpenAIError"}[f]
 	if schema == "" {
 		return map[string]any{"$ref": "#/components/responses/V2Error"}
 	}

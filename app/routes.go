@@ -118,6 +118,20 @@ func (s *Server) routes() {
 	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.streamEvents)
 	ev("/api/v2/events/types", "The event catalogue", s.listEventTypes)
 
+	// Conversations (app/convapi over app/conversations): the conversation
+	// API and the OpenAI-compatible endpoint voice workers point at.
+	cv := func(method, path, capability, op string, limit int64, fam Family, summary string, h handlerFunc) {
+		s.handle(route{method: method, path: path, capability: capability, operation: op, bodyLimit: limit, family: fam, summary: summary}, h)
+	}
+	cv("POST", "/api/v1/conversations", capConversationWrite, "createConversation", 0, FamilyV2, "Start a conversation with an agent", s.conv.Create)
+	cv("GET", "/api/v1/conversations", capConversationRead, "listConversations", 0, FamilyV2, "List conversations (filter by agent and status, offset paging)", s.conv.List)
+	cv("GET", "/api/v1/conversations/:id", capConversationRead, "getConversation", 0, FamilyV2, "Read a conversation with its messages", s.conv.Get)
+	cv("POST", "/api/v1/conversations/:id/messages", capConversationWrite, "sendMessage", 256<<10, FamilyV2, "Send a message and get the agent's answer (whole, or streamed as server-sent events)", s.conv.Send)
+	cv("POST", "/api/v1/conversations/:id/end", capConversationWrite, "endConversation", 0, FamilyV2, "End a conversation (conversation.ended carries the transcript)", s.conv.End)
+	cv("POST", "/api/v1/openai/chat/completions", capConversationWrite, "chatCompletions", 4<<20, FamilyOpenAI, "OpenAI-compatible chat completion: model is an agent id; agentd adds instructions, passages and the agent's tools", s.conv.ChatCompletions)
+	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
+	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Rotate the organization's tools secret, which signs url tool calls (shown once)", s.conv.RotateToolsSecret)
+
 	// The dashboard (app/web): HTML pages that check the session cookie
 	// themselves; not API routes, so not in the OpenAPI document.
 	for _, rt := range s.site.Routes() {

@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
@@ -71,7 +72,8 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	site     *web.Site // the dashboard (app/web)
+	conv     *convapi.Handlers // conversations (app/convapi)
+	site     *web.Site         // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -91,6 +93,7 @@ func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
+	s.conv = s.newConvAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()
@@ -132,6 +135,9 @@ func (s *Server) handle(rt route, h handlerFunc) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, rt.bodyLimit)
+		if rt.bodyLimit > 1<<20 {
+			_ = http.NewResponseController(w).SetReadDeadline(bodyDeadline(s.cfg, rt.bodyLimit))
+		}
 		if rt.auth != authNone {
 			pr, err := s.authenticate(w, r, rt)
 			if err != nil {
@@ -210,6 +216,8 @@ func familyOf(path string) Family {
 		return FamilyAgents
 	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		return FamilyCalls
+	case strings.HasPrefix(path, "/api/v1/openai/"):
+		return FamilyOpenAI
 	}
 	return FamilyV2
 }

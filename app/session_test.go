@@ -249,11 +249,11 @@ func TestSignInThrottledAndVague(t *testing.T) {
 	if msg(wrongPw) != msg(wrongEmail) || msg(wrongPw) == "" {
 		t.Fatalf("the answers differ: %q vs %q", msg(wrongPw), msg(wrongEmail))
 	}
-	for i := 1; i < access.MaxFailuresPerEmail; i++ {
+	for i := 1; i < access.PairFree; i++ {
 		b.do("POST", "/api/v2/auth/login", map[string]string{"email": "t@example.test", "password": "wrong password!"})
 	}
 	if code, _ := b.do("POST", "/api/v2/auth/login", map[string]string{"email": "t@example.test", "password": "the right password"}); code != 429 {
-		t.Fatalf("after %d failures the right password got %d, want 429", access.MaxFailuresPerEmail, code)
+		t.Fatalf("after %d failures the right password got %d, want 429", access.PairFree, code)
 	}
 	if strings.Contains(e.logs.String(), "wrong password!") || strings.Contains(e.logs.String(), "the right password") {
 		t.Fatal("a password was logged")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -36,6 +37,9 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.ShutdownTimeout < 0 {
 		add(errors.New("--shutdown-timeout must not be negative"))
+	}
+	if _, err := llm.New(cfg.LLM); err != nil {
+		add(err)
 	}
 	if _, err := kb.NewEmbedder(cfg.KB); err != nil {
 		add(err)

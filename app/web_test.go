@@ -80,6 +80,12 @@ func TestDashboardBesideTheAPI(t *testing.T) {
 	if code, body := get("/"); code != 200 || !strings.Contains(body, "Calls per hour") {
 		t.Fatalf("overview: %d", code)
 	}
+	// Browsers fetch /favicon.ico on every page, signed in or not.
+	if resp, err := http.Get(e.url + "/favicon.ico"); err != nil || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" {
+		t.Fatalf("favicon: %v %+v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
 	if code, _ := get("/nope"); code != 404 {
 		t.Fatalf("unknown page: %d", code)
 	}

@@ -11,5 +11,6 @@ type webhooksState struct {
 	svc     *events.Service
 	worker  *events.Worker
 	stream  events.StreamConfig
-	streams context.Context // ends when the server stops, closing event streams
+	streams context.Context     // ends when the server stops, closing event streams
+	guard   *events.StreamGuard // open streams per key, re-checked while open
 }

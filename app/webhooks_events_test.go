@@ -43,7 +43,7 @@ func TestWebhookEventCatalogue(t *testing.T) {
 			Results []struct{ CallID string }
 		}
 	}
-	if code := e.doJSON("POST", "/api/v1/calls/batch", e.key, map[string]any{"agentId": agent.ID,
+	if code := e.doJSON("POST", "/api/v1/calls/batch", e.key, map[string]any{"agentId": agent.ID, "name": "Retry check",
 		"calls":         []map[string]any{{"contactPhone": "+14155550100"}, {"contactPhone": "+14155550486"}},
 		"retrySchedule": []string{now}}, &batch); code != 201 {
 		t.Fatalf("batch: %d %+v", code, batch)
@@ -53,11 +53,12 @@ func TestWebhookEventCatalogue(t *testing.T) {
 	})
 	var b struct {
 		BatchID  string
+		Name     string
 		Total    int
 		Statuses map[string]int
 	}
 	json.Unmarshal(eventsOf(got, "batch.completed")[0].Event.Data, &b)
-	if b.Total != 2 || b.Statuses["completed"] != 1 || b.Statuses["busy"] != 1 {
+	if b.Total != 2 || b.Name != "Retry check" || b.Statuses["completed"] != 1 || b.Statuses["busy"] != 1 {
 		t.Errorf("batch.completed: %+v", b)
 	}
 	// batch.completed follows the call.ended of the call that completed it.

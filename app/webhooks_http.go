@@ -202,7 +202,13 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
 	defer stop()
 	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
-	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, sink)
+	allowed := func() bool { return s.stillAllowed(r, capEventsRead) }
+	guarded, release, err := s.webhooks.guard.Watch(ctx, principalFrom(r.Context()).KeyID, allowed, cancel, sink)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {
 			s.log.DebugContext(r.Context(), "event stream ended", append(logAttrs(r), "err", err)...)

@@ -13,7 +13,7 @@ import (
 
 // opsCommands are the operator's commands: backup, restore, doctor.
 func opsCommands(g *globals) []*cobra.Command {
-	return []*cobra.Command{newBackup(g), newRestore(g), newDoctor(g)}
+	return []*cobra.Command{newBackup(g), newRestore(g), newDoctor(g), newSecrets(g)}
 }
 
 func newBackup(g *globals) *cobra.Command {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentd/agentd/app"
 	"github.com/agentd/agentd/app/doctor"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/llm"
 )
 
 // newDoctor checks the configuration that serve would run with, given by
@@ -28,6 +29,7 @@ func newDoctor(g *globals) *cobra.Command {
   dialer     sip: one OPTIONS to the trunk; livekit: ListRooms with the credentials, then
              the outbound trunk; none and sim: a warning
   embedder   one text embedded with the configured embedder
+  model      builtin: nothing to check; openai: one short chat answered by the model
   clock      set, not behind the newest time stored in the database, and (livekit) within
              5 s (warn) / 30 s (fail) of the LiveKit server's clock
 It changes nothing and may run beside a running server. Exit status 1 when a check fails.`,
@@ -38,10 +40,11 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 		}
 		cfgErr = errors.Join(cfgErr, cfg.Validate())
 		emb, embErr := kb.NewEmbedder(cfg.KB)
+		model, modelErr := llm.New(cfg.LLM)
 		rep := doctor.Run(c.Context(), doctor.Input{
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
-			Embedder: emb, EmbedderErr: embErr,
+			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
 		})
 		if g.json {
 			if err := printJSON(c.OutOrStdout(), rep); err != nil {

@@ -90,6 +90,17 @@ func TestFlagValueThatDoesNotParseStopsServe(t *testing.T) {
 	}
 }
 
+// Two flags that do not parse are both named, once, pointing at --help
+// (pflag alone stops at the first).
+func TestEveryBadFlagIsNamed(t *testing.T) {
+	got := serveWith(t, nil, "--max-concurrent-calls", "1O", "--dial-cps", "fast", "--kb-lease=15")
+	want := "agentd: --max-concurrent-calls: invalid integer \"1O\"\n--dial-cps: invalid number \"fast\"\n" +
+		"--kb-lease: invalid duration \"15\" (use a unit, e.g. 500ms, 30s, 5m) (see 'agentd serve --help')\n"
+	if got != want {
+		t.Fatalf("stderr %q, want %q", got, want)
+	}
+}
+
 // Flag beats env beats default: a good value in the env reaches the config
 // (here a 0 that serve's own check then refuses), and a flag given on the
 // command line wins over the variable, which is then not read at all.

@@ -64,6 +64,12 @@ the database file (--db, --org).`,
 	f.DurationVar(&o.retryWait, "retry-wait", 500*time.Millisecond, "first backoff before retrying a 429 or 5xx (doubles each try)")
 	f.MarkHidden("retry-wait")
 	addKBFlags(c, &o.kb)
+	// import embeds the listings it writes and nothing else: the knowledge
+	// worker and search tuning flags of serve do not apply to it.
+	for _, name := range []string{"kb-workers", "kb-lease", "kb-retries", "kb-retry-backoff", "kb-poll-interval",
+		"search-alpha", "search-min-similarity"} {
+		f.MarkHidden(name)
+	}
 	return c
 }
 
@@ -87,6 +93,9 @@ type importSummary struct {
 func runImport(c *cobra.Command, g *globals, o *importOpts, path string) error {
 	start := time.Now()
 	ctx := c.Context()
+	if o.server != "" && o.apiKey == "" && !o.dryRun {
+		return errors.New("--server needs --api-key (or AGENTD_API_KEY)")
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -117,6 +126,10 @@ func runImport(c *cobra.Command, g *globals, o *importOpts, path string) error {
 	switch {
 	case o.dryRun:
 		sum.Mode = "dry-run"
+		if sum.Invalid > 0 && !o.skipInvalid {
+			// A dry run answers "would this import go through?": no.
+			runErr = fmt.Errorf("%d of %d listings are invalid (dry run: nothing written)", sum.Invalid, sum.Read)
+		}
 	case sum.Invalid > 0 && !o.skipInvalid:
 		sum.Mode = "none"
 		runErr = fmt.Errorf("%d of %d listings are invalid; nothing was written (fix them, or use --skip-invalid)", sum.Invalid, sum.Read)
@@ -140,6 +153,11 @@ func runImport(c *cobra.Command, g *globals, o *importOpts, path string) error {
 		}
 	}
 	sum.Seconds = time.Since(start).Seconds()
+	if runErr != nil && (sum.Mode == "server" || sum.Mode == "db") && sum.Imported+sum.Updated+sum.Unchanged+sum.Failed+sum.Deleted == 0 {
+		// Nothing was written (a refused key, a server or database
+		// down): a "0 imported" summary would only bury the error.
+		return runErr
+	}
 	if g.json {
 		if err := printJSON(c.OutOrStdout(), sum); err != nil {
 			return err

@@ -178,8 +178,12 @@ func TestImportDryRunCategoryDeleteStale(t *testing.T) {
 			t.Fatalf("dry run: %v %+v", err, sum)
 		}
 		sum, _, err = importSum(t, append(target, "--dry-run", listingFixture("broken_rows.csv"))...)
-		if err != nil || sum.Invalid != 3 || sum.Problems[0].Line != 3 {
+		// Invalid lines fail the dry run (exit 1), with the summary and problems.
+		if err == nil || sum.Mode != "dry-run" || sum.Invalid != 3 || sum.Problems[0].Line != 3 {
 			t.Fatalf("dry run of broken rows: %v %+v", err, sum)
+		}
+		if _, _, err := importSum(t, append(target, "--dry-run", "--skip-invalid", listingFixture("broken_rows.csv"))...); err != nil {
+			t.Fatalf("dry run of broken rows with --skip-invalid: %v", err)
 		}
 	}
 	// Everything into one category, then a smaller file replaces it.
@@ -235,9 +239,14 @@ func TestImportRetriesServer(t *testing.T) {
 		t.Fatalf("down: %v %s", err, errOut)
 	}
 	// A bad key is not retried.
-	_, errOut, err = runImportCLI(t, "import", "--server", s.url, "--api-key", "agd_wrong", listingFixture("products.json"))
-	if err == nil || !strings.Contains(errOut, "401") {
-		t.Fatalf("bad key: %v %s", err, errOut)
+	out, errOut, err := runImportCLI(t, "import", "--server", s.url, "--api-key", "agd_wrong", listingFixture("products.json"))
+	if err == nil || !strings.Contains(errOut, "401") || out != "" {
+		t.Fatalf("bad key: %v %q %s", err, out, errOut)
+	}
+	// No key: the error alone, before any work; no "0 imported" summary.
+	out, errOut, err = runImportCLI(t, "import", "--server", s.url, listingFixture("products.json"))
+	if err == nil || !strings.Contains(errOut, "--api-key") || out != "" {
+		t.Fatalf("no key: %v %q %s", err, out, errOut)
 	}
 }
 
@@ -311,4 +320,17 @@ func TestImportProgressRate(t *testing.T) {
 			t.Fatalf("second tick %q, want 750 listings/s", out.String())
 		}
 	})
+}
+
+// import --help lists the flags import uses, not the knowledge worker's.
+func TestImportHelpListsImportFlags(t *testing.T) {
+	out, _, err := runImportCLI(t, "import", "--help")
+	if err != nil || !strings.Contains(out, "--dry-run") || !strings.Contains(out, "--embedder") {
+		t.Fatalf("%v %s", err, out)
+	}
+	for _, f := range []string{"--kb-workers", "--kb-lease", "--kb-poll-interval", "--search-alpha"} {
+		if strings.Contains(out, f) {
+			t.Errorf("import --help lists %s", f)
+		}
+	}
 }

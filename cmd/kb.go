@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -25,7 +26,7 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.IntVar(&cfg.EmbedBatch, "embed-batch", envInt("AGENTD_EMBED_BATCH", 64), "texts per embedding request (env AGENTD_EMBED_BATCH)")
 	f.IntVar(&cfg.EmbedConcurrency, "embed-concurrency", envInt("AGENTD_EMBED_CONCURRENCY", 2), "embedding requests in flight (env AGENTD_EMBED_CONCURRENCY)")
 	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", envDuration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 30s (env AGENTD_EMBED_TIMEOUT)")
-	f.IntVar(&cfg.EmbedRetries, "embed-retries", envInt("AGENTD_EMBED_RETRIES", 5), "retries of an embedding request on 429/5xx (env AGENTD_EMBED_RETRIES)")
+	f.Var(newRetriesFlag(&cfg.EmbedRetries, envInt("AGENTD_EMBED_RETRIES", 5)), "embed-retries", "retries of an embedding request on 429/5xx; 0 (or negative) means none (env AGENTD_EMBED_RETRIES)")
 	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
 	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
 	f.IntVar(&cfg.Retries, "kb-retries", envInt("AGENTD_KB_RETRIES", 5), "automatic retries of a source that failed because the embedding service was unavailable; 0 means 5, negative none (env AGENTD_KB_RETRIES)")
@@ -34,6 +35,42 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", envFloat("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
 	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
 }
+
+// retriesFlag is a count of retries where 0 means none. The embedder reads
+// 0 as "the default, 5" (a zero Config is the default one), so 0 typed on
+// the command line or in the environment is stored as -1, none.
+type retriesFlag struct{ n *int }
+
+func newRetriesFlag(n *int, def int) retriesFlag {
+	f := retriesFlag{n}
+	f.set(def)
+	return f
+}
+
+func (f retriesFlag) set(v int) {
+	if v <= 0 {
+		v = -1
+	}
+	*f.n = v
+}
+
+func (f retriesFlag) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a count of retries", s)
+	}
+	f.set(v) // a negative count, as before, is none too
+	return nil
+}
+
+func (f retriesFlag) String() string {
+	if f.n == nil || *f.n < 0 {
+		return "0"
+	}
+	return strconv.Itoa(*f.n)
+}
+
+func (f retriesFlag) Type() string { return "int" }
 
 // kbCommands are the knowledge commands (collection, reindex).
 func kbCommands(g *globals) []*cobra.Command {

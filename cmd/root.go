@@ -34,6 +34,7 @@ type globals struct {
 // NewRoot builds the agentd command tree.
 func NewRoot() *cobra.Command {
 	g := &globals{}
+	bad := &flagErrors{}
 	root := &cobra.Command{
 		Use:           "agentd",
 		Short:         "Self-hosted control plane for AI voice and chat agents",
@@ -41,7 +42,12 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 		// Every command reads the AGENTD_* variables of its flags here, so a
 		// value that does not parse stops it before it does any work.
-		PersistentPreRunE: func(c *cobra.Command, _ []string) error { return applyEnv(c.Flags()) },
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if len(bad.errs) > 0 {
+				return fmt.Errorf("%w (see '%s --help')", errors.Join(bad.errs...), c.CommandPath())
+			}
+			return applyEnv(c.Flags())
+		},
 	}
 	root.PersistentFlags().StringVar(&g.db, "db", envString("AGENTD_DB", "./agentd.db"), "SQLite database file or postgres:// URL (env AGENTD_DB)")
 	root.PersistentFlags().BoolVar(&g.json, "json", false, "print JSON")
@@ -49,7 +55,56 @@ func NewRoot() *cobra.Command {
 	addFeatureCommands(root, g)
 	root.AddCommand(opsCommands(g)...)
 	root.AddCommand(newMigrateDB(g))
+	collectFlagErrors(root, bad)
 	return wrapErrors(root)
+}
+
+// flagErrors are the flag values of one command line that did not parse.
+type flagErrors struct{ errs []error }
+
+// collectFlagErrors makes every flag value record a value that does not
+// parse and let parsing go on, so that two bad flags are both named (pflag
+// stops at the first); the root's pre-run hook reports them together.
+func collectFlagErrors(c *cobra.Command, bad *flagErrors) {
+	wrap := func(f *pflag.Flag) {
+		if _, done := f.Value.(*lenientValue); !done {
+			f.Value = &lenientValue{Value: f.Value, flag: f, bad: bad}
+		}
+	}
+	c.Flags().VisitAll(wrap)
+	c.PersistentFlags().VisitAll(wrap)
+	for _, sub := range c.Commands() {
+		collectFlagErrors(sub, bad)
+	}
+}
+
+// lenientValue is a flag value that records its parse error instead of
+// returning it.
+type lenientValue struct {
+	pflag.Value
+	flag *pflag.Flag
+	bad  *flagErrors
+}
+
+func (v *lenientValue) Set(s string) error {
+	if err := v.Value.Set(s); err != nil {
+		v.bad.errs = append(v.bad.errs, parseError("--"+v.flag.Name, v.flag, s, err))
+	}
+	return nil
+}
+
+// IsBoolFlag keeps --flag without a value working for boolean flags.
+func (v *lenientValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// strictValue is the flag's own value, which returns its parse errors.
+func strictValue(f *pflag.Flag) pflag.Value {
+	if l, ok := f.Value.(*lenientValue); ok {
+		return l.Value
+	}
+	return f.Value
 }
 
 // Execute runs the command tree and prints an error once, as "agentd: ...",
@@ -184,7 +239,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 		if !ok {
 			return
 		}
-		if err := f.Value.Set(v); err != nil {
+		if err := strictValue(f).Set(v); err != nil {
 			bad = append(bad, parseError(m[1], f, v, err))
 		}
 	})

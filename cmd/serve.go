@@ -50,9 +50,11 @@ func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.C
 	f.StringVar(&cfg.PublicURL, "public-url", envString("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
 	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
 	f.StringVar(&cfg.MetricsAddr, "metrics-addr", envString("AGENTD_METRICS_ADDR", ""), "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9090; off when empty (env AGENTD_METRICS_ADDR)")
+	f.BoolVar(&cfg.EnforceV1Roles, "v1-enforce-roles", envBool("AGENTD_V1_ENFORCE_ROLES", false), "apply the key's role capabilities on /v1 too, for every organization (each may also set enforceV1Roles); off by default, as the /v1 contract checks only the key (env AGENTD_V1_ENFORCE_ROLES)")
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)
+	addLLMFlags(c, &cfg.LLM)
 	return c
 }
 

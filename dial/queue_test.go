@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
-	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
@@ -25,8 +25,10 @@ func seedAgent(tb testing.TB, db *storage.Stores) (string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	h := fnv.New32a() // a number belongs to one organization at a time
+	h.Write([]byte(org.ID))
 	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org.ID, Name: "a", Type: "voice", Status: "active",
-		PhoneNumbers: []string{"+15550001111"}})
+		PhoneNumbers: []string{fmt.Sprintf("+1555001%04d", h.Sum32()%10000)}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -62,7 +64,11 @@ func (d *countingDialer) Dial(ctx context.Context, c Call, p func(Progress)) (Re
 // a live call: the clock moves only when every goroutine waits.
 func TestTwoQueuesNeverDialTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		db := storetest.Open(t, dbtest.Path(t, "q.db"))
+		db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
 		_, ids := seedDue(t, db, 40, time.Now().Add(-time.Second))
 		d := &countingDialer{seen: map[string]int{}, sleep: 5 * time.Millisecond}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -107,7 +113,11 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 // (interrupted) and never dialled again; with a retry policy allowing
 // failed retries it is scheduled for attempt 2.
 func TestRecoverExpiredClaim(t *testing.T) {
-	db := storetest.Open(t, dbtest.Path(t, "q.db"))
+	db, err := storage.Open(context.Background(), dbtest.Path(t, "q.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	ctx := context.Background()
 	orgID, agentID := seedAgent(t, db)
 	pol, _ := json.Marshal(RetryPolicy{MaxRetries: 1, RetryOnFailed: true, RetryIntervals: []RetryInterval{{Value: 1, Unit: "minutes"}}})

@@ -11,8 +11,10 @@ import (
 	"database/sql"
 	"embed"
 
+	"github.com/agentd/agentd/internal/secretbox"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"
@@ -37,15 +39,16 @@ var (
 // (one writer with immediate transactions and a pool of readers on SQLite;
 // a pool on PostgreSQL). A feature takes the stores it uses.
 type Stores struct {
-	Calls     *callstore.Calls
-	Agents    *agentstore.Agents
-	Orgs      *orgstore.Orgs
-	Webhooks  *hookstore.Webhooks
-	Dashboard *dashstore.Dashboard
-	KB        *kbstore.Knowledge
-	Listings  *listingstore.Listings
-	Events    *eventstore.Events
-	Vectors   *vectorstore.Vectors
+	Calls         *callstore.Calls
+	Agents        *agentstore.Agents
+	Orgs          *orgstore.Orgs
+	Webhooks      *hookstore.Webhooks
+	Dashboard     *dashstore.Dashboard
+	KB            *kbstore.Knowledge
+	Listings      *listingstore.Listings
+	Events        *eventstore.Events
+	Vectors       *vectorstore.Vectors
+	Conversations *convstore.Store
 
 	c *sqldb.DB
 }
@@ -59,9 +62,20 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 		return nil, err
 	}
 	vec := vectorstore.New(c)
-	return &Stores{c: c, Calls: callstore.New(c), Agents: agentstore.New(c), Orgs: orgstore.New(c),
+	db := &Stores{c: c, Calls: callstore.New(c), Agents: agentstore.New(c), Orgs: orgstore.New(c),
 		Webhooks: hookstore.New(c), Dashboard: dashstore.New(c), KB: kbstore.New(c),
-		Listings: listingstore.New(c, vec), Events: eventstore.New(c), Vectors: vec}, nil
+		Listings: listingstore.New(c, vec), Events: eventstore.New(c), Vectors: vec,
+		Conversations: convstore.New(c)}
+	// Secrets at rest: the key is kept outside the database (secretbox).
+	box, err := secretbox.Load(path, c.Postgres())
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	if box != nil {
+		db.Webhooks.UseSealer(box)
+	}
+	return db, nil
 }
 
 // IsPostgresURL reports whether a --db value names a PostgreSQL database

@@ -146,6 +146,10 @@ func familyShapeOK(path string, body []byte) bool {
 	case strings.HasPrefix(path, "/api/v1/calls"), strings.HasPrefix(path, "/api/v1/dnc"):
 		_, isNum := e["code"].(float64)
 		return isNum
+	case strings.HasPrefix(path, "/api/v1/openai/"): // OpenAI's shape, which its clients parse
+		_, hasType := e["type"].(string)
+		_, hasParam := e["param"]
+		return hasType && hasParam
 	}
 	return e["status"] != nil
 }
@@ -250,4 +254,23 @@ func trunc(b []byte) string {
 		return string(b[:300]) + "..."
 	}
 	return string(b)
+}
+
+// TestHostileSecurityInputs: the hostile inputs of issue 27 through the
+// binary. Webhook URLs whose IPv6 form embeds a private IPv4 address are
+// 400 without saying what they resolve to; a notice in the URL is not
+// shown (the sign-in redirect is covered in app/web).
+func TestHostileSecurityInputs(t *testing.T) {
+	s := start(t, t.TempDir())
+	for _, u := range []string{"http://[::127.0.0.1]/h", "http://[::169.254.169.254]/h", "http://[::ffff:0:7f00:1]/h",
+		"http://[::7f00:1]/h", "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/h"} {
+		r := s.must("POST", "/api/v2/webhooks", s.Key, map[string]any{"url": u, "events": []string{"*"}})
+		if r.status != 400 || !strings.Contains(string(r.body), "not an allowed address") {
+			t.Errorf("webhook %s: %d %s", u, r.status, trunc(r.body))
+		}
+	}
+	r := s.must("GET", "/login?notice="+url.QueryEscape("Your account is locked: call +1 555 0100"), "", nil)
+	if strings.Contains(string(r.body), "account is locked") {
+		t.Error("/login shows a notice taken from the URL")
+	}
 }

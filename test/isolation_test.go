@@ -68,6 +68,15 @@ func TestIsolation(t *testing.T) {
 		}
 	}
 
+	// A's phone number cannot be claimed by B (issue 27): 409, nothing stored.
+	if r := s.must("POST", "/api/v1/agents", keyB, map[string]any{"name": "thief", "type": "voice",
+		"phoneNumbers": []string{"+14155550100"}}); r.status != 409 {
+		t.Errorf("org B claims org A's phone number: %d %s", r.status, r.body)
+	}
+	if r := s.must("GET", "/api/v1/agents", keyB, nil); strings.Contains(string(r.body), "thief") {
+		t.Error("the refused claim stored an agent")
+	}
+
 	// Dead keys: revoked, removed user, unknown (expiry is covered in app).
 	var k struct {
 		ID  string `json:"id"`

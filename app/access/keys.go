@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"net/mail"
 	"strings"
 	"time"
@@ -175,4 +176,18 @@ func KeyStatus(k orgstore.APIKey, now time.Time) string {
 		return "expired"
 	}
 	return "active"
+}
+
+// RevokeKey revokes a key of the organization for a member who may manage
+// keys. Like the member rules, only an owner touches an owner: an owner's
+// key is refused to anyone else (Forbidden), changing nothing.
+func RevokeKey(ctx context.Context, db *storage.Stores, a Actor, orgID, keyID string) error {
+	err := db.Orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
+	switch {
+	case errors.Is(err, orgstore.ErrOwnerKey):
+		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")
+	case errors.Is(err, storage.ErrNotFound):
+		return errs.Wrap(errs.NotFound, "API key not found", err)
+	}
+	return err
 }

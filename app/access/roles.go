@@ -24,6 +24,9 @@ const (
 	// CapSettingsManage changes the organization's settings (calling hours)
 	// and lets a key place an immediate call outside calling hours.
 	CapSettingsManage = "settings:manage"
+	// Conversations: read transcripts; start, talk in and end them.
+	CapConversationRead  = "conversation:read"
+	CapConversationWrite = "conversation:write"
 )
 
 // Roles lists the roles in order of power.
@@ -31,11 +34,12 @@ var Roles = []string{"owner", "admin", "member", "viewer"}
 
 var roleCaps = map[string]map[string]bool{
 	"owner": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage, CapOrgManage,
-		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage, CapConversationRead, CapConversationWrite),
 	"admin": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapAPIKeyManage,
-		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage),
-	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapEventsRead),
-	"viewer": set(CapAgentRead),
+		CapMemberManage, CapWebhookManage, CapEventsRead, CapSettingsManage, CapConversationRead, CapConversationWrite),
+	"member": set(CapAgentRead, CapAgentWrite, CapCallsWrite, CapKBWrite, CapListingsWrite, CapEventsRead,
+		CapConversationRead, CapConversationWrite),
+	"viewer": set(CapAgentRead, CapConversationRead),
 }
 
 func set(xs ...string) map[string]bool {

@@ -25,20 +25,9 @@ const (
 	touchEvery = time.Minute
 )
 
-// Sign-in throttling: failures counted over a window, per account and per
-// client address, in the database so every process sees them.
-const (
-	ThrottleWindow      = 15 * time.Minute
-	MaxFailuresPerEmail = 10
-	MaxFailuresPerAddr  = 50
-)
-
 // ErrBadLogin is the one answer to a wrong email or a wrong password: it
 // never says which was wrong.
 var ErrBadLogin = errs.New(errs.Unauthenticated, "invalid email or password")
-
-// ErrThrottled refuses sign-in after too many failures.
-var ErrThrottled = errs.New(errs.RateLimited, "too many failed sign-ins; try again in 15 minutes")
 
 var errNoSession = errs.New(errs.Unauthenticated, "session expired or signed out: sign in again")
 
@@ -62,50 +51,51 @@ func hashToken(t string) []byte {
 	return h[:]
 }
 
-// Login checks an email and password, throttled per account and client
-// address, and starts a session. With several organizations sharing the
-// email, org (a name or id) picks one; otherwise the oldest membership whose
-// password matches is used.
+// Login checks an email and password, throttled per email-and-address pair
+// and per address (throttle.go), and starts a session. The attempt is
+// recorded before any hashing and forgotten if it succeeds; hashes wait for
+// one of a few slots. With several organizations sharing the email, org (a
+// name or id) picks one; otherwise the oldest membership whose password
+// matches is used.
 func Login(ctx context.Context, db *storage.Stores, email, password, org, clientAddr string, now time.Time) (Started, error) {
 	email = strings.TrimSpace(email)
-	scopes := []string{"email:" + strings.ToLower(email), "addr:" + clientAddr}
-	counts, err := db.Orgs.CountLoginFailures(ctx, now.Add(-ThrottleWindow), scopes...)
-	if err != nil {
+	scopes := throttleScopes(strings.ToLower(email), clientAddr)
+	if err := admitLogin(ctx, db, scopes, now); err != nil {
 		return Started{}, err
-	}
-	if counts[scopes[0]] >= MaxFailuresPerEmail || counts[scopes[1]] >= MaxFailuresPerAddr {
-		return Started{}, ErrThrottled
 	}
 	users, err := db.Orgs.UsersByEmail(ctx, email)
 	if err != nil {
 		return Started{}, err
 	}
 	var match *orgstore.UserLogin
-	checked := false
-	for i := range users {
-		u := &users[i]
-		if u.PasswordHash == "" || org != "" && org != u.OrgID && org != u.OrgName {
-			continue
+	err = withHashSlot(ctx, func() {
+		checked := false
+		for i := range users {
+			u := &users[i]
+			if u.PasswordHash == "" || org != "" && org != u.OrgID && org != u.OrgName {
+				continue
+			}
+			checked = true
+			if VerifyPassword(u.PasswordHash, password) {
+				match = u
+				break
+			}
 		}
-		checked = true
-		if VerifyPassword(u.PasswordHash, password) {
-			match = u
-			break
+		if !checked {
+			VerifyPassword(dummyHash(), password) // same time as a wrong password
 		}
-	}
-	if !checked {
-		VerifyPassword(dummyHash(), password) // same time as a wrong password
+	})
+	if err != nil {
+		return Started{}, err
 	}
 	if match == nil {
-		if err := db.Orgs.RecordLoginFailure(ctx, now, now.Add(-ThrottleWindow), scopes...); err != nil {
-			return Started{}, err
-		}
 		return Started{}, ErrBadLogin
 	}
-	if counts[scopes[0]] > 0 {
-		if err := db.Orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
-			return Started{}, err
-		}
+	if err := db.Orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
+		return Started{}, err
+	}
+	if err := db.Orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
+		return Started{}, err
 	}
 	return startSession(ctx, db, match.ID, now)
 }

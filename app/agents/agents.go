@@ -86,13 +86,26 @@ func Create(ctx context.Context, db *storage.Stores, orgID string, in Input) (ag
 	if err := validate(&a); err != nil {
 		return agentstore.Agent{}, err
 	}
-	return db.Agents.CreateAgent(ctx, a)
+	if err := checkCollections(ctx, db, orgID, a.Knowledge); err != nil {
+		return agentstore.Agent{}, err
+	}
+	a, err := db.Agents.CreateAgent(ctx, a)
+	return a, agentErr(err)
 }
 
 // Update applies the present fields of in to the agent and validates the
 // result as a whole (a type change must suit the config and phone numbers
 // it keeps), in one transaction.
 func Update(ctx context.Context, db *storage.Stores, orgID, id string, in Input) (agentstore.Agent, error) {
+	if present(in.Knowledge) {
+		k, err := validateKnowledge(in.Knowledge)
+		if err != nil {
+			return agentstore.Agent{}, err
+		}
+		if err := checkCollections(ctx, db, orgID, k); err != nil {
+			return agentstore.Agent{}, err
+		}
+	}
 	a, err := db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
 		in.apply(a)
 		return validate(a)
@@ -110,10 +123,15 @@ func Delete(ctx context.Context, db *storage.Stores, orgID, id string) (agentsto
 	return a, agentErr(err)
 }
 
-// agentErr gives storage's not-found the agent family's message.
+// agentErr gives storage's not-found the agent family's message, and a
+// number another organization holds a conflict naming the number.
 func agentErr(err error) error {
-	if errors.Is(err, storage.ErrNotFound) {
+	var taken *agentstore.PhoneTakenError
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "agent not found", err)
+	case errors.As(err, &taken):
+		return errs.Wrap(errs.Conflict, "phoneNumbers: "+taken.Error(), err)
 	}
 	return err
 }

@@ -50,6 +50,8 @@ type Input struct {
 	PhoneNumbers *[]string       `json:"phoneNumbers"`
 	Specialty    *string         `json:"specialty"`
 	DisplayRole  *string         `json:"displayRole"`
+	Knowledge    json.RawMessage `json:"knowledge"`
+	Fallback     *string         `json:"fallback"`
 }
 
 // apply copies the present fields of in onto a.
@@ -74,6 +76,12 @@ func (in Input) apply(a *agentstore.Agent) {
 	}
 	if in.PhoneNumbers != nil {
 		a.PhoneNumbers = *in.PhoneNumbers
+	}
+	if present(in.Knowledge) {
+		a.Knowledge = in.Knowledge
+	}
+	if in.Fallback != nil {
+		a.Fallback = in.Fallback
 	}
 }
 
@@ -126,7 +134,10 @@ func validate(a *agentstore.Agent) error {
 		return err
 	}
 	a.PhoneNumbers = phones
-	return nil
+	if a.Knowledge, err = validateKnowledge(a.Knowledge); err != nil {
+		return err
+	}
+	return validateFallback(a.Fallback)
 }
 
 // validateConfig checks the config object of an agent type and returns it

@@ -27,6 +27,8 @@ type View struct {
 	PhoneNumbers *[]string       `json:"phoneNumbers,omitempty"`
 	Specialty    string          `json:"specialty"`
 	DisplayRole  string          `json:"displayRole"`
+	Knowledge    json.RawMessage `json:"knowledge,omitempty"` // absent until set
+	Fallback     *string         `json:"fallback,omitempty"`  // absent until set
 	CreatedAt    string          `json:"createdAt"`
 	UpdatedAt    string          `json:"updatedAt"`
 }
@@ -35,7 +37,7 @@ type View struct {
 func NewView(a agentstore.Agent) View {
 	v := View{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, Model: a.Model,
 		Instructions: a.Instructions, Config: a.Config, Tools: a.Tools, Specialty: a.Specialty,
-		DisplayRole: a.DisplayRole, CreatedAt: formatTime(a.CreatedAt), UpdatedAt: formatTime(a.UpdatedAt)}
+		DisplayRole: a.DisplayRole, Knowledge: a.Knowledge, Fallback: a.Fallback, CreatedAt: formatTime(a.CreatedAt), UpdatedAt: formatTime(a.UpdatedAt)}
 	if len(v.Config) == 0 {
 		v.Config = json.RawMessage("{}")
 	}

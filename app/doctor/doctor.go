@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
@@ -70,7 +71,11 @@ type Input struct {
 	// be built.
 	Embedder    embed.Embedder
 	EmbedderErr error
-	Now         func() time.Time // nil: time.Now
+	// Model is the configured chat model (nil: builtin), or ModelErr why
+	// it could not be built.
+	Model    llm.Model
+	ModelErr error
+	Now      func() time.Time // nil: time.Now
 }
 
 // Thresholds of the disk and clock checks.
@@ -102,7 +107,7 @@ func Run(ctx context.Context, in Input) Report {
 		fn   func(context.Context) (Status, string)
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
-		{"dialer", r.dialer}, {"embedder", r.embedder}, {"clock", r.clock},
+		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model}, {"clock", r.clock},
 	}
 	rep := Report{OK: true}
 	for _, c := range checks {
@@ -239,6 +244,31 @@ func (r *run) embedder(ctx context.Context) (Status, string) {
 		return Fail, fmt.Sprintf("%s %s: got %d vectors, want 1 of %d dimensions", e.Name(), e.Model(), len(vs), e.Dimensions())
 	}
 	return OK, fmt.Sprintf("%s %s: one text embedded in %s (%d dimensions)", e.Name(), e.Model(), took, e.Dimensions())
+}
+
+// model asks the configured chat model for a one-word answer.
+func (r *run) model(ctx context.Context) (Status, string) {
+	if r.in.ModelErr != nil {
+		return Fail, oneLine(r.in.ModelErr)
+	}
+	m := r.in.Model
+	if m == nil {
+		return OK, "builtin: answers quote the knowledge base; nothing is generated, no model is called"
+	}
+	start := time.Now()
+	resp, err := m.Chat(ctx, llm.Request{Messages: []llm.Message{{Role: "user", Content: "Reply with the single word OK."}}}, nil)
+	took := time.Since(start).Round(time.Millisecond)
+	if err != nil {
+		return Fail, fmt.Sprintf("%s: %s", m.Name(), oneLine(err))
+	}
+	return OK, fmt.Sprintf("%s: answered %q in %s", m.Name(), truncate(resp.Content, 40), took)
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "..."
+	}
+	return s
 }
 
 // clock checks what agentd's own timekeeping depends on, without NTP: the

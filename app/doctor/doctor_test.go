@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -41,11 +43,11 @@ func TestHealthyInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Run(t.Context(), Input{DBPath: newDB(t), Dialer: "sim", Embedder: emb})
-	if !r.OK || r.Failed() != 0 || len(r.Checks) != 7 {
+	if !r.OK || r.Failed() != 0 || len(r.Checks) != 8 {
 		t.Fatalf("%+v", r)
 	}
 	m := byCheck(r)
-	ok := []string{"config", "embedder", "clock"}
+	ok := []string{"config", "embedder", "model", "clock"}
 	files := []string{"database", "integrity", "disk"}
 	if !dbtest.Postgres() {
 		ok, files = append(ok, files...), nil
@@ -107,6 +109,26 @@ func TestClock(t *testing.T) {
 func TestEmbedderFailure(t *testing.T) {
 	r := Run(t.Context(), Input{DBPath: newDB(t), EmbedderErr: errors.New("--embedder openai: model is required")})
 	if c := byCheck(r)["embedder"]; c.Status != Fail || !strings.Contains(c.Detail, "model is required") || r.OK {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// The model check asks the configured model for one short answer: a model
+// that answers passes, one that is down fails naming the service.
+func TestModelCheck(t *testing.T) {
+	s := llmtest.New(t)
+	m, err := llm.New(llm.Config{Kind: "openai", URL: s.URL, Model: "scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Push(llmtest.Reply{Content: "OK"})
+	r := Run(t.Context(), Input{DBPath: newDB(t), Model: m})
+	if c := byCheck(r)["model"]; c.Status != OK || !strings.Contains(c.Detail, `answered "OK"`) || s.Requests.Load() != 1 {
+		t.Fatalf("%+v", c)
+	}
+	s.Push(llmtest.Reply{Status: 503})
+	r = Run(t.Context(), Input{DBPath: newDB(t), Model: m})
+	if c := byCheck(r)["model"]; c.Status != Fail || !strings.Contains(c.Detail, "openai at 127.0.0.1") || r.OK {
 		t.Fatalf("%+v", c)
 	}
 }

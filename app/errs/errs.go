@@ -23,10 +23,13 @@ const (
 	RateLimited                  // too many requests
 	MethodNotAllowed             // the resource exists, not with this verb
 	Canceled                     // the caller went away
+	BadGateway                   // a service we call (the model) failed or is down: 502 naming it
+	GatewayTimeout               // a service we call (the model) was too slow: 504
 )
 
 var kindNames = [...]string{"internal", "invalid", "not found", "conflict", "forbidden",
-	"unauthenticated", "unavailable", "too large", "rate limited", "method not allowed", "canceled"}
+	"unauthenticated", "unavailable", "too large", "rate limited", "method not allowed", "canceled",
+	"bad gateway", "gateway timeout"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

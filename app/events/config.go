@@ -18,6 +18,7 @@ type Config struct {
 	Concurrency  int             // requests in flight; default 64
 	Schedule     []time.Duration // retry delays; default Backoff
 	KeepAlive    time.Duration   // event stream keep-alive; default 15 s
+	Recheck      time.Duration   // how often an open stream re-checks its key or session; default 5 s
 	DisableAfter time.Duration   // an endpoint failing everything this long is disabled; default 24 h
 	// Resolver, when set, resolves receiver hosts (tests).
 	Resolver safehttp.Resolver

@@ -19,6 +19,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/kbstore"
@@ -46,6 +47,8 @@ var Catalogue = []TypeInfo{
 	{kbstore.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
 	{listingstore.EventListingsSynced, "a listings sync was written"},
 	{callstore.EventBatchCompleted, "every call of a batch is final"},
+	{convstore.EventStarted, "a conversation started (conversation API, OpenAI-compatible endpoint with x-agentd-call-id, widget)"},
+	{convstore.EventEnded, "a conversation ended, with its transcript (messages with citations, tool calls and usage)"},
 }
 
 // knownType reports whether t is in the catalogue.

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/listingstore"
 	"github.com/agentd/agentd/storage/sqldb"
@@ -55,6 +57,9 @@ func renderView(e sqldb.Event) (any, error) {
 	case strings.HasPrefix(e.Type, "kb.source."):
 		s, err := kbstore.DecodeSource(e.Data, e.Version)
 		return kb.SourceEventView(s), err
+	case strings.HasPrefix(e.Type, "conversation."):
+		s, err := convstore.DecodeSnapshot(e.Data, e.Version)
+		return conversations.EventView(s), err
 	case e.Type == listingstore.EventListingsSynced:
 		s, err := listingstore.DecodeListingsSynced(e.Data, e.Version)
 		return listingsSyncView(s, listings.EventView), err
@@ -89,6 +94,7 @@ func listingsSyncView(s listingstore.ListingsSynced, item func(listingstore.List
 // this is its summary, with the count of calls by final status.
 type Batch struct {
 	BatchID   string         `json:"batchId"`
+	Name      string         `json:"name"`
 	AgentID   string         `json:"agentId"`
 	Total     int            `json:"total"`
 	Statuses  map[string]int `json:"statuses"`
@@ -105,6 +111,6 @@ func batchView(s callstore.BatchSummary) Batch {
 	if end.IsZero() {
 		end = time.Now()
 	}
-	return Batch{BatchID: s.BatchID, AgentID: s.AgentID, Total: s.Total, Statuses: st,
+	return Batch{BatchID: s.BatchID, Name: s.Name, AgentID: s.AgentID, Total: s.Total, Statuses: st,
 		CreatedAt: formatTime(s.CreatedAt), EndedAt: formatTime(end)}
 }

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/hookstore"
 )
@@ -101,6 +103,12 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	}
 	if s.Guard != nil {
 		if err := s.Guard.CheckURL(ctx, raw); err != nil {
+			if errors.Is(err, safehttp.ErrForbiddenAddress) {
+				// Say what the address is and how a trusted network opts in.
+				return "", errs.InvalidField("url", fmt.Sprintf("host %s is a private, loopback, link-local or metadata address, refused "+
+					"by default; an operator delivering to their own network starts the server with --webhook-allow-private "+
+					"(env AGENTD_WEBHOOK_ALLOW_PRIVATE)", u.Hostname()))
+			}
 			return "", errs.InvalidField("url", err.Error())
 		}
 	}
@@ -177,7 +185,12 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSe
 	if err != nil {
 		return WebhookSecret{}, err
 	}
-	secret := NewSecret()
+	if have, err := s.DB.Webhooks.ListWebhooks(ctx, orgID); err != nil {
+		return WebhookSecret{}, err
+	} else if len(have) >= MaxEndpointsPerOrg {
+		return WebhookSecret{}, errs.New(errs.Conflict, fmt.Sprintf("an organization has at most %d webhook endpoints: delete one first", MaxEndpointsPerOrg))
+	}
+	secret := signing.NewSecret()
 	nw.OrgID, nw.Secret = orgID, secret
 	e, err := s.DB.Webhooks.CreateWebhook(ctx, nw)
 	if err != nil {
@@ -185,6 +198,11 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSe
 	}
 	return WebhookSecret{Webhook: webhookView(e, time.Now()), Secret: secret}, nil
 }
+
+// MaxEndpointsPerOrg caps an organization's endpoints (issue 27 item 4):
+// with the per-organization share of sending slots (WorkerConfig.PerOrg)
+// it bounds what one organization's unresponsive receivers can hold.
+const MaxEndpointsPerOrg = 50
 
 // List is every endpoint of the organization, oldest first.
 func (s *Service) List(ctx context.Context, orgID string) ([]Webhook, error) {
@@ -250,7 +268,7 @@ func (s *Service) Delete(ctx context.Context, orgID, id string) error {
 // RotateSecret gives the endpoint a new secret, shown once; deliveries are
 // signed with both the new and the previous secret for RotationOverlap.
 func (s *Service) RotateSecret(ctx context.Context, orgID, id string) (WebhookSecret, error) {
-	secret := NewSecret()
+	secret := signing.NewSecret()
 	e, err := s.DB.Webhooks.RotateWebhookSecret(ctx, orgID, id, secret, time.Now().Add(RotationOverlap))
 	if err != nil {
 		return WebhookSecret{}, notFound(err, "webhook")

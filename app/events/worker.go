@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/app/signing"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/hookstore"
 )
@@ -39,6 +40,7 @@ type WorkerConfig struct {
 	Log         *slog.Logger
 	Concurrency int             // requests in flight per process; default 64
 	PerEndpoint int             // in flight per endpoint across processes; default 32
+	PerOrg      int             // in flight per organization across processes; default Concurrency/4, at least 4
 	Timeout     time.Duration   // per request; default 10 s
 	Lease       time.Duration   // claim lease; default Timeout + 20 s, never less than Timeout + 1 s
 	Poll        time.Duration   // look for other processes' events; default 1 s
@@ -73,6 +75,9 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	}
 	if cfg.PerEndpoint <= 0 {
 		cfg.PerEndpoint = 32
+	}
+	if cfg.PerOrg <= 0 {
+		cfg.PerOrg = max(cfg.Concurrency/4, 4)
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
@@ -138,7 +143,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if free := w.cfg.Concurrency - inflight; free > 0 && (inflight == 0 || free >= w.cfg.Concurrency/4) {
 			now := time.Now()
 			jobs, err := w.cfg.DB.Webhooks.ClaimDeliveries(ctx, hookstore.DeliveryClaim{Token: uuid.NewString(), WorkerID: w.id,
-				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint})
+				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint, PerOrg: w.cfg.PerOrg})
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Log.Warn("claiming webhook deliveries", "err", err)
 			}
@@ -232,7 +237,7 @@ func (w *Worker) send(ctx context.Context, j hookstore.DeliveryJob) hookstore.De
 		"User-Agent":        "agentd-webhooks/1",
 		"webhook-id":        j.Event.ID,
 		"webhook-timestamp": strconv.FormatInt(res.StartedAt.Unix(), 10),
-		"webhook-signature": Sign(j.Event.ID, res.StartedAt, body, secrets...),
+		"webhook-signature": signing.Sign(j.Event.ID, res.StartedAt, body, secrets...),
 	}
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	code, resp, err := w.cfg.Sender.Post(rctx, j.URL, header, body)

@@ -9,9 +9,11 @@ import (
 	"log/slog"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 )
@@ -21,6 +23,7 @@ type Config struct {
 	Calls    calls.Config
 	KB       kb.Config
 	Webhooks events.Config
+	LLM      llm.Config
 	Log      *slog.Logger
 }
 
@@ -31,6 +34,8 @@ type Set struct {
 	KB       *kb.Service
 	Listings *listings.Service
 	Events   *events.Service
+	// Conversations is the conversation engine on the configured model.
+	Conversations *conversations.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -48,7 +53,7 @@ func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error)
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Set{Stores: stores, log: cfg.Log}
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openCalls} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return nil, err
@@ -129,4 +134,21 @@ func (s *Set) openCalls(_ context.Context, cfg Config) error {
 	s.closers = append(s.closers, svc.Close)
 	s.workers = append(s.workers, svc.Workers()...)
 	return nil
+}
+
+// openConversations builds the engine on the configured model, the
+// knowledge base, listings and the forgery-guarded client that url tools
+// are called through (the webhooks' address rules).
+func (s *Set) openConversations(_ context.Context, cfg Config) error {
+	model, err := llm.New(cfg.LLM)
+	if err != nil {
+		return err
+	}
+	guard := safehttp.New(safehttp.Options{AllowPrivate: cfg.Webhooks.AllowPrivate, Resolver: cfg.Webhooks.Resolver,
+		MaxBody: conversations.MaxToolAnswer + 1})
+	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
+		Listings: s.Listings, Log: s.log}
+	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens})
+	s.Conversations = svc
+	return err
 }

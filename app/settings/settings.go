@@ -19,7 +19,10 @@ import (
 // Settings are an organization's settings as the API shows them.
 type Settings struct {
 	CallingHours CallingHours `json:"callingHours"`
-	UpdatedAt    *string      `json:"updatedAt"` // null until first saved
+	// EnforceV1Roles makes /v1 apply the key's role capabilities, as /v2
+	// does; off by default (the /v1 contract checks only the key).
+	EnforceV1Roles bool    `json:"enforceV1Roles"`
+	UpdatedAt      *string `json:"updatedAt"` // null until first saved
 }
 
 // CallingHours is the calling-hours rule (dial.CallingHours) as shown.
@@ -34,7 +37,8 @@ type CallingHours struct {
 // Patch is the body of PATCH /api/v2/organization/settings: each given
 // field replaces the stored one.
 type Patch struct {
-	CallingHours *HoursPatch `json:"callingHours"`
+	CallingHours   *HoursPatch `json:"callingHours"`
+	EnforceV1Roles *bool       `json:"enforceV1Roles"`
 }
 
 // HoursPatch changes some fields of the calling hours.
@@ -46,8 +50,8 @@ type HoursPatch struct {
 	DefaultTimezone *string `json:"defaultTimezone"`
 }
 
-func view(h dial.CallingHours, updated time.Time) Settings {
-	s := Settings{CallingHours: CallingHours{Enabled: h.Enabled, Start: h.Start, End: h.End, Days: h.Days,
+func view(h dial.CallingHours, enforce bool, updated time.Time) Settings {
+	s := Settings{EnforceV1Roles: enforce, CallingHours: CallingHours{Enabled: h.Enabled, Start: h.Start, End: h.End, Days: h.Days,
 		DefaultTimezone: h.DefaultTimezone}}
 	if s.CallingHours.Days == nil {
 		s.CallingHours.Days = []int{}
@@ -66,7 +70,7 @@ func Get(ctx context.Context, db *storage.Stores, orgID string) (Settings, error
 	if err != nil {
 		return Settings{}, err
 	}
-	return view(h, st.UpdatedAt), nil
+	return view(h, st.EnforceV1Roles, st.UpdatedAt), nil
 }
 
 // load reads the stored settings and parses their calling hours.
@@ -82,14 +86,20 @@ func load(ctx context.Context, db *storage.Stores, orgID string) (dial.CallingHo
 // Update applies a patch and saves the whole result; the first invalid
 // field is bad input named by its path (callingHours.start).
 func Update(ctx context.Context, db *storage.Stores, orgID string, p Patch, now time.Time) (Settings, error) {
-	h, _, err := load(ctx, db, orgID)
+	h, st, err := load(ctx, db, orgID)
 	if err != nil {
 		return Settings{}, err
 	}
-	if p.CallingHours == nil {
-		return Settings{}, &errs.Error{Kind: errs.Invalid, Field: "callingHours", Message: "nothing to change: give callingHours"}
+	if p.CallingHours == nil && p.EnforceV1Roles == nil {
+		return Settings{}, &errs.Error{Kind: errs.Invalid, Field: "callingHours", Message: "nothing to change: give callingHours or enforceV1Roles"}
+	}
+	if p.EnforceV1Roles != nil {
+		st.EnforceV1Roles = *p.EnforceV1Roles
 	}
 	c := p.CallingHours
+	if c == nil {
+		c = &HoursPatch{}
+	}
 	if c.Enabled != nil {
 		h.Enabled = *c.Enabled
 	}
@@ -117,8 +127,8 @@ func Update(ctx context.Context, db *storage.Stores, orgID string, p Patch, now 
 	if err != nil {
 		return Settings{}, err
 	}
-	if err := db.Calls.SaveOrgSettings(ctx, orgID, callstore.OrgSettings{CallingHours: raw}, now); err != nil {
+	if err := db.Calls.SaveOrgSettings(ctx, orgID, callstore.OrgSettings{CallingHours: raw, EnforceV1Roles: st.EnforceV1Roles}, now); err != nil {
 		return Settings{}, err
 	}
-	return view(h, now), nil
+	return view(h, st.EnforceV1Roles, now), nil
 }

@@ -48,7 +48,8 @@ func (s *Site) agentsPage(w http.ResponseWriter, r *http.Request, u user) error 
 type agentForm struct {
 	ID, Name, Type, Status, Model, Instructions, Phones, Specialty, DisplayRole, Tools string
 	// Voice settings.
-	Voice, Speed, Interruption string
+	Voice, Speed, Interruption, MaxConcurrent string
+	CallerIDRotation                          bool
 	// Chat settings.
 	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains string
 }
@@ -104,7 +105,7 @@ func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
 
 func (s *Site) createAgent(w http.ResponseWriter, r *http.Request, u user) error {
 	f := readAgentForm(r)
-	in, err := f.input()
+	in, err := f.input(nil)
 	var a agentstore.Agent
 	if err == nil {
 		a, err = agents.Create(r.Context(), s.cfg.DB, u.OrgID, in)
@@ -119,7 +120,13 @@ func (s *Site) createAgent(w http.ResponseWriter, r *http.Request, u user) error
 func (s *Site) updateAgent(w http.ResponseWriter, r *http.Request, u user) error {
 	f := readAgentForm(r)
 	f.ID = r.PathValue("id")
-	in, err := f.input()
+	// The form's settings go over the stored config as read now, so a key
+	// the form does not show (or one set through the API meanwhile) stays.
+	a, err := agents.Get(r.Context(), s.cfg.DB, u.OrgID, f.ID)
+	if err != nil {
+		return err
+	}
+	in, err := f.input(a.Config)
 	if err == nil {
 		_, err = agents.Update(r.Context(), s.cfg.DB, u.OrgID, f.ID, in)
 	}
@@ -160,7 +167,7 @@ func readAgentForm(r *http.Request) agentForm {
 	return agentForm{Name: v("name"), Type: v("type"), Status: v("status"), Model: v("model"),
 		Instructions: r.PostFormValue("instructions"), Phones: v("phones"), Specialty: v("specialty"),
 		DisplayRole: v("displayRole"), Tools: v("tools"), Voice: v("voice"), Speed: v("speed"),
-		Interruption: v("interruption"), Theme: v("theme"), PrimaryColor: v("primaryColor"), Position: v("position"),
+		Interruption: v("interruption"), MaxConcurrent: v("maxConcurrentCalls"), CallerIDRotation: v("callerIdRotation") == "on", Theme: v("theme"), PrimaryColor: v("primaryColor"), Position: v("position"),
 		Greeting: v("greeting"), Placeholder: v("placeholder"), AllowedDomains: v("allowedDomains")}
 }
 
@@ -191,14 +198,26 @@ func formOf(a agentstore.Agent) agentForm {
 		return ""
 	}
 	f.Voice, f.Speed, f.Interruption = str("voice"), str("speed"), str("interruptionThreshold")
+	f.MaxConcurrent = str("maxConcurrentCalls")
+	f.CallerIDRotation, _ = cfg["callerIdRotation"].(bool)
 	f.Theme, f.PrimaryColor, f.Position = str("theme"), str("primaryColor"), str("position")
 	f.Greeting, f.Placeholder, f.AllowedDomains = str("greeting"), str("placeholder"), str("allowedDomains")
 	return f
 }
 
-// input turns the form into the agents feature's input: the settings of
-// the chosen type only, empty fields left out.
-func (f agentForm) input() (agents.Input, error) {
+// formConfigKeys are the config keys the agent form shows, by agent type.
+// Only these are set or removed by a save; every other key of the stored
+// config is kept as it is (a form never drops what it does not show).
+var formConfigKeys = map[string][]string{
+	"voice": {"voice", "speed", "interruptionThreshold", "maxConcurrentCalls", "callerIdRotation"},
+	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "allowedDomains"},
+}
+
+// input turns the form into the agents feature's input. stored is the
+// agent's config as read before the save (nil for a new agent): the form's
+// keys of the chosen type replace theirs, the form keys of the other type
+// go (the agents feature refuses them on this type), the rest stays.
+func (f agentForm) input(stored json.RawMessage) (agents.Input, error) {
 	in := agents.Input{Name: &f.Name, Type: &f.Type, Status: &f.Status, Model: &f.Model,
 		Instructions: &f.Instructions, Specialty: &f.Specialty, DisplayRole: &f.DisplayRole}
 	phones := []string{}
@@ -208,14 +227,37 @@ func (f agentForm) input() (agents.Input, error) {
 		}
 	}
 	in.PhoneNumbers = &phones
+	shown, err := f.settings()
+	if err != nil {
+		return in, err
+	}
+	cfg, err := mergeConfig(stored, f.Type, shown)
+	if err != nil {
+		return in, err
+	}
+	in.Config = cfg
+	tools := "[]"
+	if f.Tools != "" {
+		tools = f.Tools
+	}
+	if !json.Valid([]byte(tools)) {
+		return in, errs.InvalidField("tools", "must be a JSON array of {id, name, description}")
+	}
+	in.Tools = json.RawMessage(tools)
+	return in, nil
+}
+
+// settings is what the form's fields of the chosen type say: a key with
+// a value is set, a key absent (empty field) is removed from the config.
+func (f agentForm) settings() (map[string]any, error) {
 	cfg := map[string]any{}
-	num := func(key, field, v string) error {
+	num := func(key, v string) error {
 		if v == "" {
 			return nil
 		}
 		n, err := strconv.ParseFloat(v, 64)
 		if err != nil {
-			return errs.InvalidField(field, "must be a number")
+			return errs.InvalidField("config."+key, "must be a number")
 		}
 		cfg[key] = n
 		return nil
@@ -228,11 +270,13 @@ func (f agentForm) input() (agents.Input, error) {
 	switch f.Type {
 	case "voice":
 		set("voice", f.Voice)
-		if err := num("speed", "config.speed", f.Speed); err != nil {
-			return in, err
+		for _, n := range [][2]string{{"speed", f.Speed}, {"interruptionThreshold", f.Interruption}, {"maxConcurrentCalls", f.MaxConcurrent}} {
+			if err := num(n[0], n[1]); err != nil {
+				return nil, err
+			}
 		}
-		if err := num("interruptionThreshold", "config.interruptionThreshold", f.Interruption); err != nil {
-			return in, err
+		if f.CallerIDRotation {
+			cfg["callerIdRotation"] = true
 		}
 	case "chat":
 		set("theme", f.Theme)
@@ -248,17 +292,38 @@ func (f agentForm) input() (agents.Input, error) {
 			cfg["allowedDomains"] = ds
 		}
 	}
-	b, _ := json.Marshal(cfg)
-	in.Config = b
-	tools := "[]"
-	if f.Tools != "" {
-		tools = f.Tools
+	return cfg, nil
+}
+
+// mergeConfig lays the form's settings of type typ over the stored config:
+// keys the form shows are replaced or removed, every other key is kept as
+// stored, byte for byte. An unchecked box (callerIdRotation) writes false
+// only where the stored config had the key, so an untouched agent saves to
+// the config it had.
+func mergeConfig(stored json.RawMessage, typ string, shown map[string]any) (json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	if t := strings.TrimSpace(string(stored)); t != "" && t != "null" {
+		if err := json.Unmarshal(stored, &out); err != nil {
+			return nil, errs.InvalidField("config", "the stored config is not an object")
+		}
 	}
-	if !json.Valid([]byte(tools)) {
-		return in, errs.InvalidField("tools", "must be a JSON array of {id, name, description}")
+	_, hadRotation := out["callerIdRotation"]
+	for _, keys := range formConfigKeys {
+		for _, k := range keys {
+			delete(out, k)
+		}
 	}
-	in.Tools = json.RawMessage(tools)
-	return in, nil
+	if typ == "voice" && hadRotation && shown["callerIdRotation"] == nil {
+		out["callerIdRotation"] = json.RawMessage("false")
+	}
+	for k, v := range shown {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return json.Marshal(out)
 }
 
 // jobForm reads a job's fields from a form; absent fields stay nil.

@@ -168,6 +168,7 @@ type batchesData struct {
 	Batches []dashstore.BatchProgress
 	Pager   pager
 	Order   []string
+	Names   map[string]string // batch id -> campaign name
 }
 
 func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error {
@@ -176,7 +177,14 @@ func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error
 	if err != nil {
 		return err
 	}
-	d := batchesData{Batches: bs, Pager: newPager(r, offset, batchesPerPage, len(bs), total, false), Order: callStatuses}
+	d := batchesData{Batches: bs, Pager: newPager(r, offset, batchesPerPage, len(bs), total, false), Order: callStatuses,
+		Names: map[string]string{}}
+	// Campaign names, newest first as the page lists them.
+	if named, err := calls.ListBatches(r.Context(), s.cfg.DB, u.OrgID, calls.BatchListOptions{Limit: 100, Offset: offset}); err == nil {
+		for _, b := range named.Batches {
+			d.Names[b.ID] = b.Name
+		}
+	}
 	s.render(w, r, http.StatusOK, "batches", page{Title: "Batches", Nav: "batches", User: u, Data: d})
 	return nil
 }

@@ -11,41 +11,80 @@ import (
 	"github.com/agentd/agentd/storage/dashstore"
 )
 
-// chartHours is the span of the overview chart: 7 days of hours.
-const chartHours = 7 * 24
+// chartDays is the span of the overview's week: today and the 6 days
+// before it, midnight to midnight in the site's zone.
+const chartDays = 7
 
 // Chart geometry (SVG user units; the SVG scales to the page's width).
 const (
-	chartW, chartH                    = 960.0, 260.0
+	chartW, chartH                    = 960.0, 240.0
 	padLeft, padRight, padTop, padBot = 44.0, 8.0, 10.0, 28.0
 )
 
-// chart is the server-rendered SVG of calls per hour by outcome.
+// chart is a server-rendered SVG of stacked bars by outcome.
 type chart struct {
 	SVG   template.HTML
 	Total int
 	Peak  int
 }
 
-// buildChart draws stacked bars, one per hour from from (an hour start),
-// each split by outcome; every bar has a title with its counts, so a
-// pointer or a screen reader gets the numbers.
-func buildChart(hours []dashstore.HourCount, from time.Time, loc *time.Location) chart {
-	counts := make([]map[string]int, chartHours)
+// bar is one bar: its calls by outcome, the title a pointer or a screen
+// reader gets, and an axis label ("" for none).
+type bar struct {
+	counts map[string]int
+	title  string
+	label  string
+}
+
+// todayBars are the 24 hours of the day starting at midnight, labelled
+// every 3 hours; hours after now stay empty.
+func todayBars(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) []bar {
+	bars := make([]bar, 24)
+	for i := range bars {
+		t := midnight.Add(time.Duration(i) * time.Hour).In(loc)
+		bars[i].title = t.Format("15:00")
+		if i%3 == 0 {
+			bars[i].label = t.Format("15:00")
+		}
+	}
 	for _, h := range hours {
-		i := int(h.Hour.Sub(from) / time.Hour)
-		if i < 0 || i >= chartHours {
+		i := int(h.Hour.Sub(midnight) / time.Hour)
+		if i < 0 || i >= len(bars) {
 			continue
 		}
-		if counts[i] == nil {
-			counts[i] = map[string]int{}
+		if bars[i].counts == nil {
+			bars[i].counts = map[string]int{}
 		}
-		counts[i][h.Status] += h.N
+		bars[i].counts[h.Status] += h.N
 	}
+	return bars
+}
+
+// weekBars are the days from first (a midnight) to today, one bar a day,
+// the same days as dailyRows.
+func weekBars(hours []dashstore.HourCount, first time.Time, loc *time.Location) []bar {
+	bars := make([]bar, chartDays)
+	index := map[string]int{}
+	for i := range bars {
+		d := first.AddDate(0, 0, i).In(loc).Format("Mon 2 Jan")
+		bars[i] = bar{title: d, label: d, counts: map[string]int{}}
+		index[d] = i
+	}
+	for _, h := range hours {
+		if i, ok := index[h.Hour.In(loc).Format("Mon 2 Jan")]; ok {
+			bars[i].counts[h.Status] += h.N
+		}
+	}
+	return bars
+}
+
+// drawBars draws stacked bars split by outcome; every bar with calls has a
+// title with its counts.
+func drawBars(bars []bar, id, title string) chart {
 	c := chart{}
-	for _, m := range counts {
+	for _, br := range bars {
 		t := 0
-		for _, n := range m {
+		for _, n := range br.counts {
 			t += n
 		}
 		c.Total += t
@@ -53,44 +92,44 @@ func buildChart(hours []dashstore.HourCount, from time.Time, loc *time.Location)
 	}
 	top := niceCeil(c.Peak)
 	plotW, plotH := chartW-padLeft-padRight, chartH-padTop-padBot
-	barW := plotW / chartHours
+	barW := plotW / float64(len(bars))
+	gap := math.Min(barW*0.15, 8)
 	y := func(v int) float64 { return padTop + plotH - plotH*float64(v)/float64(top) }
 
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH)
-	fmt.Fprintf(&b, `<title id="chart-title">Calls per hour over the last 7 days, by outcome</title>`)
-	fmt.Fprintf(&b, `<desc id="chart-desc">%d calls ended in the last 7 days; the busiest hour had %d.</desc>`, c.Total, c.Peak)
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-labelledby="%s-title %s-desc" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, id, id)
+	fmt.Fprintf(&b, `<title id="%s-title">%s</title>`, id, html.EscapeString(title))
+	fmt.Fprintf(&b, `<desc id="%s-desc">%d calls ended; the busiest bar had %d.</desc>`, id, c.Total, c.Peak)
 	for _, v := range []int{0, top / 2, top} {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/>`, padLeft, chartW-padRight, y(v), y(v))
 		fmt.Fprintf(&b, `<text class="axis" x="%g" y="%.1f" text-anchor="end">%d</text>`, padLeft-6, y(v)+4, v)
 	}
-	for i := 0; i < chartHours; i++ {
-		t := from.Add(time.Duration(i) * time.Hour).In(loc)
+	for i, br := range bars {
 		x := padLeft + float64(i)*barW
-		if t.Hour() == 0 {
-			fmt.Fprintf(&b, `<line class="day" x1="%.1f" x2="%.1f" y1="%g" y2="%g"/>`, x, x, padTop, chartH-padBot+4)
-			if x+70 < chartW { // a label that would be cut at the right edge is left out
-				fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g">%s</text>`, x+3, chartH-8, html.EscapeString(t.Format("Mon 2 Jan")))
-			}
+		if br.label != "" {
+			fmt.Fprintf(&b, `<text class="axis" x="%.1f" y="%g">%s</text>`, x+gap/2, chartH-8, html.EscapeString(br.label))
 		}
-		m := counts[i]
-		if len(m) == 0 {
+		if len(br.counts) == 0 {
 			continue
 		}
 		var parts []string
 		base := 0
 		fmt.Fprint(&b, `<g>`)
 		for _, st := range outcomes {
-			n := m[st]
+			n := br.counts[st]
 			if n == 0 {
 				continue
 			}
 			parts = append(parts, fmt.Sprintf("%d %s", n, label(st)))
 			fmt.Fprintf(&b, `<rect class="bar-%s" x="%.2f" y="%.2f" width="%.2f" height="%.2f"/>`,
-				st, x+0.5, y(base+n), math.Max(barW-1, 1), y(base)-y(base+n))
+				st, x+gap/2, y(base+n), math.Max(barW-gap, 1), y(base)-y(base+n))
 			base += n
 		}
-		fmt.Fprintf(&b, `<title>%s: %s</title></g>`, html.EscapeString(t.Format("Mon 2 Jan 15:00")), html.EscapeString(strings.Join(parts, ", ")))
+		if len(parts) == 0 {
+			fmt.Fprint(&b, `</g>`)
+			continue
+		}
+		fmt.Fprintf(&b, `<title>%s: %s</title></g>`, html.EscapeString(br.title), html.EscapeString(strings.Join(parts, ", ")))
 	}
 	b.WriteString(`</svg>`)
 	c.SVG = template.HTML(b.String()) // numbers, fixed names and escaped labels only
@@ -122,31 +161,17 @@ type dayRow struct {
 	Total  int
 }
 
-// dailyRows sums the hours into the zone's days, newest first.
-func dailyRows(hours []dashstore.HourCount, from time.Time, loc *time.Location) []dayRow {
-	var days []dayRow
-	index := map[string]int{}
-	for i := 0; i < chartHours; i++ {
-		d := from.Add(time.Duration(i) * time.Hour).In(loc).Format("Mon 2 Jan")
-		if _, ok := index[d]; !ok {
-			index[d] = len(days)
-			days = append(days, dayRow{Day: d, Counts: make([]int, len(outcomes))})
-		}
-	}
-	for _, h := range hours {
-		i, ok := index[h.Hour.In(loc).Format("Mon 2 Jan")]
-		if !ok {
-			continue
-		}
+// dailyRows are the week's days, newest first: the same days and counts
+// as weekBars.
+func dailyRows(bars []bar) []dayRow {
+	days := make([]dayRow, 0, len(bars))
+	for i := len(bars) - 1; i >= 0; i-- {
+		d := dayRow{Day: bars[i].title, Counts: make([]int, len(outcomes))}
 		for k, st := range outcomes {
-			if st == h.Status {
-				days[i].Counts[k] += h.N
-				days[i].Total += h.N
-			}
+			d.Counts[k] = bars[i].counts[st]
+			d.Total += d.Counts[k]
 		}
-	}
-	for i, j := 0, len(days)-1; i < j; i, j = i+1, j-1 {
-		days[i], days[j] = days[j], days[i]
+		days = append(days, d)
 	}
 	return days
 }

@@ -8,29 +8,44 @@ import (
 	"github.com/agentd/agentd/storage/dashstore"
 )
 
-// The chart stacks each hour's outcomes, titles every bar with its counts,
-// and scales to a round peak; the daily table sums the same hours.
-func TestChart(t *testing.T) {
-	from := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+// Today's chart stacks each hour's outcomes and titles every bar with its
+// counts; the week's chart has a bar a day and its table the same 7 days
+// and counts (issue 26: the table had 8 rows against 7 days of hours).
+func TestCharts(t *testing.T) {
+	first := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
+	today := first.AddDate(0, 0, 6)
 	hours := []dashstore.HourCount{
-		{Hour: from.Add(9 * time.Hour), Status: "completed", N: 3},
-		{Hour: from.Add(9 * time.Hour), Status: "busy", N: 1},
-		{Hour: from.Add(30 * time.Hour), Status: "failed", N: 7},
-		{Hour: from.Add(-time.Hour), Status: "failed", N: 100}, // outside the week: ignored
+		{Hour: first.Add(9 * time.Hour), Status: "completed", N: 3},
+		{Hour: first.Add(9 * time.Hour), Status: "busy", N: 1},
+		{Hour: first.Add(30 * time.Hour), Status: "failed", N: 7},
+		{Hour: today.Add(14 * time.Hour), Status: "completed", N: 40},
+		{Hour: today.Add(15 * time.Hour), Status: "no_answer", N: 2},
+		{Hour: first.Add(-time.Hour), Status: "failed", N: 100}, // before the week: ignored
 	}
-	c := buildChart(hours, from, time.UTC)
+	c := drawBars(todayBars(hours, today, time.UTC), "t", "today")
 	svg := string(c.SVG)
-	if c.Total != 11 || c.Peak != 7 || strings.Count(svg, "<g>") != 2 {
-		t.Fatalf("total %d peak %d groups %d", c.Total, c.Peak, strings.Count(svg, "<g>"))
+	if c.Total != 42 || c.Peak != 40 || strings.Count(svg, "<g>") != 2 {
+		t.Fatalf("today: total %d peak %d groups %d", c.Total, c.Peak, strings.Count(svg, "<g>"))
 	}
-	for _, want := range []string{"Mon 16 Nov 09:00: 3 completed, 1 busy", "Tue 17 Nov 06:00: 7 failed", `class="bar-busy"`, ">10</text>"} {
+	for _, want := range []string{"14:00: 40 completed", "15:00: 2 no answer", ">50</text>", ">21:00</text>"} {
 		if !strings.Contains(svg, want) {
-			t.Errorf("chart lacks %q", want)
+			t.Errorf("today's chart lacks %q", want)
 		}
 	}
-	days := dailyRows(hours, from, time.UTC)
-	if len(days) != 7 || days[6].Day != "Mon 16 Nov" || days[6].Total != 4 || days[5].Counts[3] != 7 {
+	week := weekBars(hours, first, time.UTC)
+	w := drawBars(week, "w", "week")
+	if w.Total != 53 || strings.Count(string(w.SVG), "<g>") != 3 || !strings.Contains(string(w.SVG), "Mon 16 Nov: 3 completed, 1 busy") {
+		t.Fatalf("week: total %d %s", w.Total, w.SVG)
+	}
+	days := dailyRows(week)
+	if len(days) != 7 || days[6].Day != "Mon 16 Nov" || days[0].Day != "Sun 22 Nov" || days[6].Total != 4 || days[5].Counts[3] != 7 || days[0].Total != 42 {
 		t.Fatalf("days %+v", days)
+	}
+	// Across a change of daylight saving time the week is still 7 days.
+	paris, _ := time.LoadLocation("Europe/Paris")
+	first = time.Date(2026, 10, 22, 0, 0, 0, 0, paris)
+	if days := dailyRows(weekBars(nil, first, paris)); len(days) != 7 || days[0].Day != "Wed 28 Oct" {
+		t.Fatalf("DST week %+v", days)
 	}
 	for in, want := range map[int]int{0: 2, 2: 2, 3: 5, 7: 10, 11: 20, 99: 100, 101: 200, 450: 500, 5001: 10000} {
 		if got := niceCeil(in); got != want {

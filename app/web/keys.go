@@ -1,14 +1,12 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -85,11 +83,7 @@ func (s *Site) createKey(w http.ResponseWriter, r *http.Request, u user) error {
 }
 
 func (s *Site) revokeKey(w http.ResponseWriter, r *http.Request, u user) error {
-	err := s.cfg.DB.Orgs.RevokeKey(r.Context(), u.OrgID, r.PathValue("id"))
-	if errors.Is(err, storage.ErrNotFound) {
-		return errs.Wrap(errs.NotFound, "API key not found", err)
-	}
-	if err != nil {
+	if err := access.RevokeKey(r.Context(), s.cfg.DB, access.Actor{UserID: u.UserID, Role: u.Role}, u.OrgID, r.PathValue("id")); err != nil {
 		return err
 	}
 	redirect(w, r, "/keys", "Key revoked")

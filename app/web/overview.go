@@ -25,7 +25,8 @@ type overviewData struct {
 	Scheduled  int
 	Active     int
 	KBBacklog  int
-	Chart      chart
+	Chart      chart // the week, a bar a day
+	TodayChart chart // today, a bar an hour
 	Days       []dayRow
 	Outcomes   []string
 	ZoneName   string
@@ -46,9 +47,10 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	if err != nil {
 		return err
 	}
-	lastHour := now.Truncate(time.Hour)
-	from := lastHour.Add(-(chartHours - 1) * time.Hour)
-	hours, err := s.cfg.DB.Dashboard.CallsPerHour(ctx, u.OrgID, from, lastHour)
+	// One read covers both charts: the week's days from midnight 6 days
+	// ago, today's hours among them.
+	first := midnight.AddDate(0, 0, -(chartDays - 1))
+	hours, err := s.cfg.DB.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
 	if err != nil {
 		return err
 	}
@@ -58,8 +60,10 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	for _, st := range outcomes {
 		d.Today = append(d.Today, outcomeCount{st, ov.EndedByStatus[st]})
 	}
-	d.Chart = buildChart(hours, from, loc)
-	d.Days = dailyRows(hours, from, loc)
+	d.TodayChart = drawBars(todayBars(hours, midnight, loc), "today-chart", "Calls per hour today, by outcome")
+	week := weekBars(hours, first, loc)
+	d.Chart = drawBars(week, "week-chart", "Calls per day over the last 7 days, by outcome")
+	d.Days = dailyRows(week)
 	d.ServerTime = time.Since(start).Round(10 * time.Microsecond)
 	s.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", User: u, Data: d})
 	return nil

@@ -70,7 +70,7 @@ func parsePages(funcs template.FuncMap) (map[string]*pageTemplate, error) {
 // page is rendered to a buffer first, so a template error is a clean 500.
 func (s *Site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
 	if p.Notice == "" && r.Method == http.MethodGet {
-		p.Notice = r.URL.Query().Get("notice")
+		p.Notice = requestNotice(r)
 	}
 	var buf bytes.Buffer
 	t := s.pages[name]
@@ -104,6 +104,7 @@ func (s *Site) funcs() template.FuncMap {
 		"label":  label,
 		"pretty": pretty,
 		"add":    func(a, b int) int { return a + b },
+		"mul100": func(f float64) float64 { return f * 100 },
 		"short": func(id string) string {
 			if len(id) > 13 {
 				return id[:8] + "…"
@@ -213,6 +214,7 @@ func newPager(r *http.Request, offset, limit, n, total int, more bool) pager {
 	link := func(off int) string {
 		q := r.URL.Query()
 		q.Del("notice")
+		q.Del("ns")
 		if off <= 0 {
 			q.Del("offset")
 		} else {

@@ -3,6 +3,7 @@ package web
 import (
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/agentd/agentd/app/access"
@@ -109,12 +110,32 @@ func (s *Site) setCookie(w http.ResponseWriter, token string) {
 	http.SetCookie(w, c)
 }
 
-// safeNext keeps a post-sign-in destination on this site.
+// safeNext keeps a post-sign-in destination on this site: only a path.
+// Browsers drop tabs and newlines from a Location and read a backslash as a
+// slash, so "/\t/evil.com" is "//evil.com" to them: any character outside
+// printable ASCII, a backslash, a scheme, a host or a path starting "//"
+// (before or after decoding) sends the visitor home instead.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+	if next == "" || next[0] != '/' || len(next) > 2048 || !plainPath(next) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" ||
+		!strings.HasPrefix(u.Path, "/") || strings.HasPrefix(u.Path, "//") || !plainPath(u.Path) {
 		return "/"
 	}
 	return next
+}
+
+// plainPath reports whether s holds only printable ASCII without a
+// backslash.
+func plainPath(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // clientAddr is the client's IP address for sign-in throttling.

@@ -29,6 +29,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage"
@@ -65,6 +66,7 @@ type Features struct {
 	Calls    *calls.Service
 	KB       *kb.Service
 	Listings *listings.Service
+	Webhooks *events.Service
 }
 
 // Site serves the dashboard.
@@ -124,6 +126,14 @@ func (s *Site) Routes() []Route {
 			w.Header().Set("Cache-Control", "public, max-age=3600")
 			fileServer.ServeHTTP(w, r)
 		})},
+		// Browsers ask for /favicon.ico on every page whatever the page
+		// links; an SVG answers it (every current browser draws one).
+		{"GET", "/favicon.ico", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "image/svg+xml")
+			w.Header().Set("Cache-Control", "public, max-age=86400")
+			b, _ := files.ReadFile("static/favicon.svg")
+			w.Write(b)
+		})},
 		{"GET", "/login", http.HandlerFunc(s.loginPage)},
 		{"POST", "/login", http.HandlerFunc(s.loginSubmit)},
 		{"GET", "/setup", http.HandlerFunc(s.setupPage)},
@@ -134,7 +144,31 @@ func (s *Site) Routes() []Route {
 		{"GET", "/calls", s.view(s.callsPage)},
 		{"GET", "/calls/:id", s.view(s.callPage)},
 		{"POST", "/calls/:id/cancel", s.action(access.CapCallsWrite, s.cancelCall)},
+		{"POST", "/calls", s.action(access.CapCallsWrite, s.placeCall)},
+		{"GET", "/calls/new", s.view(s.newCallPage)},
 		{"GET", "/batches", s.view(s.batchesPage)},
+		{"POST", "/batches", s.action(access.CapCallsWrite, s.startCampaign)},
+		{"GET", "/batches/new", s.view(s.newCampaignPage)},
+		{"GET", "/batches/:id", s.view(s.campaignPage)},
+		{"POST", "/batches/:id/pause", s.action(access.CapCallsWrite, s.pauseCampaign)},
+		{"POST", "/batches/:id/resume", s.action(access.CapCallsWrite, s.resumeCampaign)},
+		{"POST", "/batches/:id/cancel", s.action(access.CapCallsWrite, s.cancelCampaign)},
+
+		{"GET", "/dnc", s.view(s.dncPage)},
+		{"POST", "/dnc", s.action(access.CapCallsWrite, s.addDNC)},
+		{"POST", "/dnc/remove", s.action(access.CapCallsWrite, s.removeDNC)},
+		{"POST", "/dnc/import", s.action(access.CapCallsWrite, s.importDNC)},
+		{"GET", "/webhooks", s.viewCap(access.CapWebhookManage, s.webhooksPage)},
+		{"POST", "/webhooks", s.action(access.CapWebhookManage, s.createWebhook)},
+		{"GET", "/webhooks/:id", s.viewCap(access.CapWebhookManage, s.webhookPage)},
+		{"POST", "/webhooks/:id/rotate", s.action(access.CapWebhookManage, s.rotateWebhook)},
+		{"POST", "/webhooks/:id/enabled", s.action(access.CapWebhookManage, s.enableWebhook)},
+		{"POST", "/webhooks/:id/delete", s.action(access.CapWebhookManage, s.deleteWebhook)},
+		{"POST", "/webhooks/:id/test", s.action(access.CapWebhookManage, s.testWebhook)},
+		{"POST", "/webhooks/:id/deliveries/:delivery/retry", s.action(access.CapWebhookManage, s.retryDelivery)},
+		{"GET", "/events", s.viewCap(access.CapEventsRead, s.eventsPage)},
+		{"GET", "/settings", s.view(s.settingsPage)},
+		{"POST", "/settings", s.action(access.CapSettingsManage, s.saveSettings)},
 
 		{"GET", "/agents", s.view(s.agentsPage)},
 		{"GET", "/agents/new", s.view(s.newAgentPage)},
@@ -312,7 +346,7 @@ func redirect(w http.ResponseWriter, r *http.Request, path, notice string) {
 		if strings.Contains(path, "?") {
 			sep = "&"
 		}
-		path += sep + "notice=" + url.QueryEscape(notice)
+		path += sep + "notice=" + url.QueryEscape(notice) + "&ns=" + noticeMAC(notice)
 	}
 	http.Redirect(w, r, path, http.StatusSeeOther)
 }

@@ -1,9 +1,10 @@
 // Package safehttp is an HTTP client for URLs that clients of agentd give
 // it (webhook receivers), guarded against server-side request forgery: only
-// http and https; hosts that resolve to loopback, private, link-local,
-// unique-local, shared (CGNAT), multicast, unspecified or cloud-metadata
-// addresses are refused, when the URL is checked and again at connect time
-// on the address actually dialled (so a DNS answer that changes in between,
+// http and https; only globally routable unicast addresses are called
+// (loopback, private, link-local, unique-local, shared (CGNAT), multicast,
+// metadata and every IPv6 form embedding an IPv4 address are refused), when
+// the URL is checked and again at connect time on the address actually
+// dialled (so a DNS answer that changes in between,
 // DNS rebinding, gains nothing); redirects are never followed; environment
 // proxies are ignored. AllowPrivate turns the address rules off for
 // on-premises receivers and tests.
@@ -55,7 +56,9 @@ func New(o Options) *Client {
 	if c.maxBody <= 0 {
 		c.maxBody = 1024
 	}
-	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
+	// A short connect timeout: a receiver that does not even accept the
+	// connection holds a sending slot for 3 s, not 10 (issue 27 item 4).
+	d := &net.Dialer{Timeout: 3 * time.Second, KeepAlive: 30 * time.Second, Control: c.control}
 	tr := &http.Transport{
 		Proxy: nil, // a proxy would hide the address dialled
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -86,25 +89,38 @@ var ErrForbiddenAddress = errors.New("address not allowed")
 // (169.254/16 with the metadata address 169.254.169.254, fe80::/10),
 // multicast and unspecified.
 var forbidden = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),      // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),  // shared address space (CGNAT; Alibaba's metadata 100.100.100.200)
-	netip.MustParsePrefix("192.0.0.0/24"),   // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"),  // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),    // reserved, broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 (embeds an IPv4 address)
-	netip.MustParsePrefix("64:ff9b:1::/48"), // local NAT64
-	netip.MustParsePrefix("2002::/16"),      // 6to4 (embeds an IPv4 address)
-	netip.MustParsePrefix("fd00:ec2::/32"),  // AWS IMDS over IPv6 (also unique-local)
-	netip.MustParsePrefix("100::/64"),       // discard-only
-	netip.MustParsePrefix("2001:db8::/32"),  // documentation
+	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
+	netip.MustParsePrefix("100.64.0.0/10"),   // shared address space (CGNAT; Alibaba's metadata 100.100.100.200)
+	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, broadcast
+	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 (embeds an IPv4 address)
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local NAT64
+	netip.MustParsePrefix("2002::/16"),       // 6to4 (embeds an IPv4 address)
+	netip.MustParsePrefix("fd00:ec2::/32"),   // AWS IMDS over IPv6 (also unique-local)
+	netip.MustParsePrefix("100::/64"),        // discard-only
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("2001::/32"),       // Teredo (embeds an IPv4 address)
+	netip.MustParsePrefix("2001:2::/48"),     // benchmarking
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation (TEST-NET-1)
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation (TEST-NET-2)
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation (TEST-NET-3)
 	netip.MustParsePrefix("255.255.255.255/32"),
 }
 
-// Allowed reports whether a receiver at addr may be called.
+// globalV6 is the only IPv6 range a receiver may be in: global unicast.
+// Everything outside it is refused, which covers every form that embeds an
+// IPv4 address (::a.b.c.d, ::ffff:0:a.b.c.d, ::7f00:1) without listing them.
+var globalV6 = netip.MustParsePrefix("2000::/3")
+
+// Allowed reports whether a receiver at addr may be called: only globally
+// routable unicast addresses are.
 func Allowed(addr netip.Addr) bool {
 	addr = addr.Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
-	if !addr.IsValid() || addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() ||
-		addr.IsLinkLocalMulticast() || addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() {
+	if !addr.IsValid() || addr.Zone() != "" || !addr.IsGlobalUnicast() || addr.IsPrivate() {
+		return false
+	}
+	if addr.Is6() && !globalV6.Contains(addr) {
 		return false
 	}
 	for _, p := range forbidden {
@@ -138,13 +154,13 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	host = strings.TrimSuffix(host, ".")
 	if a, err := netip.ParseAddr(host); err == nil {
 		if !c.allowPrivate && !Allowed(a) {
-			return nil, fmt.Errorf("host %s is a %w (private, loopback, link-local or metadata)", a, ErrForbiddenAddress)
+			return nil, refused(host)
 		}
 		return []netip.Addr{a}, nil
 	}
 	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
 		if !c.allowPrivate {
-			return nil, fmt.Errorf("host %s is a %w (loopback)", host, ErrForbiddenAddress)
+			return nil, refused(host)
 		}
 	}
 	addrs, err := c.resolver.LookupNetIP(ctx, "ip", host)
@@ -157,11 +173,17 @@ func (c *Client) resolve(ctx context.Context, host string) ([]netip.Addr, error)
 	if !c.allowPrivate {
 		for _, a := range addrs {
 			if !Allowed(a) {
-				return nil, fmt.Errorf("host %s resolves to %s, an %w (private, loopback, link-local or metadata)", host, a.Unmap(), ErrForbiddenAddress)
+				return nil, refused(host)
 			}
 		}
 	}
 	return addrs, nil
+}
+
+// refused is the one refusal message: it names the host as given and never
+// what the host resolves to, which would map the inside of the network.
+func refused(host string) error {
+	return fmt.Errorf("host %s is not an allowed address: only public addresses are (an operator can allow private ones with --webhook-allow-private): %w", host, ErrForbiddenAddress)
 }
 
 // dial resolves the host itself (through the Resolver, checked) and dials
@@ -196,10 +218,10 @@ func (c *Client) control(network, address string, _ syscall.RawConn) error {
 	}
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("connect to %s: %w", address, ErrForbiddenAddress)
+		return fmt.Errorf("connect: %w", ErrForbiddenAddress)
 	}
 	if !Allowed(ap.Addr()) {
-		return fmt.Errorf("connect to %s: %w", ap.Addr().Unmap(), ErrForbiddenAddress)
+		return fmt.Errorf("connect: %w (only public addresses; see --webhook-allow-private)", ErrForbiddenAddress)
 	}
 	return nil
 }

@@ -42,6 +42,11 @@ func TestAllowed(t *testing.T) {
 		{"fc00::1", false}, {"fd00:ec2::254", false}, {"100.100.100.200", false}, {"100.64.0.1", false},
 		{"0.0.0.0", false}, {"::", false}, {"224.0.0.1", false}, {"ff02::1", false}, {"255.255.255.255", false},
 		{"64:ff9b::7f00:1", false}, {"::ffff:10.0.0.1", false}, {"172.32.0.1", true},
+		// IPv6 forms that embed an IPv4 address (issue 27 item 7): only global
+		// unicast (2000::/3) passes, so none of these reach 127/8 or 169.254/16.
+		{"::127.0.0.1", false}, {"::169.254.169.254", false}, {"::ffff:0:7f00:1", false}, {"::7f00:1", false},
+		{"::8.8.8.8", false}, {"2001:0:4136:e378:8000:63bf:3fff:fdd2", false}, {"5f00::1", false},
+		{"192.0.2.1", false}, {"198.51.100.1", false}, {"203.0.113.1", false},
 	} {
 		if got := Allowed(netip.MustParseAddr(c.addr)); got != c.ok {
 			t.Errorf("Allowed(%s) = %v, want %v", c.addr, got, c.ok)
@@ -71,8 +76,11 @@ func TestCheckURL(t *testing.T) {
 	if err := c.CheckURL(ctx, "https://public.example/hook"); err != nil {
 		t.Errorf("public: %v", err)
 	}
+	// The refusal says the address is not allowed and how to allow it, never
+	// what the name resolves to (issue 27 item 7: it mapped the inside).
 	err := c.CheckURL(ctx, "https://internal.example/hook")
-	if !errors.Is(err, ErrForbiddenAddress) || !strings.Contains(err.Error(), "10.0.0.7") {
+	if !errors.Is(err, ErrForbiddenAddress) || strings.Contains(err.Error(), "10.0.0.7") ||
+		!strings.Contains(err.Error(), "--webhook-allow-private") {
 		t.Errorf("internal: %v", err)
 	}
 	open := New(Options{AllowPrivate: true})
@@ -111,6 +119,11 @@ func TestPostRefusesForbiddenAddresses(t *testing.T) {
 	// The connect-time check alone (what runs after any resolver).
 	if err := c.control("tcp4", "127.0.0.1:80", nil); !errors.Is(err, ErrForbiddenAddress) {
 		t.Errorf("control loopback: %v", err)
+	}
+	for _, a := range []string{"[::7f00:1]:80", "[::127.0.0.1]:80", "[::ffff:0:7f00:1]:80", "[::169.254.169.254]:80"} {
+		if err := c.control("tcp6", a, nil); !errors.Is(err, ErrForbiddenAddress) {
+			t.Errorf("control %s: %v", a, err)
+		}
 	}
 	if err := c.control("tcp4", "93.184.216.34:443", nil); err != nil {
 		t.Errorf("control public: %v", err)

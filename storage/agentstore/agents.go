@@ -28,12 +28,17 @@ type Agent struct {
 	PhoneNumbers []string
 	Specialty    string
 	DisplayRole  string
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
+	// Knowledge is what the agent answers from (collections, topK,
+	// listings) and Fallback its answer when nothing is relevant
+	// (conversations, migration 0018); nil when never set.
+	Knowledge json.RawMessage
+	Fallback  *string
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 const agentColumns = `id, org_id, name, type, status, model, instructions, config, tools, phone_numbers,
-	specialty, display_role, created_at, updated_at`
+	specialty, display_role, created_at, updated_at, knowledge, fallback`
 
 // agentOrder is newest first; rowid breaks ties between agents created in
 // the same millisecond, so pages never overlap or skip.
@@ -56,10 +61,13 @@ func (db *Agents) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		return Agent{}, err
 	}
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO agents ("+agentColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		_, err := tx.ExecContext(ctx, "INSERT INTO agents ("+agentColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			a.ID, a.OrgID, a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools),
-			string(phones), a.Specialty, a.DisplayRole, sqldb.MS(a.CreatedAt), sqldb.MS(a.UpdatedAt))
-		return err
+			string(phones), a.Specialty, a.DisplayRole, sqldb.MS(a.CreatedAt), sqldb.MS(a.UpdatedAt), sqldb.NullJSON(a.Knowledge), a.Fallback)
+		if err != nil {
+			return err
+		}
+		return claimPhones(ctx, tx, a)
 	})
 	return a, err
 }
@@ -168,11 +176,14 @@ func (db *Agents) UpdateAgent(ctx context.Context, orgID, id string, change func
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE agents SET name = ?, type = ?, status = ?, model = ?, instructions = ?,
-			config = ?, tools = ?, phone_numbers = ?, specialty = ?, display_role = ?, updated_at = ?
-			WHERE id = ? AND org_id = ?`,
+			config = ?, tools = ?, phone_numbers = ?, specialty = ?, display_role = ?, updated_at = ?,
+			knowledge = ?, fallback = ? WHERE id = ? AND org_id = ?`,
 			a.Name, a.Type, a.Status, a.Model, a.Instructions, string(a.Config), string(a.Tools), string(phones),
-			a.Specialty, a.DisplayRole, sqldb.MS(a.UpdatedAt), id, orgID)
-		return err
+			a.Specialty, a.DisplayRole, sqldb.MS(a.UpdatedAt), sqldb.NullJSON(a.Knowledge), a.Fallback, id, orgID)
+		if err != nil {
+			return err
+		}
+		return claimPhones(ctx, tx, a)
 	})
 	if err != nil {
 		return Agent{}, err
@@ -184,9 +195,16 @@ func scanAgent(s sqldb.Scanner) (Agent, error) {
 	var a Agent
 	var config, tools, phones string
 	var created, updated int64
+	var knowledge, fallback sql.NullString
 	if err := s.Scan(&a.ID, &a.OrgID, &a.Name, &a.Type, &a.Status, &a.Model, &a.Instructions, &config, &tools,
-		&phones, &a.Specialty, &a.DisplayRole, &created, &updated); err != nil {
+		&phones, &a.Specialty, &a.DisplayRole, &created, &updated, &knowledge, &fallback); err != nil {
 		return Agent{}, err
+	}
+	if knowledge.Valid {
+		a.Knowledge = json.RawMessage(knowledge.String)
+	}
+	if fallback.Valid {
+		a.Fallback = &fallback.String
 	}
 	a.Config, a.Tools = json.RawMessage(config), json.RawMessage(tools)
 	if err := json.Unmarshal([]byte(phones), &a.PhoneNumbers); err != nil {
@@ -197,12 +215,14 @@ func scanAgent(s sqldb.Scanner) (Agent, error) {
 	return a, nil
 }
 
-// VoiceAgentForNumber finds the voice agent a number is assigned to, across
-// organizations: the oldest agent that is not inactive when several are.
+// VoiceAgentForNumber finds the voice agent a number is assigned to: only
+// in the organization holding the number (phone_claims), the oldest agent
+// that is not inactive when several are. Never another organization's.
 func (db *Agents) VoiceAgentForNumber(ctx context.Context, number string) (Agent, error) {
 	row := db.r.QueryRowContext(ctx, "SELECT "+agentColumns+` FROM agents WHERE type = 'voice' AND status != 'inactive'
+		AND org_id = (SELECT org_id FROM phone_claims WHERE number = ?)
 		AND EXISTS (SELECT 1 FROM json_each(agents.phone_numbers) j WHERE j.value = ?)
-		ORDER BY created_at, id LIMIT 1`, number)
+		ORDER BY created_at, id LIMIT 1`, number, number)
 	a, err := scanAgent(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Agent{}, fmt.Errorf("voice agent with number %q: %w", number, sqldb.ErrNotFound)

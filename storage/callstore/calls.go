@@ -151,7 +151,9 @@ func (db *Calls) createCalls(ctx context.Context, calls []Call, also func(tx *sq
 	now := time.Now().UTC()
 	for i := range calls {
 		c := &calls[i]
-		c.ID = uuid.NewString()
+		// Version 7: ids sort in creation order, so the calls of a batch
+		// (one created_at) list in the order they were given.
+		c.ID = uuid.Must(uuid.NewV7()).String()
 		c.CreatedAt, c.UpdatedAt = now, now
 		if c.Direction == "" {
 			c.Direction = "outbound"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,6 +36,7 @@ type BatchSummary struct {
 	BatchID   string
 	OrgID     string
 	AgentID   string
+	Name      string // the campaign's name ("" for a batch without one)
 	Total     int
 	ByStatus  map[string]int // final status -> calls
 	CreatedAt time.Time      // first call's creation
@@ -235,6 +237,10 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 		}
 		if s.Total == 0 {
 			continue
+		}
+		// A batch of seeded history has no row: no name.
+		if err := tx.QueryRowContext(ctx, "SELECT name FROM call_batches WHERE id = ?", b).Scan(&s.Name); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("storage: batch name: %w", err)
 		}
 		evs = append(evs, sqldb.PendingEvent{Type: EventBatchCompleted, Subject: "call:" + bc[1], OrgID: s.OrgID, Data: s,
 			Version: SnapshotVersion})

@@ -14,8 +14,9 @@ import (
 // OrgSettings are an organization's settings. CallingHours is the dial
 // package's JSON; nil means the defaults.
 type OrgSettings struct {
-	CallingHours json.RawMessage
-	UpdatedAt    time.Time // zero when never saved
+	CallingHours   json.RawMessage
+	EnforceV1Roles bool      // /v1 applies the role's capabilities (issue 27)
+	UpdatedAt      time.Time // zero when never saved
 }
 
 // GetOrgSettings reads the organization's settings; an organization that
@@ -25,7 +26,8 @@ func (db *Calls) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings,
 	var s OrgSettings
 	var hours sql.NullString
 	var updated int64
-	err := db.c.ReadRow(ctx, "SELECT calling_hours, updated_at FROM org_settings WHERE org_id = ?", orgID).Scan(&hours, &updated)
+	var enforce int
+	err := db.c.ReadRow(ctx, "SELECT calling_hours, enforce_v1_roles, updated_at FROM org_settings WHERE org_id = ?", orgID).Scan(&hours, &enforce, &updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrgSettings{}, nil
 	}
@@ -35,6 +37,7 @@ func (db *Calls) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings,
 	if hours.Valid {
 		s.CallingHours = json.RawMessage(hours.String)
 	}
+	s.EnforceV1Roles = enforce != 0
 	s.UpdatedAt = sqldb.FromMS(updated)
 	return s, nil
 }
@@ -42,9 +45,14 @@ func (db *Calls) GetOrgSettings(ctx context.Context, orgID string) (OrgSettings,
 // SaveOrgSettings replaces the organization's settings.
 func (db *Calls) SaveOrgSettings(ctx context.Context, orgID string, s OrgSettings, now time.Time) error {
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO org_settings (org_id, calling_hours, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (org_id) DO UPDATE SET calling_hours = excluded.calling_hours, updated_at = excluded.updated_at`,
-			orgID, sqldb.NullJSON(s.CallingHours), sqldb.MS(now))
+		enforce := 0
+		if s.EnforceV1Roles {
+			enforce = 1
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO org_settings (org_id, calling_hours, enforce_v1_roles, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (org_id) DO UPDATE SET calling_hours = excluded.calling_hours,
+				enforce_v1_roles = excluded.enforce_v1_roles, updated_at = excluded.updated_at`,
+			orgID, sqldb.NullJSON(s.CallingHours), enforce, sqldb.MS(now))
 		return err
 	})
 	if err != nil {

@@ -14,9 +14,11 @@ const EventPing = "ping"
 
 // Webhooks is the webhooks store over the shared connection.
 type Webhooks struct {
-	c *sqldb.DB
-	r *sql.DB
+	c   *sqldb.DB
+	r   *sql.DB
+	box Sealer // webhook secrets at rest (secrets.go)
 }
 
-// New returns the webhooks store over c.
-func New(c *sqldb.DB) *Webhooks { return &Webhooks{c: c, r: c.Reader()} }
+// New returns the webhooks store over c; secrets stay in plain text until
+// UseSealer.
+func New(c *sqldb.DB) *Webhooks { return &Webhooks{c: c, r: c.Reader(), box: plainText{}} }

@@ -29,6 +29,7 @@ type DeliveryClaim struct {
 	LeaseUntil  time.Time
 	Limit       int // deliveries at most
 	PerEndpoint int // in flight per endpoint at most, across processes
+	PerOrg      int // in flight per organization at most, across processes; 0: Limit
 }
 
 // DeliveryJob is a claimed delivery with what sending it needs.
@@ -69,7 +70,11 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 	var jobs []DeliveryJob
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]
-		ids, err := stmtIDs(ctx, tx.StmtContext(ctx, sts[0]), now, cl.Limit, cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), cl.PerEndpoint)
+		perOrg := cl.PerOrg
+		if perOrg <= 0 {
+			perOrg = cl.Limit
+		}
+		ids, err := stmtIDs(ctx, tx.StmtContext(ctx, sts[0]), now, cl.Limit, cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), cl.PerEndpoint, perOrg)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -93,6 +98,9 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 				return err
 			}
 			j.PrevSecret, j.PrevSecretUntil = prev.String, sqldb.OptMS(prevUntil)
+			if err := db.openSecrets(&j.Secret, &j.PrevSecret); err != nil {
+				return err
+			}
 			j.Event.Data, j.Event.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
 			jobs = append(jobs, j)
 		}
@@ -105,27 +113,40 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 }
 
 // The claim: candidates are due deliveries of enabled endpoints with no
-// unfinished earlier delivery of their subject; each endpoint's load is
-// its deliveries in flight (any process) plus its rank among candidates.
+// unfinished earlier delivery of their subject, at most PerOrg (?7) per
+// organization so one organization's backlog cannot crowd the others out
+// of the candidates; each endpoint's load is its deliveries in flight (any
+// process) plus its rank among candidates, and each organization's the
+// same over its endpoints (issue 27 item 4: one organization's hung
+// receivers held every slot).
 const (
-	qClaimDeliveries = `WITH cand AS (
-			SELECT d.id, d.endpoint_id, d.next_attempt_at, d.event_seq
+	qClaimDeliveries = `WITH due AS (
+			SELECT d.id, d.org_id, d.endpoint_id, d.next_attempt_at, d.event_seq,
+				row_number() OVER (PARTITION BY d.org_id ORDER BY d.next_attempt_at, d.event_seq) AS org_rank
 			FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id AND e.enabled = 1
 			WHERE d.status IN ('pending', 'delivering') AND d.next_attempt_at <= ?1
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
-					AND p.order_key = d.order_key AND p.event_seq < d.event_seq AND p.status IN ('pending', 'delivering'))
-			ORDER BY d.next_attempt_at, d.event_seq LIMIT ?2 * 2),
+					AND p.order_key = d.order_key AND p.event_seq < d.event_seq AND p.status IN ('pending', 'delivering'))),
+		cand AS (
+			SELECT id, org_id, endpoint_id, next_attempt_at, event_seq FROM due WHERE org_rank <= ?7
+			ORDER BY next_attempt_at, event_seq LIMIT ?2 * 2),
 		busy AS (
 			SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
 			WHERE status = 'delivering' AND next_attempt_at > ?1 GROUP BY endpoint_id),
+		busy_org AS (
+			SELECT org_id, count(*) AS n FROM webhook_deliveries
+			WHERE status = 'delivering' AND next_attempt_at > ?1 GROUP BY org_id),
 		ranked AS (
 			SELECT id, next_attempt_at, event_seq,
 				row_number() OVER (PARTITION BY cand.endpoint_id ORDER BY next_attempt_at, event_seq) +
-				coalesce(busy.n, 0) AS load
-			FROM cand LEFT JOIN busy ON busy.endpoint_id = cand.endpoint_id)
+				coalesce(busy.n, 0) AS load,
+				row_number() OVER (PARTITION BY cand.org_id ORDER BY next_attempt_at, event_seq) +
+				coalesce(busy_org.n, 0) AS org_load
+			FROM cand LEFT JOIN busy ON busy.endpoint_id = cand.endpoint_id
+				LEFT JOIN busy_org ON busy_org.org_id = cand.org_id)
 		UPDATE webhook_deliveries SET status = 'delivering', claim_token = ?3, worker_id = ?4, attempts = attempts + 1,
 			next_attempt_at = ?5, updated_at = ?1
-		WHERE id IN (SELECT id FROM ranked WHERE load <= ?6 ORDER BY next_attempt_at, event_seq LIMIT ?2)
+		WHERE id IN (SELECT id FROM ranked WHERE load <= ?6 AND org_load <= ?7 ORDER BY next_attempt_at, event_seq LIMIT ?2)
 		RETURNING id`
 	qClaimedJobs = `SELECT d.id, d.attempts, d.replay, e.id, e.url, e.secret, e.prev_secret,
 		e.prev_secret_until, ev.seq, ev.id, ev.org_id, ev.type, ev.subject, ev.data, ev.data_version, ev.created_at

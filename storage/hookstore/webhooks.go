@@ -63,10 +63,14 @@ func (db *Webhooks) CreateWebhook(ctx context.Context, e WebhookEndpoint) (Webho
 	if err != nil {
 		return e, err
 	}
+	sealed, err := db.box.Seal(e.Secret)
+	if err != nil {
+		return e, err
+	}
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, org_id, url, description, events, secret, cursor,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM events), ?, ?)`,
-			e.ID, e.OrgID, e.URL, e.Description, string(events), e.Secret, sqldb.MS(now), sqldb.MS(now))
+			e.ID, e.OrgID, e.URL, e.Description, string(events), sealed, sqldb.MS(now), sqldb.MS(now))
 		return err
 	})
 	if err != nil {
@@ -82,7 +86,10 @@ func (db *Webhooks) GetWebhook(ctx context.Context, orgID, id string) (WebhookEn
 	if errors.Is(err, sql.ErrNoRows) {
 		return e, fmt.Errorf("webhook %q: %w", id, sqldb.ErrNotFound)
 	}
-	return e, err
+	if err != nil {
+		return e, err
+	}
+	return e, db.openSecrets(&e.Secret, &e.PrevSecret)
 }
 
 // ListWebhooks lists the organization's endpoints, oldest first.
@@ -95,6 +102,9 @@ func (db *Webhooks) ListWebhooks(ctx context.Context, orgID string) ([]WebhookEn
 	out := []WebhookEndpoint{}
 	for rows.Next() {
 		e, err := scanEndpoint(rows)
+		if err == nil {
+			err = db.openSecrets(&e.Secret, &e.PrevSecret)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +198,11 @@ func (db *Webhooks) DeleteWebhook(ctx context.Context, orgID, id string) error {
 // RotateWebhookSecret makes secret the endpoint's signing secret; the
 // current one keeps signing too until prevUntil.
 func (db *Webhooks) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, prevUntil time.Time) (WebhookEndpoint, error) {
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	secret, err := db.box.Seal(secret)
+	if err != nil {
+		return WebhookEndpoint{}, err
+	}
+	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET prev_secret = secret, prev_secret_until = ?, secret = ?,
 			updated_at = ? WHERE id = ? AND org_id = ?`, sqldb.MS(prevUntil), secret, sqldb.MS(time.Now()), id, orgID)
 		if err != nil {

@@ -166,3 +166,29 @@ func (db *Orgs) RevokeKey(ctx context.Context, orgID, keyID string) error {
 		return nil
 	})
 }
+
+// ErrOwnerKey refuses RevokeKeyAs on an owner's key by a non-owner.
+var ErrOwnerKey = errors.New("the key belongs to an owner")
+
+// RevokeKeyAs revokes a key of the organization on behalf of a member:
+// unless byOwner, a key whose creator is an owner is refused with
+// ErrOwnerKey and left alone. The check and the change are one
+// transaction, so a role change cannot slip in between.
+func (db *Orgs) RevokeKeyAs(ctx context.Context, orgID, keyID string, byOwner bool) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
+		var role sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT u.role FROM api_keys k LEFT JOIN users u ON u.id = k.user_id
+			WHERE k.id = ? AND k.org_id = ?`, keyID, orgID).Scan(&role)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("api key %q: %w", keyID, sqldb.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if role.String == "owner" && !byOwner {
+			return ErrOwnerKey
+		}
+		_, err = tx.ExecContext(ctx, "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?", sqldb.MS(time.Now()), keyID)
+		return err
+	})
+}

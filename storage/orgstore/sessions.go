@@ -165,33 +165,6 @@ func (db *Orgs) UseSetupToken(ctx context.Context, tokenHash []byte, now time.Ti
 	return userID, err
 }
 
-// CountLoginFailures counts failed sign-ins per scope since a moment.
-func (db *Orgs) CountLoginFailures(ctx context.Context, since time.Time, scopes ...string) (map[string]int, error) {
-	out := make(map[string]int, len(scopes))
-	for _, sc := range scopes {
-		var n int
-		if err := db.r.QueryRowContext(ctx, "SELECT count(*) FROM login_failures WHERE scope = ? AND at >= ?", sc, sqldb.MS(since)).Scan(&n); err != nil {
-			return nil, err
-		}
-		out[sc] = n
-	}
-	return out, nil
-}
-
-// RecordLoginFailure notes a failed sign-in under each scope and forgets
-// failures older than keepSince.
-func (db *Orgs) RecordLoginFailure(ctx context.Context, now, keepSince time.Time, scopes ...string) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
-		for _, sc := range scopes {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO login_failures (scope, at) VALUES (?, ?)", sc, sqldb.MS(now)); err != nil {
-				return err
-			}
-		}
-		_, err := tx.ExecContext(ctx, "DELETE FROM login_failures WHERE at < ?", sqldb.MS(keepSince))
-		return err
-	})
-}
-
 // ClearLoginFailures forgets the failures of a scope (after a success).
 func (db *Orgs) ClearLoginFailures(ctx context.Context, scope string) error {
 	return db.c.Write(ctx, func(tx *sql.Tx) error {

@@ -35,6 +35,12 @@ func Backup(ctx context.Context, src, dst string) error {
 	}
 	tmp := dst + ".tmp"
 	os.Remove(tmp)
+	// VACUUM INTO fills an empty file: made here, it is the owner's only.
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+	if err != nil {
+		return fmt.Errorf("storage: backup: %w", err)
+	}
+	f.Close()
 	// Not query_only: SQLite counts VACUUM INTO as a write, although
 	// it only reads src.
 	db, err := sql.Open("sqlite", fileURI(src, "_pragma=busy_timeout(5000)"))
@@ -121,6 +127,9 @@ func integrity(ctx context.Context, q interface {
 func Restore(ctx context.Context, src, dst string) (err error) {
 	if err := CheckFile(ctx, src); err != nil {
 		return fmt.Errorf("backup %s: %w", src, err)
+	}
+	if err := ownerOnly(dst); err != nil {
+		return err
 	}
 	db, err := sql.Open("sqlite", fileURI(dst, "_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)"))
 	if err != nil {

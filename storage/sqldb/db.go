@@ -60,6 +60,9 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	if IsPostgresURL(path) {
 		return openPostgres(ctx, path, migrations)
 	}
+	if err := ownerOnly(path); err != nil {
+		return nil, err
+	}
 	base := "file:" + (&url.URL{Path: path}).EscapedPath() +
 		"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=temp_store(MEMORY)"
 	// The writer keeps up to 64 MiB of pages (SQLite's default is 2 MiB):

@@ -39,17 +39,60 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const list = document.querySelector("[data-live-calls]");
   const detail = document.querySelector("[data-call-detail]");
-  if (list || detail) liveCalls(list, detail);
+  const regions = document.querySelectorAll("[data-live-region]").length > 0;
+  if (list || detail || regions) liveCalls(list, detail, regions);
+  const log = document.querySelector("[data-event-log]");
+  if (log && !document.querySelector('a[rel="next"]')) followLog(log);
 });
 
-const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result"];
+// followLog appends the organization's new events to the event log as the
+// stream delivers them (the page's type filter applies).
+function followLog(log) {
+  const badge = document.querySelector("[data-live]");
+  if (!window.EventSource) return;
+  const types = (log.dataset.types || "").split(",").filter(Boolean);
+  const src = new EventSource("/api/v2/events/stream" + (types.length ? "?" + types.map((t) => "type=" + encodeURIComponent(t)).join("&") : ""));
+  src.addEventListener("open", () => { if (badge) { badge.hidden = false; badge.textContent = "live"; badge.classList.remove("off"); } });
+  src.addEventListener("error", () => { if (badge && src.readyState !== EventSource.OPEN) { badge.textContent = "reconnecting"; badge.classList.add("off"); } });
+  const add = (ev) => {
+    let e;
+    try { e = JSON.parse(ev.data); } catch { return; }
+    if (!e.id || log.querySelector(`tr[data-event="${CSS.escape(e.id)}"]`)) return;
+    const row = document.createElement("tr");
+    row.dataset.event = e.id;
+    row.className = "arrived";
+    const cell = (text, code) => {
+      const td = document.createElement("td");
+      if (code) {
+        const c = document.createElement("code");
+        c.textContent = text;
+        if (code === "data") c.className = "data";
+        td.append(c);
+      } else {
+        td.className = "nowrap";
+        td.textContent = text;
+      }
+      return td;
+    };
+    row.append(cell(new Date(e.createdAt).toLocaleString()), cell(e.type, true), cell(JSON.stringify(e.data), "data"));
+    log.tBodies[0].append(row);
+  };
+  const all = types.length ? types : (log.dataset.all || "").split(",").filter(Boolean);
+  for (const t of all) src.addEventListener(t, add);
+  window.addEventListener("pagehide", () => src.close());
+}
 
-// liveCalls follows the organization's call events: a row of the calls
-// list gets its new status, attempts and duration; the call detail page
-// re-renders its content in place. EventSource resumes after a dropped
-// connection with Last-Event-ID by itself. A role without events:read
-// (viewer) cannot open the stream: the page then polls itself every 5 s.
-function liveCalls(list, detail) {
+const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result", "batch.completed"];
+
+// liveCalls follows the organization's call events. A row of the calls
+// list gets its new status, attempts and duration at once; new calls, the
+// call detail and the page's [data-live-region] parts (Overview counters,
+// Batches progress) are fetched again, at most once a second however many
+// events arrive, and swapped in place: no reload, no flicker. EventSource
+// resumes after a dropped connection with Last-Event-ID by itself. A role
+// without events:read (viewer) cannot open the stream: the page then
+// refreshes the same parts every 5 s.
+function liveCalls(list, detail, regions) {
   const badge = document.querySelector("[data-live]");
   const show = (text, off) => {
     if (!badge) return;
@@ -57,11 +100,21 @@ function liveCalls(list, detail) {
     badge.textContent = text;
     badge.classList.toggle("off", off);
   };
-  let refreshing = false;
+  let running = false, timer = 0, last = 0, again = false;
   const refresh = () => {
-    if (refreshing) return;
-    refreshing = true;
-    refreshFrom(list, detail).finally(() => { refreshing = false; });
+    if (running) { again = true; return; }
+    running = true;
+    last = Date.now();
+    refreshFrom(list, detail).finally(() => {
+      running = false;
+      if (again) { again = false; schedule(); }
+    });
+  };
+  // schedule refreshes once within a second of the first event, then
+  // at most once a second while events keep coming.
+  const schedule = () => {
+    if (timer) return;
+    timer = setTimeout(() => { timer = 0; refresh(); }, Math.max(250, last + 1000 - Date.now()));
   };
   const poll = () => {
     show("auto-refresh", false);
@@ -76,23 +129,24 @@ function liveCalls(list, detail) {
     if (src.readyState !== EventSource.OPEN) show("reconnecting", true);
   });
   const onEvent = (ev) => {
-    let call;
-    try { call = JSON.parse(ev.data).data; } catch { return; }
-    if (!call || !call.id) return;
-    if (list) updateRow(list, call);
-    if (detail && detail.dataset.callDetail === call.id) refresh();
+    let data;
+    try { data = JSON.parse(ev.data).data; } catch { return; }
+    if (!data) return;
+    if (regions) schedule();
+    // The row shows the event at once; the refetch that follows brings
+    // new rows and undoes any older answer that was still in flight.
+    if (list && data.id) { updateRow(list, data); schedule(); }
+    if (detail && detail.dataset.callDetail === data.id) schedule();
   };
   for (const t of callEvents) src.addEventListener(t, onEvent);
   window.addEventListener("pagehide", () => src.close());
 }
 
+// updateRow shows a call's new status in its row; false when the list has
+// no row for it.
 function updateRow(list, call) {
   const row = list.querySelector(`tr[data-call="${CSS.escape(call.id)}"]`);
-  if (!row) {
-    const notice = document.querySelector("[data-new-calls]");
-    if (notice && call.status === "queued" && !location.search.includes("offset=")) notice.hidden = false;
-    return;
-  }
+  if (!row) return false;
   const cell = row.querySelector('[data-field="status"]');
   if (cell && call.status) {
     const b = document.createElement("span");
@@ -104,24 +158,20 @@ function updateRow(list, call) {
   if (attempts && typeof call.attempts === "number") attempts.textContent = String(call.attempts);
   const dur = row.querySelector('[data-field="duration"]');
   if (dur && typeof call.duration === "number") dur.textContent = call.duration.toFixed(1) + "s";
+  return true;
 }
 
-// refreshFrom fetches the page again and swaps in the call detail, or the
-// status, attempts and duration of each row of the list.
+// refreshFrom fetches the page again and swaps in what changed: the rows of
+// the calls list (new ones at the top, on the first page), the call detail,
+// and every [data-live-region].
 async function refreshFrom(list, detail) {
   const res = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
   if (!res.ok) return;
   const doc = new DOMParser().parseFromString(await res.text(), "text/html");
-  if (list) {
-    for (const fresh of doc.querySelectorAll("tr[data-call]")) {
-      const row = list.querySelector(`tr[data-call="${CSS.escape(fresh.dataset.call)}"]`);
-      if (!row) continue;
-      for (const f of ["status", "attempts", "duration"]) {
-        const cell = row.querySelector(`[data-field="${f}"]`);
-        const next = fresh.querySelector(`[data-field="${f}"]`);
-        if (cell && next && cell.innerHTML !== next.innerHTML) cell.innerHTML = next.innerHTML;
-      }
-    }
+  if (list) mergeRows(list, doc);
+  for (const region of document.querySelectorAll("[data-live-region]")) {
+    const fresh = doc.querySelector(`[data-live-region="${CSS.escape(region.dataset.liveRegion)}"]`);
+    if (fresh && fresh.innerHTML !== region.innerHTML) region.innerHTML = fresh.innerHTML;
   }
   const fresh = doc.querySelector("[data-call-detail]");
   if (!detail || !fresh) return;
@@ -132,4 +182,40 @@ async function refreshFrom(list, detail) {
   for (const form of detail.querySelectorAll("form[data-confirm]")) {
     form.addEventListener("submit", (e) => { if (!window.confirm(form.dataset.confirm)) e.preventDefault(); });
   }
+}
+
+// mergeRows brings the list to the fetched one: known rows keep their
+// element and get their cells; on the first page, rows it lacks are
+// inserted where the fetched list has them (new calls at the top) and rows
+// that fell off the page go. Later pages only update their rows.
+function mergeRows(list, doc) {
+  const body = list.tBodies[0];
+  const freshRows = doc.querySelectorAll("[data-live-calls] tr[data-call]");
+  const firstPage = !new URLSearchParams(location.search).get("offset");
+  const keep = new Set();
+  let prev = null;
+  for (const fresh of freshRows) {
+    const id = fresh.dataset.call;
+    keep.add(id);
+    let row = body.querySelector(`tr[data-call="${CSS.escape(id)}"]`);
+    if (row) {
+      for (const f of ["status", "attempts", "duration"]) {
+        const cell = row.querySelector(`[data-field="${f}"]`);
+        const next = fresh.querySelector(`[data-field="${f}"]`);
+        if (cell && next && cell.innerHTML !== next.innerHTML) cell.innerHTML = next.innerHTML;
+      }
+    } else if (firstPage) {
+      row = document.importNode(fresh, true);
+      row.classList.add("arrived");
+      body.insertBefore(row, prev ? prev.nextSibling : body.firstChild);
+    }
+    if (row) prev = row;
+  }
+  if (!firstPage || freshRows.length === 0) return;
+  for (const row of body.querySelectorAll("tr")) {
+    if (!row.dataset.call || !keep.has(row.dataset.call)) row.remove();
+  }
+  const pager = doc.querySelector("nav.pager");
+  const mine = document.querySelector("nav.pager");
+  if (pager && mine && pager.innerHTML !== mine.innerHTML) mine.innerHTML = pager.innerHTML;
 }

@@ -1,4 +1,7 @@
-package events
+// Package signing is Standard Webhooks signing: the secrets and the
+// webhook-signature header that webhook deliveries (app/events) and url
+// tool calls (app/conversations) carry.
+package signing
 
 import (
 	"crypto/hmac"

@@ -1,0 +1,234 @@
+// Package convapi is the HTTP face of conversations: the conversation API
+// and the OpenAI-compatible endpoint voice workers point their LLM plugin
+// at. Answers stream as server-sent events in two wire formats, which is
+// why it is its own package (package app keeps the route table, auth and
+// the error mapping, and passes them in). The rules live in
+// app/conversations; this package decodes, calls one use case and writes.
+package convapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/storage/agentstore"
+)
+
+// AgentLister lists an organization's agents (*storage.Stores).
+type AgentLister interface {
+	ListAgents(ctx context.Context, orgID string, f agentstore.AgentFilter) ([]agentstore.Agent, bool, error)
+}
+
+// Deps are what the handlers use; package app gives its own request
+// helpers, so bodies are decoded and errors shaped as on every route.
+type Deps struct {
+	Conv   *conversations.Service
+	Calls  conversations.CallReader
+	Agents AgentLister
+	Log    *slog.Logger
+	// OrgID is the authenticated request's organization.
+	OrgID func(*http.Request) string
+	// ReadBody reads the size-limited body; Decode decodes a JSON object
+	// strictly (both return 4xx errors naming the problem).
+	ReadBody func(*http.Request) ([]byte, error)
+	Decode   func([]byte, any) error
+	// WriteData writes a {data, meta} envelope.
+	WriteData func(w http.ResponseWriter, status int, data any)
+	// Status is the status and client message of an error, for an error
+	// that happens after a stream has started.
+	Status func(error) (int, string)
+}
+
+// Handlers are the routes' handlers.
+type Handlers struct{ d Deps }
+
+// New builds the handlers.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
+
+// conversationList is the data of GET /api/v1/conversations.
+type conversationList struct {
+	Conversations []conversations.View `json:"conversations"`
+	Total         int                  `json:"total"`
+	Limit         int                  `json:"limit"`
+	Offset        int                  `json:"offset"`
+}
+
+func (h *Handlers) decode(r *http.Request, dst any) error {
+	b, err := h.d.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	return h.d.Decode(b, dst)
+}
+
+// Create answers POST /api/v1/conversations.
+func (h *Handlers) Create(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in conversations.StartInput
+	if err := h.decode(r, &in); err != nil {
+		return err
+	}
+	v, err := h.d.Conv.Start(r.Context(), h.d.OrgID(r), conversations.ChannelAPI, in)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusCreated, v)
+	return nil
+}
+
+// List answers GET /api/v1/conversations.
+func (h *Handlers) List(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	q, err := conversations.ParseList(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	vs, total, err := h.d.Conv.List(r.Context(), h.d.OrgID(r), q)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, conversationList{Conversations: vs, Total: total, Limit: q.Limit, Offset: q.Offset})
+	return nil
+}
+
+// Get answers GET /api/v1/conversations/{id}.
+func (h *Handlers) Get(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	v, err := h.d.Conv.Get(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, v)
+	return nil
+}
+
+// End answers POST /api/v1/conversations/{id}/end.
+func (h *Handlers) End(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	v, err := h.d.Conv.End(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, v)
+	return nil
+}
+
+// messageInput is the body of POST /api/v1/conversations/{id}/messages.
+type messageInput struct {
+	Content *string `json:"content"`
+	Stream  bool    `json:"stream"`
+}
+
+// messageAnswer is its data.
+type messageAnswer struct {
+	Message conversations.Message `json:"message"`
+}
+
+// Send answers one user message, whole or (stream) as server-sent events:
+// delta {"content"} as the answer is written, then done with the whole
+// message, or error. A failure before the first delta is a plain error
+// answer (e.g. 502 naming the model service).
+func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	var in messageInput
+	if err := h.decode(r, &in); err != nil {
+		return err
+	}
+	content := ""
+	if in.Content != nil {
+		content = *in.Content // absent is refused after the lookup: another org's conversation is 404 first
+	}
+	if !in.Stream {
+		m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, nil)
+		if err != nil {
+			return err
+		}
+		h.d.WriteData(w, http.StatusOK, messageAnswer{Message: m})
+		return nil
+	}
+	ev := newSSE(w)
+	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, func(d string) {
+		ev.event("delta", map[string]string{"content": d})
+	})
+	switch {
+	case err != nil && !ev.open:
+		return err
+	case err != nil:
+		st, msg := h.d.Status(err)
+		h.d.Log.WarnContext(r.Context(), "conversation turn failed mid-stream", "err", err)
+		ev.event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
+		return nil
+	}
+	ev.event("done", messageAnswer{Message: m})
+	return nil
+}
+
+// toolsSecret is the data of POST /api/v2/tools/secret.
+type toolsSecret struct {
+	Secret string `json:"secret"`
+}
+
+// RotateToolsSecret gives the organization a new tools secret, shown once.
+func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
+	return nil
+}
+
+// sse writes server-sent events, sending the headers with the first.
+type sse struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	open bool
+}
+
+func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
+
+// event sends one event; name "" sends data only, as OpenAI does.
+func (e *sse) event(name string, v any) {
+	if !e.open {
+		h := e.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+		e.w.WriteHeader(http.StatusOK)
+		e.open = true
+	}
+	if s, ok := v.(string); ok {
+		fmt.Fprintf(e.w, "data: %s\n\n", s)
+	} else {
+		b, _ := marshal(v)
+		if name != "" {
+			fmt.Fprintf(e.w, "event: %s\n", name)
+		}
+		fmt.Fprintf(e.w, "data: %s\n\n", b)
+	}
+	e.rc.Flush()
+}
+
+// marshal encodes as the API does (no HTML escaping).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"message":"Internal server error","type":"api_error","param":null,"code":null}}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// Use sets the engine the handlers call; the server registers its routes
+// before the features are wired.
+func (h *Handlers) Use(c *conversations.Service) { h.d.Conv = c }

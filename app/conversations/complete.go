@@ -1,0 +1,94 @@
+package conversations
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
+)
+
+// CallReader checks that a call is the organization's (*storage.Stores).
+type CallReader interface {
+	GetCall(ctx context.Context, orgID, id string) (callstore.Call, error)
+}
+
+// CompleteInput is a chat completion as a voice worker sends it: the
+// whole conversation so far, the worker's own tools, and fields passed to
+// the model as they are.
+type CompleteInput struct {
+	AgentID  string
+	CallID   string // x-agentd-call-id: the turn is appended to that call's conversation
+	Messages []llm.Message
+	Tools    []llm.Tool
+	Extra    map[string]json.RawMessage
+}
+
+// Completion is the answer of a chat completion.
+type Completion struct {
+	Content      string
+	ToolCalls    []llm.ToolCall // calls of the caller's tools, for the caller to run
+	FinishReason string         // stop or tool_calls
+	Usage        llm.Usage
+	Citations    []Citation
+}
+
+// Complete answers a chat completion for an agent: agentd adds the
+// instructions and the passages and runs the agent's tools; the caller's
+// tools go to the model as they are and their calls come back.
+func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, in CompleteInput, onDelta func(string)) (Completion, error) {
+	if len(in.Messages) == 0 {
+		return Completion{}, errs.InvalidField("messages", "at least one message")
+	}
+	a, err := s.agent(ctx, orgID, in.AgentID)
+	if err != nil {
+		return Completion{}, err
+	}
+	if in.CallID != "" {
+		if _, err := calls.GetCall(ctx, orgID, in.CallID); errors.Is(err, storage.ErrNotFound) {
+			return Completion{}, errs.Wrap(errs.NotFound, "call not found", err)
+		} else if err != nil {
+			return Completion{}, err
+		}
+	}
+	history, user := in.Messages, ""
+	if last := in.Messages[len(in.Messages)-1]; last.Role == "user" {
+		history, user = in.Messages[:len(in.Messages)-1], last.Content
+	}
+	query := user
+	if query == "" {
+		query = lastUser(history)
+	}
+	var conv convstore.Conversation
+	if in.CallID != "" {
+		conv, _, err = s.d.Store.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: a.ID, Channel: ChannelVoice, CallID: in.CallID})
+		if err != nil {
+			return Completion{}, err
+		}
+	}
+	res, err := s.run(ctx, runInput{orgID: orgID, agent: a, convID: conv.ID, callID: in.CallID, history: history,
+		user: user, query: query, callerTools: in.Tools, extra: in.Extra, onDelta: onDelta})
+	if err != nil {
+		return Completion{}, err
+	}
+	if conv.ID != "" {
+		var turn []convstore.Message
+		if user != "" {
+			turn = append(turn, convstore.Message{Role: "user", Content: user})
+		}
+		if res.content != "" || len(res.toolCalls) > 0 {
+			turn = append(turn, res.stored())
+		}
+		if len(turn) > 0 {
+			if _, err := s.d.Store.AppendTurn(ctx, orgID, conv.ID, turn); err != nil {
+				return Completion{}, convErr(err)
+			}
+		}
+	}
+	return Completion{Content: res.content, ToolCalls: res.pending, FinishReason: res.finish, Usage: res.usage,
+		Citations: nonNil(res.citations)}, nil
+}

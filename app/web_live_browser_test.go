@@ -1,0 +1,170 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/events"
+)
+
+// signInBrowser sets the owner's password through the setup link.
+func signInBrowser(t *testing.T, ctx context.Context, e *testEnv) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(e.setupLink), chromedp.WaitVisible(css("#password")),
+		chromedp.SendKeys(css("#password"), "correct horse battery"), chromedp.SendKeys(css("#confirm"), "correct horse battery"),
+		chromedp.Submit(css("#password")), chromedp.WaitVisible(css("section.cards"))); err != nil {
+		t.Fatalf("setup: %v", err)
+	}
+}
+
+// openTab opens path in a new tab of the browser (see openTabIn).
+func openTab(t *testing.T, ctx context.Context, e *testEnv, path, sel, badge string) context.Context {
+	t.Helper()
+	tab, _ := chromedp.NewContext(ctx)
+	return openTabIn(t, tab, e, path, sel, badge)
+}
+
+// waitJS polls a JavaScript condition in the tab until it holds.
+func waitJS(t *testing.T, tab context.Context, what string, timeout time.Duration, js string) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
+		if err == nil && ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			html, _ := chromedp.Run(tab, chromedp.OuterHTML(css("main")))
+			t.Fatalf("%s: not after %s (%v): %.3000s", what, timeout, err, html)
+		}
+	}
+}
+
+// stayed says the tab's marker survived: the page was never reloaded.
+func stayed(t *testing.T, tab context.Context, what string) {
+	t.Helper()
+	if !get(tab, t, what+" marker", chromedp.Evaluate[bool](`window.__stayed === true`)) {
+		t.Fatalf("%s reloaded", what)
+	}
+}
+
+// A 50-call batch on the sim dialer, watched from the calls list, the
+// Overview and Batches open side by side: rows arrive at the top of the
+// list, the counters and the batch's progress move, and no page reloads.
+// A viewer, who has no events:read, sees the same pages refresh on a timer.
+func TestLiveCampaignInBrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	e := newTestEnv(t, fastSim(800*time.Millisecond))
+	shots := screenshots(t)
+	signInBrowser(t, ctx, e)
+	agent := e.voiceAgent(e.orgID)
+
+	callsTab := openTab(t, ctx, e, "/calls", "table.list", "live")
+	overviewTab := openTab(t, ctx, e, "/", "section.cards", "live")
+	batchesTab := openTab(t, ctx, e, "/batches", "table.list", "live")
+	bigToday := `Number(document.querySelector('[data-live-region="today"] .big').textContent)`
+	if n := get(overviewTab, t, "calls today", chromedp.Evaluate[int](bigToday)); n != 0 {
+		t.Fatalf("calls today before the batch: %d", n)
+	}
+
+	id := e.postBatch(e.key, agent.ID, "Spring promo", 50, nil)
+	waitJS(t, callsTab, "50 rows", 30*time.Second, `document.querySelectorAll("tr[data-call]").length === 50`)
+	waitJS(t, overviewTab, "counter moves", 30*time.Second, bigToday+` > 0`)
+	waitJS(t, batchesTab, "batch row", 30*time.Second, fmt.Sprintf(`(document.querySelector('a[href="/batches/%s"]') || {}).textContent === "Spring promo"`, id))
+	waitJS(t, batchesTab, "batch done", 30*time.Second, `(document.querySelector("progress") || {}).value === 50`)
+	waitJS(t, overviewTab, "all 50 counted", 30*time.Second, bigToday+` === 50`)
+	waitJS(t, callsTab, "all completed", 30*time.Second, `document.querySelectorAll('tr[data-call] [data-field="status"] .st-completed').length === 50`)
+	for _, tab := range []struct {
+		ctx  context.Context
+		name string
+	}{{callsTab, "calls"}, {overviewTab, "overview"}, {batchesTab, "batches"}} {
+		stayed(t, tab.ctx, tab.name)
+		if err := chromedp.Do(tab.ctx, shoot(shots, "live-"+tab.name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if empty := get(callsTab, t, "empty row", chromedp.Evaluate[bool](`!!document.querySelector("td.empty")`)); empty {
+		t.Fatal("the calls list still says it has no calls")
+	}
+
+	// Every page, at a laptop's width and a phone's, is exactly as wide
+	// as the viewport: nothing overflows sideways.
+	hookURL := "https://hooks.example.com/a"
+	wh, err := (&events.Service{DB: e.db}).Create(context.Background(), e.orgID, events.Input{URL: &hookURL, Events: &[]string{"*"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	callID := get(callsTab, t, "a call id", chromedp.Evaluate[string](`document.querySelector("tr[data-call]").dataset.call`))
+	pages := []string{"/", "/calls", "/calls/" + callID, "/calls/new", "/batches", "/batches/" + id, "/batches/new",
+		"/agents", "/agents/new", "/agents/" + agent.ID, "/knowledge", "/listings", "/keys", "/members", "/webhooks",
+		"/webhooks/" + wh.ID, "/events", "/dnc", "/settings"}
+	for _, width := range []int64{1280, 360} {
+		for _, path := range pages {
+			name := fmt.Sprintf("%d%s", width, strings.ReplaceAll(path, "/", "-"))
+			for _, id := range []string{callID, id, agent.ID, wh.ID} {
+				name = strings.ReplaceAll(name, id, "id")
+			}
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800), chromedp.Navigate(e.url+path),
+				chromedp.WaitVisible(css("main h1"))); err != nil {
+				t.Fatalf("%s at %d px: %v", path, width, err)
+			}
+			if h1 := get(ctx, t, "h1", chromedp.Text(css("main h1"))); strings.Contains(h1, "Not found") || strings.Contains(h1, "Forbidden") {
+				t.Fatalf("%s: %s", path, h1)
+			}
+			sizes := get(ctx, t, "widths", chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth]`))
+			if sizes[0] != sizes[1] {
+				chromedp.Do(ctx, shoot(shots, "overflow-"+name))
+				t.Errorf("%s at %d px: the page is %d px wide in a %d px viewport", path, width, sizes[0], sizes[1])
+			}
+			if width == 360 || strings.Count(path, "/") == 1 {
+				if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A viewer cannot open the event stream: the page says auto-refresh
+	// and a second batch still shows up on their Overview.
+	u, err := access.AddMember(context.Background(), e.db, access.Actor{Role: "owner"}, e.orgID, "viewer@example.com", "viewer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := access.SetPassword(context.Background(), e.db, u.ID, "viewer password"); err != nil {
+		t.Fatal(err)
+	}
+	viewer, _ := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())
+	if err := chromedp.Do(viewer, chromedp.Navigate(e.url+"/login"), chromedp.WaitVisible(css("#email")),
+		chromedp.SendKeys(css("#email"), "viewer@example.com"), chromedp.SendKeys(css("#password"), "viewer password"),
+		chromedp.Submit(css("#email")), chromedp.WaitVisible(css("section.cards"))); err != nil {
+		t.Fatalf("viewer sign-in: %v", err)
+	}
+	viewerTab := openTabIn(t, viewer, e, "/", "section.cards", "auto-refresh")
+	e.postBatch(e.key, agent.ID, "Second wave", 5, nil)
+	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 55`)
+	stayed(t, viewerTab, "viewer's overview")
+	t.Logf("screenshots in %s", shots)
+}
+
+// openTabIn opens path in the tab, waits for sel and for the live badge
+// to say badge, and sets a marker that a reload would lose.
+func openTabIn(t *testing.T, tab context.Context, e *testEnv, path, sel, badge string) context.Context {
+	t.Helper()
+	if err := chromedp.Do(tab, chromedp.Navigate(e.url+path), chromedp.WaitVisible(css(sel)),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`window.__stayed = true`)(ctx, tg)
+			return err
+		})); err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	waitJS(t, tab, path+" badge", 10*time.Second, fmt.Sprintf(`(document.querySelector("[data-live]") || {}).textContent === %q`, badge))
+	return tab
+}

@@ -1,0 +1,148 @@
+package convstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/eventstore"
+)
+
+func open(t *testing.T) (*storage.Stores, string, string) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := storage.Open(ctx, dbtest.Path(t, "conv.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	o, err := db.Orgs.CreateOrg(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, o.ID, a.ID
+}
+
+// Turns are numbered in order even when sent at once; an ended
+// conversation takes no more; another organization sees nothing.
+func TestTurnsAndEnd(t *testing.T) {
+	ctx := context.Background()
+	db, org, agent := open(t)
+	s := db.Conversations
+	c, created, err := s.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "api"})
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Go(func() {
+			_, err := s.AppendTurn(ctx, org, c.ID, []convstore.Message{{Role: "user", Content: "q"},
+				{Role: "assistant", Content: "a", Usage: json.RawMessage(`{"totalTokens":3}`)}})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	ms, err := s.Messages(ctx, c.ID)
+	if err != nil || len(ms) != 16 {
+		t.Fatalf("%d messages, %v", len(ms), err)
+	}
+	for i, m := range ms {
+		if m.Seq != i || (i%2 == 0) != (m.Role == "user") {
+			t.Fatalf("message %d: seq %d role %s", i, m.Seq, m.Role)
+		}
+	}
+	if _, err := s.Get(ctx, "other-org", c.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another org: %v", err)
+	}
+	if _, err := s.AppendTurn(ctx, "other-org", c.ID, []convstore.Message{{Role: "user", Content: "x"}}); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("append as another org: %v", err)
+	}
+	ended, err := s.End(ctx, org, c.ID)
+	if err != nil || ended.Status != "ended" || ended.EndedAt == nil {
+		t.Fatalf("end: %+v %v", ended, err)
+	}
+	if _, err := s.End(ctx, org, c.ID); err != nil {
+		t.Fatalf("second end: %v", err)
+	}
+	if _, err := s.AppendTurn(ctx, org, c.ID, []convstore.Message{{Role: "user", Content: "x"}}); !errors.Is(err, convstore.ErrEnded) {
+		t.Fatalf("append after end: %v", err)
+	}
+	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: org, Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	if len(types) != 2 || types[0] != convstore.EventStarted || types[1] != convstore.EventEnded {
+		t.Fatalf("events %v", types)
+	}
+	// The end records the conversation with its transcript, byte for byte.
+	snap, err := convstore.DecodeSnapshot(evs[1].Data, evs[1].Version)
+	if err != nil || snap.Conversation.Status != "ended" || len(snap.Messages) != 16 ||
+		string(snap.Messages[1].Usage) != `{"totalTokens":3}` || snap.Messages[0].Usage != nil {
+		t.Fatalf("ended snapshot %+v %v", snap, err)
+	}
+	got, total, err := s.List(ctx, org, convstore.Filter{Status: "ended", Limit: 10})
+	if err != nil || total != 1 || got[0].MessageCount != 16 {
+		t.Fatalf("list %+v %d %v", got, total, err)
+	}
+}
+
+// A call has one conversation, however many turns start at once.
+func TestCallConversationIsOne(t *testing.T) {
+	ctx := context.Background()
+	db, org, agent := open(t)
+	ids := make(chan string, 6)
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Go(func() {
+			c, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "voice", CallID: "call-1"})
+			if err != nil {
+				t.Error(err)
+			}
+			ids <- c.ID
+		})
+	}
+	wg.Wait()
+	close(ids)
+	first := <-ids
+	for id := range ids {
+		if id != first {
+			t.Fatalf("two conversations for one call: %s %s", first, id)
+		}
+	}
+}
+
+// The tools secret is made once, kept, and replaced by a rotation.
+func TestToolsSecret(t *testing.T) {
+	ctx := context.Background()
+	db, org, _ := open(t)
+	s := db.Conversations
+	a, err := s.ToolsSecret(ctx, org, func() string { return "whsec_AAAA" })
+	if err != nil || a != "whsec_AAAA" {
+		t.Fatal(a, err)
+	}
+	if b, _ := s.ToolsSecret(ctx, org, func() string { return "whsec_BBBB" }); b != a {
+		t.Fatalf("secret changed to %s", b)
+	}
+	if err := s.RotateToolsSecret(ctx, org, "whsec_CCCC"); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := s.ToolsSecret(ctx, org, nil); c != "whsec_CCCC" {
+		t.Fatalf("after rotation %s", c)
+	}
+}

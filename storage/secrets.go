@@ -1,0 +1,83 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/agentd/agentd/internal/secretbox"
+)
+
+// RotateSecretKey re-encrypts every secret the database keeps (webhook
+// signing secrets, plain-text ones from before encryption included) under
+// a new key, in one transaction, and returns how many values it rewrote.
+//
+// With the key file of a SQLite database (no AGENTD_SECRET_KEY), newKey
+// may be nil: a key is made, written to the key file's ".new" sibling
+// first (Load opens with both while it exists, so a crash at any point
+// loses nothing), the rows are rewritten, and the new file replaces the
+// old. With AGENTD_SECRET_KEY (and always on PostgreSQL) newKey is given
+// and the operator sets AGENTD_SECRET_KEY to it before the next start.
+// Processes that hold the old key must restart.
+func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error) {
+	pg := db.Postgres()
+	envKey := os.Getenv(secretbox.EnvKey) != ""
+	current, err := secretbox.Load(db.Path(), pg)
+	if err != nil {
+		return 0, err
+	}
+	var from hookSealer = plainSealer{}
+	if current != nil {
+		from = current
+	}
+	if envKey || pg {
+		if newKey == nil {
+			return 0, fmt.Errorf("the key comes from %s: give the new key (base64 of 32 bytes) and set %s to it after the rotation", secretbox.EnvKey, secretbox.EnvKey)
+		}
+		to, err := secretbox.New(newKey)
+		if err != nil {
+			return 0, err
+		}
+		return db.Webhooks.ResealSecrets(ctx, from, to)
+	}
+	file := secretbox.KeyFile(db.Path())
+	pending := file + ".new"
+	if k, err := secretbox.ReadKeyFile(pending); err == nil {
+		newKey = k // an interrupted rotation: finish it with its key
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return 0, err
+	} else {
+		if newKey == nil {
+			newKey = secretbox.NewKey()
+		}
+		if err := secretbox.WriteKeyFile(pending, newKey); err != nil {
+			return 0, err
+		}
+	}
+	to, err := secretbox.New(newKey)
+	if err != nil {
+		return 0, err
+	}
+	n, err := db.Webhooks.ResealSecrets(ctx, from, to)
+	if err != nil {
+		return 0, err // nothing was rewritten; the next rotation finishes with the same key
+	}
+	if err := os.Rename(pending, file); err != nil {
+		return n, fmt.Errorf("the secrets now use the key in %s; move it to %s: %w", pending, file, err)
+	}
+	db.Webhooks.UseSealer(to)
+	return n, nil
+}
+
+// hookSealer is what ResealSecrets takes (hookstore.Sealer).
+type hookSealer interface {
+	Seal(string) (string, error)
+	Open(string) (string, error)
+}
+
+// plainSealer opens plain text (no key configured yet).
+type plainSealer struct{}
+
+func (plainSealer) Seal(v string) (string, error) { return v, nil }
+func (plainSealer) Open(v string) (string, error) { return v, nil }
