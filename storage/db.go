@@ -74,6 +74,7 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 	}
 	if box != nil {
 		db.Webhooks.UseSealer(box)
+		db.Conversations.UseSealer(box)
 	}
 	return db, nil
 }

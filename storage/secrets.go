@@ -10,7 +10,8 @@ import (
 )
 
 // RotateSecretKey re-encrypts every secret the database keeps (webhook
-// signing secrets, plain-text ones from before encryption included) under
+// and url-tool signing secrets, plain-text ones from before encryption
+// included) under
 // a new key, in one transaction, and returns how many values it rewrote.
 //
 // With the key file of a SQLite database (no AGENTD_SECRET_KEY), newKey
@@ -39,7 +40,16 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 		if err != nil {
 			return 0, err
 		}
-		return db.Webhooks.ResealSecrets(ctx, from, to)
+		if envKey { // open with the new key too, so a rotation cut short can run again
+			old, err := secretbox.ParseKey(os.Getenv(secretbox.EnvKey))
+			if err != nil {
+				return 0, err
+			}
+			if from, err = secretbox.New(old, newKey); err != nil {
+				return 0, err
+			}
+		}
+		return resealAll(ctx, db, from, to)
 	}
 	file := secretbox.KeyFile(db.Path())
 	pending := file + ".new"
@@ -59,7 +69,7 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 	if err != nil {
 		return 0, err
 	}
-	n, err := db.Webhooks.ResealSecrets(ctx, from, to)
+	n, err := resealAll(ctx, db, from, to)
 	if err != nil {
 		return 0, err // nothing was rewritten; the next rotation finishes with the same key
 	}
@@ -67,10 +77,23 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 		return n, fmt.Errorf("the secrets now use the key in %s; move it to %s: %w", pending, file, err)
 	}
 	db.Webhooks.UseSealer(to)
+	db.Conversations.UseSealer(to)
 	return n, nil
 }
 
-// hookSealer is what ResealSecrets takes (hookstore.Sealer).
+// resealAll rewrites the webhook and the tools secrets. Each store's is one
+// transaction: if the second fails, the rotation's key file is still
+// pending and Load opens with both keys, so running it again finishes it.
+func resealAll(ctx context.Context, db *Stores, from, to hookSealer) (int, error) {
+	n, err := db.Webhooks.ResealSecrets(ctx, from, to)
+	if err != nil {
+		return 0, err
+	}
+	m, err := db.Conversations.ResealSecrets(ctx, from, to)
+	return n + m, err
+}
+
+// hookSealer is what ResealSecrets takes (hookstore.Sealer, convstore.Sealer).
 type hookSealer interface {
 	Seal(string) (string, error)
 	Open(string) (string, error)

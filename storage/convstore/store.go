@@ -25,12 +25,13 @@ const (
 
 // Store is the conversations store over the shared connection.
 type Store struct {
-	c *sqldb.DB
-	r *sql.DB
+	c   *sqldb.DB
+	r   *sql.DB
+	box Sealer // tools secrets at rest (secrets.go)
 }
 
-// New returns the store over c.
-func New(c *sqldb.DB) *Store { return &Store{c: c, r: c.Reader()} }
+// New returns the store over c; secrets stay as they are until UseSealer.
+func New(c *sqldb.DB) *Store { return &Store{c: c, r: c.Reader(), box: plainText{}} }
 
 // Conversation is one chat of an agent.
 type Conversation struct {
@@ -289,27 +290,46 @@ func (s *Store) ToolsSecret(ctx context.Context, orgID string, fresh func() stri
 	var secret string
 	err := s.r.QueryRowContext(ctx, "SELECT secret FROM org_tools_secrets WHERE org_id = ?", orgID).Scan(&secret)
 	if err == nil {
-		return secret, nil
+		return s.open(secret)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return "", err
 	}
+	sealed, err := s.box.Seal(fresh())
+	if err != nil {
+		return "", err
+	}
 	err = s.c.Write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO org_tools_secrets (org_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO NOTHING",
-			orgID, fresh(), sqldb.MS(time.Now())); err != nil {
+			orgID, sealed, sqldb.MS(time.Now())); err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, "SELECT secret FROM org_tools_secrets WHERE org_id = ?", orgID).Scan(&secret)
 	})
-	return secret, err
+	if err != nil {
+		return "", err
+	}
+	return s.open(secret)
+}
+
+func (s *Store) open(v string) (string, error) {
+	plain, err := s.box.Open(v)
+	if err != nil {
+		return "", fmt.Errorf("storage: tools secret: %w", err)
+	}
+	return plain, nil
 }
 
 // RotateToolsSecret replaces the organization's tools secret.
 func (s *Store) RotateToolsSecret(ctx context.Context, orgID, secret string) error {
+	sealed, err := s.box.Seal(secret)
+	if err != nil {
+		return err
+	}
 	return s.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO org_tools_secrets (org_id, secret, created_at) VALUES (?, ?, ?)
 			ON CONFLICT (org_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at`,
-			orgID, secret, sqldb.MS(time.Now()))
+			orgID, sealed, sqldb.MS(time.Now()))
 		return err
 	})
 }
