@@ -35,5 +35,6 @@ func (a *App) wireConversations(context.Context) error {
 	}
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: a.cfg.LLM.ContextTokens})
 	a.srv.conv.Use(svc)
+	a.wireWidget(svc)
 	return err
 }

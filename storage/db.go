@@ -19,6 +19,7 @@ import (
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/widgetstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/orgstore"
@@ -49,6 +50,8 @@ type DB struct {
 	// Conversations is the conversations store, a named field (not
 	// embedded): the target shape of a struct of named stores.
 	Conversations *convstore.Store
+	// Widget is the chat widget's store (signing key, daily counts).
+	Widget *widgetstore.Store
 
 	c *sqldb.DB
 	r *sql.DB // c's readers, for the queries of this package
@@ -67,7 +70,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
 		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c),
-		Conversations: convstore.New(c)}
+		Conversations: convstore.New(c), Widget: widgetstore.New(c)}
 	// Secrets at rest: the key is kept outside the database (secretbox).
 	box, err := secretbox.Load(path, c.Postgres())
 	if err != nil {
