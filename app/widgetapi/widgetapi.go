@@ -179,3 +179,6 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	ev.event("done", messageAnswer{Message: m})
 	return nil
 }
+
+// Service is the widget the handlers call (tests, the CLI's rotation).
+func (h *Handlers) Service() *widget.Service { return h.d.Widget }
