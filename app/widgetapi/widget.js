@@ -19,6 +19,7 @@
     ":host(.bottom-right){right:16px;bottom:16px}:host(.bottom-left){left:16px;bottom:16px}",
     ":host(.top-right){right:16px;top:16px}:host(.top-left){left:16px;top:16px}",
     "*{box-sizing:border-box}",
+    ".launch,.panel{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;letter-spacing:normal;text-transform:none}",
     ".launch{width:56px;height:56px;border-radius:50%;border:0;background:var(--p);color:#fff;cursor:pointer;",
     "box-shadow:0 4px 14px rgba(0,0,0,.25);display:flex;align-items:center;justify-content:center}",
     ".launch svg{width:26px;height:26px;fill:currentColor}",
