@@ -19,11 +19,11 @@ import (
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
-	"github.com/agentd/agentd/storage/widgetstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/orgstore"
 	"github.com/agentd/agentd/storage/sqldb"
+	"github.com/agentd/agentd/storage/widgetstore"
 )
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
