@@ -157,3 +157,80 @@ func TestWidgetInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", shots)
 }
+
+// The operator's side in Chromium: the Conversations page filtered to the
+// widget channel shows a new widget conversation without a reload; its
+// transcript shows the citation; the chat agent's page has the snippet
+// with a copy button, a live preview following the form, and says that an
+// empty allowedDomains allows no site; another organization's
+// conversation is not found.
+func TestWidgetDashboardInBrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	e := newWidgetEnv(t, false, map[string]any{"greeting": "Hello from the bakery"})
+	shots := screenshots(t)
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	const origin = "http://localhost:8123"
+	first := e.widgetSession(e.agentID, origin)
+	if code, _, b := e.widgetSay(first, origin, "When does the bakery open?"); code != 200 {
+		t.Fatalf("say: %d %s", code, b)
+	}
+	e.startConversation(e.key, e.agentID) // an API one, filtered out below
+
+	run("setup", chromedp.Navigate(e.setupLink), chromedp.WaitVisible(css("#password")),
+		chromedp.SendKeys(css("#password"), "correct horse battery"), chromedp.SendKeys(css("#confirm"), "correct horse battery"),
+		chromedp.Submit(css("#password")), chromedp.WaitVisible(css("section.cards")))
+	run("list", chromedp.Navigate(e.url+"/conversations?channel=widget"), chromedp.WaitVisible(css(fmt.Sprintf(`tr[data-conversation=%q]`, first.ConversationID))),
+		chromedp.WaitVisible(css(`[data-live]:not([hidden])`)))
+	if n := get(ctx, t, "rows", chromedp.Evaluate[int](`document.querySelectorAll("tr[data-conversation]").length`)); n != 1 {
+		t.Fatalf("%d rows for channel widget, want 1", n)
+	}
+	second := e.widgetSession(e.agentID, origin)
+	run("live row", do(`window.__stayed = true`), chromedp.WaitVisible(css(fmt.Sprintf(`tr[data-conversation=%q]`, second.ConversationID))),
+		shoot(shots, "conversations"))
+	if !get(ctx, t, "stayed", chromedp.Evaluate[bool](`window.__stayed === true`)) {
+		t.Fatal("the conversations page reloaded")
+	}
+	run("transcript", chromedp.Navigate(e.url+"/conversations/"+first.ConversationID), chromedp.WaitVisible(css("ol.transcript details.citations")))
+	if txt := get(ctx, t, "transcript", chromedp.Text(css("ol.transcript"))); !strings.Contains(txt, "When does the bakery open?") || !strings.Contains(txt, "opens at 7:00") {
+		t.Fatalf("transcript: %s", txt)
+	}
+
+	run("agent page", chromedp.Navigate(e.url+"/agents/"+e.agentID), chromedp.WaitVisible(css("#w-snippet")),
+		chromedp.WaitVisible(css(`button[data-copy="w-snippet"]`)))
+	snippet := get(ctx, t, "snippet", chromedp.Value(css("#w-snippet")))
+	if want := `<script src="` + e.url + `/widget.js" data-agent="` + e.agentID + `" async></script>`; snippet != want {
+		t.Fatalf("snippet %q, want %q", snippet, want)
+	}
+	preview := `document.querySelector("#widget-preview [data-agentd-widget]")?.shadowRoot`
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => { const r = `+preview+`; return !!r && r.querySelector(".msg.greeting")?.textContent === "Hello from the bakery"; })()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview greeting: %v", err)
+	}
+	run("edit greeting", do(`document.getElementById("a-greeting").value = ""; true`), chromedp.SendKeys(css("#a-greeting"), "Olá!"))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => `+preview+`.querySelector(".msg.greeting")?.textContent === "Olá!")()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview does not follow the form: %v", err)
+	}
+	run("shot agent", shoot(shots, "agent-widget"))
+	if html := get(ctx, t, "page", chromedp.OuterHTML(css("main"))); strings.Contains(html, "an empty list allows none") {
+		t.Fatal("warning shown for an agent with domains")
+	}
+	empty := e.createAgent(e.key, map[string]any{"name": "Nowhere", "type": "chat", "config": map[string]any{"allowedDomains": []string{}}})
+	run("empty domains", chromedp.Navigate(e.url+"/agents/"+empty), chromedp.WaitVisible(css("#w-snippet")))
+	if txt := get(ctx, t, "warning", chromedp.Text(css(".warn"))); !strings.Contains(txt, "an empty list allows none") {
+		t.Fatalf("warning: %q", txt)
+	}
+
+	// Another organization's conversation is not found from this session.
+	_, keyB := e.newOrg("rival")
+	other := e.startConversation(keyB, e.createAgent(keyB, map[string]any{"name": "B", "type": "chat"}))
+	run("other org", chromedp.Navigate(e.url+"/conversations/"+other))
+	if txt := get(ctx, t, "page", chromedp.Text(css("main"))); !strings.Contains(strings.ToLower(txt), "not found") {
+		t.Fatalf("another organization's conversation: %q", txt)
+	}
+}

@@ -10,12 +10,17 @@
   var agent = script.getAttribute("data-agent") || "";
   var base = new URL(script.src).origin;
   var storeKey = "agentd-widget:" + agent;
+  // data-preview="#selector": the dashboard's preview, drawn inside that
+  // element from data-settings and updated by "agentd:preview" events;
+  // it talks to no endpoint.
+  var preview = script.getAttribute("data-preview");
 
   var CSS = [
     ":host{all:initial;position:fixed;z-index:2147483000;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;",
     "--p:#2563eb;--bg:#fff;--fg:#111827;--muted:#6b7280;--bubble:#f3f4f6;--line:#e5e7eb}",
     ":host(.dark){--bg:#111827;--fg:#f9fafb;--muted:#9ca3af;--bubble:#1f2937;--line:#374151}",
     "@media (prefers-color-scheme:dark){:host(.auto){--bg:#111827;--fg:#f9fafb;--muted:#9ca3af;--bubble:#1f2937;--line:#374151}}",
+    ":host(.preview){position:absolute}:host(.preview) .panel{height:540px;max-height:540px}",
     ":host(.bottom-right){right:16px;bottom:16px}:host(.bottom-left){left:16px;bottom:16px}",
     ":host(.top-right){right:16px;top:16px}:host(.top-left){left:16px;top:16px}",
     "*{box-sizing:border-box}",
@@ -204,7 +209,7 @@
 
   function apply(s) {
     if (!s) return;
-    host.className = (s.theme === "dark" || s.theme === "auto" ? s.theme : "light") + " " + (s.position || "bottom-right");
+    host.className = (s.theme === "dark" || s.theme === "auto" ? s.theme : "light") + " " + (s.position || "bottom-right") + (preview ? " preview" : "");
     if (/^#[0-9a-fA-F]{6}$/.test(s.primaryColor || "")) host.style.setProperty("--p", s.primaryColor);
     input.placeholder = s.placeholder || "";
     st.greeting = s.greeting || "";
@@ -394,6 +399,23 @@
   });
 
   function mount() {
+    if (preview) {
+      var box = document.querySelector(preview);
+      if (!box) return;
+      box.appendChild(host);
+      var show = function (s) {
+        apply(s);
+        greet();
+        note("Preview: messages are not sent.");
+      };
+      try { show(JSON.parse(script.getAttribute("data-settings") || "{}")); } catch (_) { show({}); }
+      box.addEventListener("agentd:preview", function (e) { show(e.detail || {}); });
+      st.off = true;
+      send.disabled = true;
+      panel.hidden = false;
+      launch.setAttribute("aria-expanded", "true");
+      return;
+    }
     document.body.appendChild(host);
     init();
   }
