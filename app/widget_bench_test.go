@@ -20,7 +20,9 @@ func BenchmarkWidgetRoundTrip(b *testing.B) {
 	e, key, _ := benchEnv(b, func(c *Config) {
 		c.Widget.VisitorPerMinute, c.Widget.AddressPerMinute, c.Widget.SessionsPerMinute = 1<<30, 1<<30, 1<<30
 	})
-	var col struct{ Data struct{ Collections []struct{ ID, Name string } } }
+	var col struct {
+		Data struct{ Collections []struct{ ID, Name string } }
+	}
 	e.doJSON("GET", "/api/v1/kb/collections", key, nil, &col)
 	agent := e.createAgent(key, map[string]any{"name": "Widget bench", "type": "chat",
 		"config":    map[string]any{"allowedDomains": []string{"localhost"}, "maxMessagesPerDay": 10_000_000},
