@@ -453,3 +453,22 @@ func jsonB64(s string) (string, error) {
 }
 
 func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// The per-address rate counts every visitor from one address.
+func TestWidgetAddressRate(t *testing.T) {
+	e := newWidgetEnv(t, false, nil, func(c *Config) { c.Widget.AddressPerMinute = 3 })
+	const origin = "http://localhost:8123"
+	a, b := e.widgetSession(e.agentID, origin), e.widgetSession(e.agentID, origin)
+	for i, s := range []widgetSession{a, b, a} {
+		if code, _, body := e.widgetSay(s, origin, "When do you open?"); code != 200 {
+			t.Fatalf("message %d: %d %s", i, code, body)
+		}
+	}
+	if code, h, body := e.widgetSay(b, origin, "When do you open?"); code != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "this address") {
+		t.Fatalf("per-address rate: %d %v %s", code, h, body)
+	}
+	e.advance(time.Minute)
+	if code, _, body := e.widgetSay(b, origin, "When do you open?"); code != 200 {
+		t.Fatalf("next minute: %d %s", code, body)
+	}
+}

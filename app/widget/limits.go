@@ -1,9 +1,21 @@
 package widget
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 )
+
+// addrKey is the per-address limits' key: an IPv6 client is counted by
+// its /64, which one household or host can otherwise rotate through.
+func addrKey(addr string) string {
+	a, err := netip.ParseAddr(addr)
+	if err != nil || a.Is4() || a.Is4In6() {
+		return addr
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
+}
 
 // window counts events per key in fixed windows, in memory: per-visitor
 // and per-address limits are about bursts on one process (the daily cap,

@@ -203,7 +203,7 @@ func (s *Service) Start(ctx context.Context, agentID, originHost, addr string) (
 	if err != nil {
 		return Session{}, err
 	}
-	if ok, after := s.sessions.take(addr, s.cfg.Now()); !ok {
+	if ok, after := s.sessions.take(addrKey(addr), s.cfg.Now()); !ok {
 		return Session{}, limited("too many new conversations from this address", after)
 	}
 	meta, _ := json.Marshal(map[string]string{"origin": originHost})
@@ -340,7 +340,7 @@ func (s *Service) Send(ctx context.Context, token, convID, originHost, addr, con
 	if ok, after := s.visitor.take(convID, now); !ok {
 		return conversations.Message{}, limited("too many messages; wait a moment", after)
 	}
-	if ok, after := s.address.take(addr, now); !ok {
+	if ok, after := s.address.take(addrKey(addr), now); !ok {
 		return conversations.Message{}, limited("too many messages from this address; wait a moment", after)
 	}
 	limit := st.MaxPerDay

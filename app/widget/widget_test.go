@@ -93,3 +93,13 @@ func FuzzOriginHost(f *testing.F) {
 		}
 	})
 }
+
+// Per-address limits count an IPv6 client by its /64.
+func TestAddrKey(t *testing.T) {
+	if addrKey("2001:db8:1:2:aaaa::1") != addrKey("2001:db8:1:2:bbbb::9") || addrKey("2001:db8:1:2::1") == addrKey("2001:db8:1:3::1") {
+		t.Fatal("IPv6 clients are not grouped by /64")
+	}
+	if addrKey("192.0.2.7") != "192.0.2.7" || addrKey("192.0.2.7") == addrKey("192.0.2.8") {
+		t.Fatal("IPv4 clients are grouped")
+	}
+}
