@@ -239,6 +239,9 @@ func TestWidgetRefusals(t *testing.T) {
 			t.Errorf("origin %q: %d %v %s", o, code, h, b)
 		}
 	}
+	if code, h, _ := e.pub("GET", "/api/public/chat/"+e.agentID+"/config", "https://evil.test", "", nil); code != 403 || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("config from an unlisted origin: %d %v", code, h)
+	}
 	voice := e.createAgent(e.key, map[string]any{"name": "Phone", "type": "voice", "config": map[string]any{}})
 	inactive := e.createAgent(e.key, map[string]any{"name": "Old", "type": "chat", "config": map[string]any{"allowedDomains": []string{"localhost"}}})
 	if code, _, b := e.do("DELETE", "/api/v1/agents/"+inactive, e.key, nil); code != 200 && code != 204 {
