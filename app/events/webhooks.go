@@ -12,7 +12,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -101,12 +100,6 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	}
 	if s.Guard != nil {
 		if err := s.Guard.CheckURL(ctx, raw); err != nil {
-			if errors.Is(err, safehttp.ErrForbiddenAddress) {
-				// Say what the address is and how a trusted network opts in.
-				return "", errs.InvalidField("url", fmt.Sprintf("host %s is a private, loopback, link-local or metadata address, refused "+
-					"by default; an operator delivering to their own network starts the server with --webhook-allow-private "+
-					"(env AGENTD_WEBHOOK_ALLOW_PRIVATE)", u.Hostname()))
-			}
 			return "", errs.InvalidField("url", err.Error())
 		}
 	}
