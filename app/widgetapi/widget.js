@@ -339,7 +339,8 @@
     return session().then(function () {
       return api("POST", "/api/public/chat/sessions/" + encodeURIComponent(st.conv) + "/messages", { content: text });
     }).then(function (res) {
-      if (res.status === 401 && !retried) { st.token = st.conv = ""; save(); return ask(text, true); }
+      // An expired token (401) or an ended conversation (409): start a new one.
+      if ((res.status === 401 || res.status === 409) && !retried) { st.token = st.conv = ""; save(); return ask(text, true); }
       if (!res.ok) return problem(res).then(function (m) { throw new Error(m); });
       var out = bubble("assistant", "");
       out.setAttribute("aria-busy", "true");
