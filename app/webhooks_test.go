@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 

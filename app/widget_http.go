@@ -5,8 +5,6 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/app/widgetapi"
 )
 
@@ -18,12 +16,6 @@ func (s *Server) newWidgetAPI() *widgetapi.Handlers {
 			e := toError(err)
 			return status(e), e.Message
 		}})
-}
-
-// wireWidget builds the widget on the conversation engine (called by
-// wireConversations, which has it).
-func (a *App) wireWidget(conv *conversations.Service) {
-	a.srv.widget.Use(widget.New(widget.Deps{Agents: a.db, Conv: conv, Store: a.db.Widget}, a.cfg.Widget))
 }
 
 // widgetScript serves /widget.js (outside the API middleware and the

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/widgetapi"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // widgetEnv is agentd with a chat agent listed on localhost and

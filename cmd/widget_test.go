@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // channels are the conversation channels the filter offers.
@@ -20,7 +20,7 @@ type conversationsData struct {
 	Filter        convFilter
 	Conversations []conversations.View
 	AgentNames    map[string]string
-	Agents        []storage.Agent
+	Agents        []agentstore.Agent
 	Channels      []string
 	Pager         pager
 	Filtered      bool
@@ -55,7 +55,7 @@ func (s *Site) conversationsPage(w http.ResponseWriter, r *http.Request, u user)
 	} else if f.To != "" {
 		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
 	}
-	ags, _, err := s.cfg.DB.ListAgents(r.Context(), u.OrgID, storage.AgentFilter{Limit: 200})
+	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func (s *Site) conversationPage(w http.ResponseWriter, r *http.Request, u user) 
 		return err
 	}
 	d := conversationData{Conversation: v, AgentName: v.AgentID}
-	if a, err := s.cfg.DB.GetAgent(r.Context(), u.OrgID, v.AgentID); err == nil {
+	if a, err := s.cfg.DB.Agents.GetAgent(r.Context(), u.OrgID, v.AgentID); err == nil {
 		d.AgentName = a.Name
 	}
 	s.render(w, r, http.StatusOK, "conversation", page{Title: "Conversation", Nav: "conversations", User: u, Data: d})

@@ -14,7 +14,7 @@ func TestListByChannelAndTime(t *testing.T) {
 	ctx := context.Background()
 	before := time.Now().Add(-time.Second)
 	for _, ch := range []string{"widget", "api", "widget"} {
-		if _, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: ch}, render); err != nil {
+		if _, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: ch}); err != nil {
 			t.Fatal(err)
 		}
 	}

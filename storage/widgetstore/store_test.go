@@ -7,13 +7,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-func open(t *testing.T) (*storage.DB, string, string) {
+func open(t *testing.T) (*storage.Stores, string, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, dbtest.Path(t, "widget.db"))
@@ -21,11 +22,11 @@ func open(t *testing.T) (*storage.DB, string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o, err := db.CreateOrg(ctx, "acme")
+	o, err := db.Orgs.CreateOrg(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := db.CreateAgent(ctx, storage.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,12 +103,11 @@ func TestCountMessage(t *testing.T) {
 		t.Fatal("over the cap")
 	}
 	// Only widget conversations are found for the preflight.
-	render := func(convstore.Conversation, []convstore.Message) any { return map[string]any{} }
-	w, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: agentID, Channel: "widget"}, render)
+	w, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: agentID, Channel: "widget"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	api, _, _ := db.Conversations.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: agentID, Channel: "api"}, render)
+	api, _, _ := db.Conversations.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: agentID, Channel: "api"})
 	if o, a, err := db.Widget.ConversationAgent(ctx, w.ID); err != nil || o != orgID || a != agentID {
 		t.Fatalf("widget conversation: %s %s %v", o, a, err)
 	}
