@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // wireFeatures builds every feature once (app/features) and hands the
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
-	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Log: a.log}
+	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
 	if !a.db.Webhooks.Sealing() {
@@ -114,6 +114,7 @@ func (a *App) wireFeatures(ctx context.Context) error {
 	a.onClose(func() error { stop(); return nil })
 	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
 	a.srv.conv.Use(f.Conversations)
+	a.srv.widget.Use(f.Widget)
 	return nil
 }
 

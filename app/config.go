@@ -9,6 +9,7 @@ import (
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/widget"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -35,5 +36,6 @@ type Config struct {
 	KB       kb.Config
 	Calls    calls.Config
 	Webhooks events.Config
-	LLM      llm.Config // the model conversations answer with (app/llm)
+	LLM      llm.Config    // the model conversations answer with (app/llm)
+	Widget   widget.Config // the chat widget's limits (app/widget)
 }

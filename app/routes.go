@@ -132,6 +132,17 @@ func (s *Server) routes() {
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Rotate the organization's tools secret, which signs url tool calls (shown once)", s.conv.RotateToolsSecret)
 
+	// The chat widget (app/widgetapi over app/widget): public, no API key;
+	// the page's Origin (allowedDomains) and the visitor token decide.
+	s.mux.add("GET", "/widget.js", widgetScript)
+	wg := func(method, path, op string, limit int64, summary string, h handlerFunc) {
+		s.handle(route{method: method, path: path, auth: authNone, operation: op, bodyLimit: limit, family: FamilyV2, summary: summary}, h)
+	}
+	wg("GET", "/api/public/chat/:agentId/config", "widgetConfig", 0, "The chat widget's look for a listed site (theme, color, position, greeting, placeholder)", s.widget.Config)
+	wg("POST", "/api/public/chat/:agentId/sessions", "widgetSession", 8<<10, "Start a widget conversation from a listed site: a short-lived visitor token", s.widget.Start)
+	wg("GET", "/api/public/chat/sessions/:id/messages", "widgetHistory", 0, "The visitor's conversation so far, with a renewed token", s.widget.History)
+	wg("POST", "/api/public/chat/sessions/:id/messages", "widgetMessage", 64<<10, "Send a visitor message; the answer streams as server-sent events", s.widget.Send)
+
 	// The dashboard (app/web): HTML pages that check the session cookie
 	// themselves; not API routes, so not in the OpenAPI document.
 	for _, rt := range s.site.Routes() {

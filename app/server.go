@@ -23,6 +23,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
+	"github.com/agentd/agentd/app/widgetapi"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -72,8 +73,9 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	conv     *convapi.Handlers // conversations (app/convapi)
-	site     *web.Site         // the dashboard (app/web)
+	conv     *convapi.Handlers   // conversations (app/convapi)
+	widget   *widgetapi.Handlers // the chat widget's public routes (app/widgetapi)
+	site     *web.Site           // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -94,6 +96,7 @@ func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
 	s.conv = s.newConvAPI()
+	s.widget = s.newWidgetAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()
@@ -179,6 +182,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Duration("duration", time.Since(start)), slog.String("request_id", info.id),
 			slog.String("key", info.keyPrefix))
 	}()
+	if r.Method == http.MethodOptions && strings.HasPrefix(r.URL.Path, "/api/public/") {
+		s.widget.Preflight(rec, r) // the widget's listed origins only
+		return
+	}
 	if r.Method == http.MethodOptions {
 		preflight(rec)
 		return

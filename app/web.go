@@ -14,7 +14,7 @@ import (
 // and error mapping. Its templates are embedded: a parse error is a bug.
 func (s *Server) newSite() *web.Site {
 	site, err := web.New(web.Config{DB: s.db, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
-		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"),
+		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"), PublicURL: strings.TrimSuffix(s.cfg.PublicURL, "/"),
 		Explain: func(err error) (int, string) {
 			e := toError(err)
 			return status(e), e.Message
@@ -39,6 +39,6 @@ func (s *Server) page(rt web.Route) {
 // wireWeb hands the dashboard the feature services wired before it.
 func (a *App) wireWeb(context.Context) error {
 	a.srv.site.Use(web.Features{Calls: a.srv.calls.Service, KB: a.srv.kb, Listings: a.srv.listings.svc,
-		Webhooks: a.srv.webhooks.svc})
+		Webhooks: a.srv.webhooks.svc, Conversations: a.srv.conv.Service()})
 	return nil
 }

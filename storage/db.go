@@ -23,6 +23,7 @@ import (
 	"github.com/agentd/agentd/storage/orgstore"
 	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/agentd/agentd/storage/vectorstore"
+	"github.com/agentd/agentd/storage/widgetstore"
 )
 
 //go:embed migrations/*.sql migrations/postgres/*.sql
@@ -49,6 +50,8 @@ type Stores struct {
 	Events        *eventstore.Events
 	Vectors       *vectorstore.Vectors
 	Conversations *convstore.Store
+	// Widget is the chat widget's store (signing key, daily counts).
+	Widget *widgetstore.Store
 
 	c *sqldb.DB
 }
@@ -65,7 +68,7 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 	db := &Stores{c: c, Calls: callstore.New(c), Agents: agentstore.New(c), Orgs: orgstore.New(c),
 		Webhooks: hookstore.New(c), Dashboard: dashstore.New(c), KB: kbstore.New(c),
 		Listings: listingstore.New(c, vec), Events: eventstore.New(c), Vectors: vec,
-		Conversations: convstore.New(c)}
+		Conversations: convstore.New(c), Widget: widgetstore.New(c)}
 	// Secrets at rest: the key is kept outside the database (secretbox).
 	box, err := secretbox.Load(path, c.Postgres())
 	if err != nil {

@@ -52,7 +52,7 @@ func TestValidateFieldPaths(t *testing.T) {
 		{`{"name":"a","type":"voice","config":[1]}`, "config", "config: must be an object"},
 		{`{"name":"a","type":"voice","config":{"speed":9}}`, "config.speed", "config.speed: must be a number from 0.25 to 4"},
 		{`{"name":"a","type":"chat","config":{"voice":"alloy"}}`, "config.voice",
-			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, allowedDomains)"},
+			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay)"},
 		{`{"name":"a","type":"chat","config":{"allowedDomains":["ok.com","http://x"]}}`, "config.allowedDomains.1",
 			`config.allowedDomains.1: "http://x" is not a domain name (example.com or *.example.com)`},
 		{`{"name":"a","type":"chat","tools":[{"id":"t","name":"n"},{"id":"t","name":"m"}]}`, "tools.1.id", `tools.1.id: "t" is used by another tool`},

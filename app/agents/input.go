@@ -212,10 +212,17 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		return configString(field, raw, 0, 200)
 	case "chat.allowedDomains":
 		return configDomains(field, raw)
+	case "chat.maxMessagesPerDay":
+		// The widget's daily cap of visitor messages (app/widget).
+		n, err := configNumber(field, raw, 1, 1e7)
+		if err != nil || n != float64(int(n)) {
+			return nil, invalidf(field, "must be an integer from 1 to 10000000")
+		}
+		return int(n), nil
 	}
 	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation"
 	if typ == "chat" {
-		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains"
+		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay"
 	}
 	return nil, invalidf(field, "not a setting of a %s agent (allowed: %s)", typ, allowed)
 }

@@ -3,7 +3,7 @@
 // listings, its trimmed history, its tools) answered by the configured
 // model or, with no model, by the builtin engine that quotes the best
 // passage. It serves the conversation API, the OpenAI-compatible endpoint
-// of voice workers and (next) the chat widget; no HTTP here.
+// of voice workers and the chat widget (app/widget); no HTTP here.
 package conversations
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 )
@@ -24,6 +25,7 @@ type Config struct {
 	KB       kb.Config
 	Webhooks events.Config
 	LLM      llm.Config
+	Widget   widget.Config
 	Log      *slog.Logger
 }
 
@@ -36,6 +38,8 @@ type Set struct {
 	Events   *events.Service
 	// Conversations is the conversation engine on the configured model.
 	Conversations *conversations.Service
+	// Widget is the chat widget's rules over the engine.
+	Widget *widget.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -53,7 +57,7 @@ func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error)
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Set{Stores: stores, log: cfg.Log}
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openCalls} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return nil, err
@@ -151,4 +155,10 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens})
 	s.Conversations = svc
 	return err
+}
+
+// openWidget builds the chat widget on the conversation engine.
+func (s *Set) openWidget(_ context.Context, cfg Config) error {
+	s.Widget = widget.New(widget.Deps{Agents: s.Stores.Agents, Conv: s.Conversations, Store: s.Stores.Widget}, cfg.Widget)
+	return nil
 }

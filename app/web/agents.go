@@ -68,6 +68,8 @@ type agentPageData struct {
 	JobTrust    []string
 	ErrorField  string
 	CreatedAt   string
+	// Widget is the chat agent's snippet and preview (nil otherwise).
+	Widget *widgetData
 }
 
 func (s *Site) agentPageData(f agentForm, isNew bool) agentPageData {
@@ -99,6 +101,9 @@ func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
 	d := s.agentPageData(formOf(a), false)
 	d.Jobs = jobs
 	d.CreatedAt = s.when(a.CreatedAt)
+	if a.Type == "chat" {
+		d.Widget = s.widgetData(r, a)
+	}
 	s.render(w, r, http.StatusOK, "agent", page{Title: a.Name, Nav: "agents", User: u, Data: d})
 	return nil
 }

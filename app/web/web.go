@@ -28,6 +28,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
@@ -53,6 +54,9 @@ type Config struct {
 	Location *time.Location
 	// SecureCookie marks the session cookie Secure (the public URL is https).
 	SecureCookie bool
+	// PublicURL is how browsers reach the server (the widget snippet's
+	// origin); "" means the request's host.
+	PublicURL string
 	// CrossOrigin refuses cross-site state-changing requests.
 	CrossOrigin *http.CrossOriginProtection
 	// Explain is the HTTP status and client message of an error: the
@@ -67,6 +71,9 @@ type Features struct {
 	KB       *kb.Service
 	Listings *listings.Service
 	Webhooks *events.Service
+	// Conversations reads the organization's conversations (nil: the
+	// pages say the engine is not wired).
+	Conversations *conversations.Service
 }
 
 // Site serves the dashboard.
@@ -189,6 +196,9 @@ func (s *Site) Routes() []Route {
 		{"GET", "/knowledge/:id/search", s.view(s.searchPage)},
 
 		{"GET", "/listings", s.view(s.listingsPage)},
+
+		{"GET", "/conversations", s.view(s.conversationsPage)},
+		{"GET", "/conversations/:id", s.view(s.conversationPage)},
 
 		{"GET", "/keys", s.viewCap(access.CapAPIKeyManage, s.keysPage)},
 		{"POST", "/keys", s.action(access.CapAPIKeyManage, s.createKey)},

@@ -43,9 +43,10 @@ var storeImports = map[string][]string{
 // httpAllowed are the packages under app/ that may import net/http, and
 // why. Keep it small: a feature's rules belong in a package without HTTP.
 var httpAllowed = map[string]string{
-	module + "/app/web":     "the dashboard: templates and page handlers",
-	module + "/app/convapi": "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
-	module + "/app/llm":     "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/web":       "the dashboard: templates and page handlers",
+	module + "/app/convapi":   "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
+	module + "/app/llm":       "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/widgetapi": "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
 }
 
 // pkg is what `go list -json` says about one package.

@@ -134,6 +134,9 @@ func (s *Store) Get(ctx context.Context, orgID, id string) (Conversation, error)
 type Filter struct {
 	AgentID string
 	Status  string
+	Channel string     // api, widget or voice; "" for any (the dashboard's filter)
+	From    *time.Time // created at or after
+	To      *time.Time // created at or before
 	Limit   int
 	Offset  int
 }
@@ -150,6 +153,18 @@ func (s *Store) List(ctx context.Context, orgID string, f Filter) ([]Conversatio
 	if f.Status != "" {
 		where += " AND status = ?"
 		args = append(args, f.Status)
+	}
+	if f.Channel != "" {
+		where += " AND channel = ?"
+		args = append(args, f.Channel)
+	}
+	if f.From != nil {
+		where += " AND created_at >= ?"
+		args = append(args, sqldb.MS(*f.From))
+	}
+	if f.To != nil {
+		where += " AND created_at <= ?"
+		args = append(args, sqldb.MS(*f.To))
 	}
 	var total int
 	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM conversations"+where, args...).Scan(&total); err != nil {

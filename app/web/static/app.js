@@ -41,6 +41,10 @@ document.addEventListener("DOMContentLoaded", () => {
   const detail = document.querySelector("[data-call-detail]");
   const regions = document.querySelectorAll("[data-live-region]").length > 0;
   if (list || detail || regions) liveCalls(list, detail, regions);
+  const convs = document.querySelector("[data-live-conversations]");
+  if (convs) liveConversations();
+  const preview = document.querySelector("[data-widget-preview]");
+  if (preview) previewWidget(preview);
   const log = document.querySelector("[data-event-log]");
   if (log && !document.querySelector('a[rel="next"]')) followLog(log);
 });
@@ -218,4 +222,39 @@ function mergeRows(list, doc) {
   const pager = doc.querySelector("nav.pager");
   const mine = document.querySelector("nav.pager");
   if (pager && mine && pager.innerHTML !== mine.innerHTML) mine.innerHTML = pager.innerHTML;
+}
+
+// liveConversations refreshes the conversations list or transcript when a
+// conversation starts or ends ([data-live-region] parts are swapped).
+function liveConversations() {
+  const badge = document.querySelector("[data-live]");
+  if (!window.EventSource) return;
+  const src = new EventSource("/api/v2/events/stream?type=conversation.started&type=conversation.ended");
+  src.addEventListener("open", () => { if (badge) { badge.hidden = false; badge.textContent = "live"; badge.classList.remove("off"); } });
+  src.addEventListener("error", () => { if (badge && src.readyState !== EventSource.OPEN) { badge.textContent = "reconnecting"; badge.classList.add("off"); } });
+  let pending = null;
+  const refresh = () => {
+    if (pending) return;
+    pending = setTimeout(() => { pending = null; refreshFrom(null, null); }, 150);
+  };
+  src.addEventListener("conversation.started", refresh);
+  src.addEventListener("conversation.ended", refresh);
+}
+
+// previewWidget hands the chat settings of the agent form to the widget's
+// preview as they are edited.
+function previewWidget(box) {
+  const fields = { theme: "a-theme", primaryColor: "a-color", position: "a-position", greeting: "a-greeting", placeholder: "a-placeholder" };
+  const send = () => {
+    const detail = {};
+    for (const [k, id] of Object.entries(fields)) {
+      const el = document.getElementById(id);
+      if (el) detail[k] = el.value;
+    }
+    box.dispatchEvent(new CustomEvent("agentd:preview", { detail }));
+  };
+  for (const id of Object.values(fields)) {
+    const el = document.getElementById(id);
+    if (el) { el.addEventListener("input", send); el.addEventListener("change", send); }
+  }
 }

@@ -1,0 +1,364 @@
+// Package widget is the chat widget's rules: which page may talk to which
+// agent (allowedDomains), visitor tokens signed with the server's key and
+// scoped to one conversation, and the abuse limits (per visitor, per
+// address, per agent per day, message length, one answer at a time). The
+// conversation itself is the engine's (app/conversations); no HTTP here.
+package widget
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/sqldb"
+)
+
+// AgentReader reads an agent by id alone: a visitor knows no organization
+// (*storage.DB is one).
+type AgentReader interface {
+	GetAgentAnyOrg(ctx context.Context, id string) (agentstore.Agent, error)
+}
+
+// Conversations is the engine (*conversations.Service).
+type Conversations interface {
+	Start(ctx context.Context, orgID, channel string, in conversations.StartInput) (conversations.View, error)
+	Send(ctx context.Context, orgID, convID, content string, onDelta func(string)) (conversations.Message, error)
+	Get(ctx context.Context, orgID, id string) (conversations.View, error)
+}
+
+// Store keeps the signing key and the daily counts (*widgetstore.Store).
+type Store interface {
+	Secret(ctx context.Context, fresh func() string) (string, error)
+	RotateSecret(ctx context.Context, secret string) error
+	CountMessage(ctx context.Context, agentID, day string, limit int) (bool, error)
+	Uncount(ctx context.Context, agentID, day string) error
+	ConversationAgent(ctx context.Context, id string) (orgID, agentID string, err error)
+}
+
+// Deps are what the widget uses.
+type Deps struct {
+	Agents AgentReader
+	Conv   Conversations
+	Store  Store
+}
+
+// Config tunes the limits; zero values take the defaults in brackets.
+type Config struct {
+	TokenTTL          time.Duration // visitor token lifetime [2h]; reading the history renews it
+	VisitorPerMinute  int           // messages of one visitor [10]
+	AddressPerMinute  int           // messages of one address [30]
+	SessionsPerMinute int           // new sessions of one address [10]
+	DailyCap          int           // messages per agent per UTC day when config.maxMessagesPerDay is unset [1000]
+	MaxMessage        int           // characters of one message [4000]
+	Now               func() time.Time
+}
+
+// Service is the widget. Safe for concurrent use.
+type Service struct {
+	d                          Deps
+	cfg                        Config
+	visitor, address, sessions *window
+	streams                    streams
+
+	mu     sync.Mutex
+	secret []byte
+	read   time.Time // when secret was read: other processes may rotate it
+}
+
+// New builds the widget.
+func New(d Deps, cfg Config) *Service {
+	def := func(v *int, n int) {
+		if *v <= 0 {
+			*v = n
+		}
+	}
+	def(&cfg.VisitorPerMinute, 10)
+	def(&cfg.AddressPerMinute, 30)
+	def(&cfg.SessionsPerMinute, 10)
+	def(&cfg.DailyCap, 1000)
+	def(&cfg.MaxMessage, 4000)
+	if cfg.TokenTTL <= 0 {
+		cfg.TokenTTL = 2 * time.Hour
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{d: d, cfg: cfg, visitor: newWindow(cfg.VisitorPerMinute, time.Minute),
+		address: newWindow(cfg.AddressPerMinute, time.Minute), sessions: newWindow(cfg.SessionsPerMinute, time.Minute),
+		streams: streams{open: map[string]bool{}}}
+}
+
+// LimitError is a 429: RetryAfter says when to try again.
+type LimitError struct {
+	RetryAfter time.Duration
+	Err        *errs.Error
+}
+
+func (e *LimitError) Error() string { return e.Err.Error() }
+func (e *LimitError) Unwrap() error { return e.Err }
+
+func limited(msg string, after time.Duration) error {
+	if after < time.Second {
+		after = time.Second
+	}
+	return &LimitError{RetryAfter: after, Err: &errs.Error{Kind: errs.RateLimited, Message: msg}}
+}
+
+// Settings are the agent's look, as the widget draws it.
+type Settings struct {
+	Theme          string   `json:"theme"`
+	PrimaryColor   string   `json:"primaryColor"`
+	Position       string   `json:"position"`
+	Greeting       string   `json:"greeting"`
+	Placeholder    string   `json:"placeholder"`
+	AllowedDomains []string `json:"-"`
+	MaxPerDay      int      `json:"-"`
+}
+
+func settings(a agentstore.Agent) Settings {
+	var c struct {
+		Theme, PrimaryColor, Position, Greeting, Placeholder string
+		AllowedDomains                                       []string
+		MaxMessagesPerDay                                    int
+	}
+	json.Unmarshal(a.Config, &c)
+	s := Settings{Theme: c.Theme, PrimaryColor: c.PrimaryColor, Position: c.Position, Greeting: c.Greeting,
+		Placeholder: c.Placeholder, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay}
+	if s.Theme == "" {
+		s.Theme = "light"
+	}
+	if s.PrimaryColor == "" {
+		s.PrimaryColor = "#2563eb"
+	}
+	if s.Position == "" {
+		s.Position = "bottom-right"
+	}
+	if s.Placeholder == "" {
+		s.Placeholder = "Type your message…"
+	}
+	return s
+}
+
+var errUnavailable = errs.New(errs.Forbidden, "chat is unavailable on this site")
+
+// agent reads an agent a page may talk to: a chat agent that is not
+// inactive, with the page's host in its allowedDomains. Anything else is
+// the same 403, so a page learns nothing about other agents.
+func (s *Service) agent(ctx context.Context, id, originHost string) (agentstore.Agent, Settings, error) {
+	a, err := s.d.Agents.GetAgentAnyOrg(ctx, id)
+	if errors.Is(err, sqldb.ErrNotFound) {
+		return a, Settings{}, errs.Wrap(errs.NotFound, "agent not found", err)
+	}
+	if err != nil {
+		return a, Settings{}, err
+	}
+	st := settings(a)
+	if a.Type != "chat" || a.Status == "inactive" || !Allowed(st.AllowedDomains, originHost) {
+		return a, st, errUnavailable
+	}
+	return a, st, nil
+}
+
+// AllowOrigin reports whether the page at originHost may call the agent
+// (CORS preflight of the session route).
+func (s *Service) AllowOrigin(ctx context.Context, agentID, originHost string) bool {
+	_, _, err := s.agent(ctx, agentID, originHost)
+	return err == nil
+}
+
+// AllowConversationOrigin is AllowOrigin for a widget conversation's agent.
+func (s *Service) AllowConversationOrigin(ctx context.Context, convID, originHost string) bool {
+	_, agentID, err := s.d.Store.ConversationAgent(ctx, convID)
+	return err == nil && s.AllowOrigin(ctx, agentID, originHost)
+}
+
+// Config is GET /api/public/chat/{agentId}/config: the look of the widget,
+// before any conversation exists.
+func (s *Service) Config(ctx context.Context, agentID, originHost string) (Settings, error) {
+	_, st, err := s.agent(ctx, agentID, originHost)
+	return st, err
+}
+
+// Session is a new visitor's conversation.
+type Session struct {
+	Token          string   `json:"token"`
+	ConversationID string   `json:"conversationId"`
+	Greeting       string   `json:"greeting"`
+	Settings       Settings `json:"settings"`
+}
+
+// Start opens a widget conversation for a page at originHost.
+func (s *Service) Start(ctx context.Context, agentID, originHost, addr string) (Session, error) {
+	a, st, err := s.agent(ctx, agentID, originHost)
+	if err != nil {
+		return Session{}, err
+	}
+	if ok, after := s.sessions.take(addrKey(addr), s.cfg.Now()); !ok {
+		return Session{}, limited("too many new conversations from this address", after)
+	}
+	meta, _ := json.Marshal(map[string]string{"origin": originHost})
+	v, err := s.d.Conv.Start(ctx, a.OrgID, conversations.ChannelWidget, conversations.StartInput{AgentID: a.ID, Metadata: meta})
+	if err != nil {
+		return Session{}, err
+	}
+	tok, err := s.token(ctx, Claims{OrgID: a.OrgID, AgentID: a.ID, ConversationID: v.ID})
+	if err != nil {
+		return Session{}, err
+	}
+	return Session{Token: tok, ConversationID: v.ID, Greeting: st.Greeting, Settings: st}, nil
+}
+
+// key is the signing key, read again every minute so a rotation by the
+// CLI reaches a running server.
+func (s *Service) key(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.secret != nil && time.Since(s.read) < time.Minute {
+		return s.secret, nil
+	}
+	sec, err := s.d.Store.Secret(ctx, NewSecret)
+	if err != nil {
+		return nil, err
+	}
+	s.secret, s.read = []byte(sec), time.Now()
+	return s.secret, nil
+}
+
+func (s *Service) token(ctx context.Context, c Claims) (string, error) {
+	k, err := s.key(ctx)
+	if err != nil {
+		return "", err
+	}
+	c.Expires = s.cfg.Now().Add(s.cfg.TokenTTL).Unix()
+	return sign(k, c), nil
+}
+
+// NewSecret is a fresh signing key (256 random bits).
+func NewSecret() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// RotateSecret replaces the signing key (`agentd widget rotate-secret`):
+// every visitor token stops working and widgets start new conversations.
+func (s *Service) RotateSecret(ctx context.Context) error {
+	if err := s.d.Store.RotateSecret(ctx, NewSecret()); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.secret = nil
+	s.mu.Unlock()
+	return nil
+}
+
+// visit checks a token for the conversation id of the path and the page's
+// origin: another conversation's id is refused whatever the token.
+func (s *Service) visit(ctx context.Context, token, convID, originHost string) (Claims, Settings, error) {
+	k, err := s.key(ctx)
+	if err != nil {
+		return Claims{}, Settings{}, err
+	}
+	c, err := verify(k, token, s.cfg.Now())
+	if err != nil {
+		return c, Settings{}, err
+	}
+	if c.ConversationID != convID {
+		return c, Settings{}, errs.New(errs.Forbidden, "visitor token is not for this conversation")
+	}
+	a, st, err := s.agent(ctx, c.AgentID, originHost)
+	if err != nil {
+		return c, st, err
+	}
+	if a.OrgID != c.OrgID {
+		return c, st, errToken
+	}
+	return c, st, nil
+}
+
+// History is the conversation so far, with a renewed token.
+type History struct {
+	Token        string                  `json:"token"`
+	Conversation conversations.View      `json:"conversation"`
+	Greeting     string                  `json:"greeting"`
+	Settings     Settings                `json:"settings"`
+	Messages     []conversations.Message `json:"messages"`
+}
+
+// History reads the visitor's conversation.
+func (s *Service) History(ctx context.Context, token, convID, originHost string) (History, error) {
+	c, st, err := s.visit(ctx, token, convID, originHost)
+	if err != nil {
+		return History{}, err
+	}
+	v, err := s.d.Conv.Get(ctx, c.OrgID, convID)
+	if err != nil {
+		return History{}, err
+	}
+	tok, err := s.token(ctx, c)
+	if err != nil {
+		return History{}, err
+	}
+	msgs := v.Messages
+	if msgs == nil {
+		msgs = []conversations.Message{}
+	}
+	v.Messages = nil
+	return History{Token: tok, Conversation: v, Greeting: st.Greeting, Settings: st, Messages: msgs}, nil
+}
+
+// Send answers one visitor message; onDelta gets the answer as it is
+// written. The limits are checked cheapest first; the daily count is
+// given back when the turn fails, so an outage does not eat the cap.
+func (s *Service) Send(ctx context.Context, token, convID, originHost, addr, content string, onDelta func(string)) (conversations.Message, error) {
+	c, st, err := s.visit(ctx, token, convID, originHost)
+	if err != nil {
+		return conversations.Message{}, err
+	}
+	if strings.TrimSpace(content) == "" {
+		return conversations.Message{}, errs.InvalidField("content", "required")
+	}
+	if utf8.RuneCountInString(content) > s.cfg.MaxMessage {
+		return conversations.Message{}, &errs.Error{Kind: errs.TooLarge, Field: "content",
+			Message: fmt.Sprintf("content: at most %d characters", s.cfg.MaxMessage)}
+	}
+	if !s.streams.begin(convID) {
+		return conversations.Message{}, limited("an answer is already being written in this conversation", time.Second)
+	}
+	defer s.streams.end(convID)
+	now := s.cfg.Now()
+	if ok, after := s.visitor.take(convID, now); !ok {
+		return conversations.Message{}, limited("too many messages; wait a moment", after)
+	}
+	if ok, after := s.address.take(addrKey(addr), now); !ok {
+		return conversations.Message{}, limited("too many messages from this address; wait a moment", after)
+	}
+	limit := st.MaxPerDay
+	if limit <= 0 {
+		limit = s.cfg.DailyCap
+	}
+	day := now.UTC().Format(time.DateOnly)
+	ok, err := s.d.Store.CountMessage(ctx, c.AgentID, day, limit)
+	if err != nil {
+		return conversations.Message{}, err
+	}
+	if !ok {
+		midnight := now.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
+		return conversations.Message{}, limited("this chat has reached its messages for today", midnight.Sub(now))
+	}
+	m, err := s.d.Conv.Send(ctx, c.OrgID, convID, content, onDelta)
+	if err != nil {
+		s.d.Store.Uncount(context.WithoutCancel(ctx), c.AgentID, day)
+	}
+	return m, err
+}

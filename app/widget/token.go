@@ -1,0 +1,63 @@
+package widget
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/app/errs"
+)
+
+// Claims are what a visitor token vouches for: one conversation of one
+// agent of one organization, until Expires.
+type Claims struct {
+	OrgID          string `json:"o"`
+	AgentID        string `json:"a"`
+	ConversationID string `json:"c"`
+	Expires        int64  `json:"e"` // unix seconds
+}
+
+var b64 = base64.RawURLEncoding
+
+// sign makes the token: base64url(JSON claims) "." base64url(HMAC-SHA256).
+func sign(secret []byte, c Claims) string {
+	body, _ := json.Marshal(c)
+	p := b64.EncodeToString(body)
+	return p + "." + b64.EncodeToString(mac(secret, p))
+}
+
+func mac(secret []byte, payload string) []byte {
+	h := hmac.New(sha256.New, secret)
+	h.Write([]byte(payload))
+	return h.Sum(nil)
+}
+
+var errToken = errs.New(errs.Unauthenticated, "visitor token is invalid or expired; start a new session")
+
+// verify checks the signature first, then the expiry; a token signed with
+// a rotated-out secret is as invalid as a forged one.
+func verify(secret []byte, token string, now time.Time) (Claims, error) {
+	p, sig, ok := strings.Cut(token, ".")
+	if !ok || len(token) > 1024 {
+		return Claims{}, errToken
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, mac(secret, p)) {
+		return Claims{}, errToken
+	}
+	body, err := b64.DecodeString(p)
+	if err != nil {
+		return Claims{}, errToken
+	}
+	var c Claims
+	if err := json.Unmarshal(body, &c); err != nil || c.ConversationID == "" || c.AgentID == "" || c.OrgID == "" {
+		return Claims{}, errToken
+	}
+	if now.Unix() >= c.Expires {
+		return Claims{}, errToken
+	}
+	return c, nil
+}

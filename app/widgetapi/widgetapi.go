@@ -1,0 +1,184 @@
+// Package widgetapi is the HTTP face of the chat widget: the script itself
+// and the public chat endpoints a page on a listed site calls (no API key:
+// the page's Origin and the visitor token decide). CORS headers go only to
+// listed origins. The rules live in app/widget; this package decodes,
+// calls one use case and writes; package app keeps the route table.
+package widgetapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/widget"
+)
+
+// Deps are what the handlers use; package app gives its own request
+// helpers, so bodies are decoded and errors shaped as on every route.
+type Deps struct {
+	Widget   *widget.Service
+	Log      *slog.Logger
+	ReadBody func(*http.Request) ([]byte, error)
+	Decode   func([]byte, any) error
+	// WriteData writes a {data, meta} envelope.
+	WriteData func(w http.ResponseWriter, status int, data any)
+	// Status is the status and client message of an error, for an error
+	// that happens after a stream has started.
+	Status func(error) (int, string)
+	// Addr is the client's address (per-address limits).
+	Addr func(*http.Request) string
+}
+
+// Handlers are the routes' handlers.
+type Handlers struct{ d Deps }
+
+// New builds the handlers.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
+
+// Use sets the widget the handlers call; the server registers its routes
+// before the features are wired.
+func (h *Handlers) Use(w *widget.Service) { h.d.Widget = w }
+
+func originHost(r *http.Request) string { return widget.OriginHost(r.Header.Get("Origin")) }
+
+// cors lets the page read the answer when its origin is listed for the
+// agent; an unlisted page gets no header, so its browser hides the answer.
+func cors(w http.ResponseWriter, r *http.Request, allowed bool) {
+	w.Header().Add("Vary", "Origin")
+	if !allowed {
+		return
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
+	h.Set("Access-Control-Expose-Headers", "Retry-After")
+}
+
+// refuse writes what the client must know before the error body: when to
+// retry.
+func refuse(w http.ResponseWriter, err error) error {
+	var le *widget.LimitError
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(le.RetryAfter.Seconds()))))
+	}
+	return err
+}
+
+// Preflight answers OPTIONS on /api/public/: the listed origins only.
+func (h *Handlers) Preflight(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // api public chat X Y [Z]
+	host, ok := originHost(r), false
+	if h.d.Widget != nil && len(parts) >= 5 && parts[2] == "chat" {
+		switch {
+		case parts[3] == "sessions" && len(parts) == 6:
+			ok = h.d.Widget.AllowConversationOrigin(r.Context(), parts[4], host)
+		case len(parts) == 5:
+			ok = h.d.Widget.AllowOrigin(r.Context(), parts[3], host)
+		}
+	}
+	cors(w, r, ok)
+	if ok {
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Methods", "GET, POST")
+		hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+		hd.Set("Access-Control-Max-Age", "600")
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Config answers GET /api/public/chat/{agentId}/config: the widget's look.
+func (h *Handlers) Config(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	st, err := h.d.Widget.Config(r.Context(), p.ByName("agentId"), originHost(r))
+	cors(w, r, err == nil)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, st)
+	return nil
+}
+
+// Start answers POST /api/public/chat/{agentId}/sessions.
+func (h *Handlers) Start(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	agentID, host := p.ByName("agentId"), originHost(r)
+	cors(w, r, h.d.Widget.AllowOrigin(r.Context(), agentID, host))
+	s, err := h.d.Widget.Start(r.Context(), agentID, host, h.d.Addr(r))
+	if err != nil {
+		return refuse(w, err)
+	}
+	h.d.WriteData(w, http.StatusCreated, s)
+	return nil
+}
+
+func bearer(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+// History answers GET /api/public/chat/sessions/{id}/messages.
+func (h *Handlers) History(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, host := p.ByName("id"), originHost(r)
+	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, host))
+	hist, err := h.d.Widget.History(r.Context(), bearer(r), id, host)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, hist)
+	return nil
+}
+
+type messageInput struct {
+	Content *string `json:"content"`
+}
+
+type messageAnswer struct {
+	Message any `json:"message"`
+}
+
+// Send answers POST /api/public/chat/sessions/{id}/messages {content} as
+// server-sent events: delta {"content"} as the answer is written, then
+// done {"message"}, or error. A refusal before the first delta is a plain
+// error answer (401, 403, 413, 429 with Retry-After, 502...).
+func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id, host := p.ByName("id"), originHost(r)
+	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, host))
+	b, err := h.d.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	var in messageInput
+	if err := h.d.Decode(b, &in); err != nil {
+		return err
+	}
+	content := ""
+	if in.Content != nil {
+		content = *in.Content
+	}
+	ev := newSSE(w)
+	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, host, h.d.Addr(r), content, func(d string) {
+		ev.event("delta", map[string]string{"content": d})
+	})
+	switch {
+	case err != nil && !ev.open:
+		return refuse(w, err)
+	case err != nil:
+		st, msg := h.d.Status(err)
+		if !errors.Is(err, context.Canceled) {
+			h.d.Log.WarnContext(r.Context(), "widget turn failed mid-stream", "err", err)
+		}
+		ev.event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
+		return nil
+	}
+	ev.event("done", messageAnswer{Message: m})
+	return nil
+}
+
+// Service is the widget the handlers call (tests, the CLI's rotation).
+func (h *Handlers) Service() *widget.Service { return h.d.Widget }
