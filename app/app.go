@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireConversations, a.wireCalls, a.wireWeb, a.firstRun} {
+	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireConversations, a.wireAnalysis, a.wireCalls, a.wireWeb, a.firstRun} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err

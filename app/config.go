@@ -36,4 +36,7 @@ type Config struct {
 	Calls    calls.Config
 	Webhooks events.Config
 	LLM      llm.Config // the model conversations answer with (app/llm)
+	// AnalysisPoll is how often the analysis worker looks at its queue
+	// when idle (0: 500 ms); tests shorten it.
+	AnalysisPoll time.Duration
 }

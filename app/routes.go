@@ -132,6 +132,15 @@ func (s *Server) routes() {
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Rotate the organization's tools secret, which signs url tool calls (shown once)", s.conv.RotateToolsSecret)
 
+	// Post-call analysis (app/analysisapi over app/analysis, issue 24).
+	cv("GET", "/api/v1/agents/:id/analysis-plan", capAgentRead, "getAnalysisPlan", 0, FamilyV2, "Read an agent's analysis plan", s.analysis.GetPlan)
+	cv("PUT", "/api/v1/agents/:id/analysis-plan", capAgentWrite, "putAnalysisPlan", 64<<10, FamilyV2, "Set an agent's analysis plan (summary, structured data with a JSON Schema, success evaluation)", s.analysis.PutPlan)
+	cv("GET", "/api/v1/calls/:id/analysis", capAgentRead, "getCallAnalysis", 0, FamilyV2, "Read a call's analysis", s.analysis.CallAnalysis)
+	cv("POST", "/api/v1/calls/:id/analyze", capCallsWrite, "analyzeCall", 0, FamilyV2, "Analyse a call again", s.analysis.AnalyzeCall)
+	cv("POST", "/api/v1/analyses", capCallsWrite, "reanalyzeCalls", 0, FamilyV2, "Analyse calls again in bulk (ids, a batch or an agent's calls)", s.analysis.Bulk)
+	cv("GET", "/api/v1/analyses", capAgentRead, "analysisProgress", 0, FamilyV2, "A batch's analysis progress, success rate and answers per field", s.analysis.Progress)
+	cv("GET", "/api/v1/conversations/:id/analysis", capConversationRead, "getConversationAnalysis", 0, FamilyV2, "Read a conversation's analysis", s.analysis.ConversationAnalysis)
+
 	// The dashboard (app/web): HTML pages that check the session cookie
 	// themselves; not API routes, so not in the OpenAPI document.
 	for _, rt := range s.site.Routes() {

@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
@@ -71,8 +72,9 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	conv     *convapi.Handlers // conversations (app/convapi)
-	site     *web.Site         // the dashboard (app/web)
+	conv     *convapi.Handlers     // conversations (app/convapi)
+	analysis *analysisapi.Handlers // post-call analysis (app/analysisapi)
+	site     *web.Site             // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -93,6 +95,7 @@ func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite()
 	s.conv = s.newConvAPI()
+	s.analysis = s.newAnalysisAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/dashstore"
@@ -49,6 +50,8 @@ type DB struct {
 	// Conversations is the conversations store, a named field (not
 	// embedded): the target shape of a struct of named stores.
 	Conversations *convstore.Store
+	// Analyses is post-call analysis (plans, queue and results).
+	Analyses *analysisstore.Store
 
 	c *sqldb.DB
 	r *sql.DB // c's readers, for the queries of this package
@@ -67,7 +70,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	db := &DB{c: c, r: c.Reader(), Agents: agentstore.New(c),
 		Orgs: orgstore.New(c), Webhooks: hookstore.New(c), Dashboard: dashstore.New(c),
-		Conversations: convstore.New(c)}
+		Conversations: convstore.New(c), Analyses: analysisstore.New(c)}
 	// Secrets at rest: the key is kept outside the database (secretbox).
 	box, err := secretbox.Load(path, c.Postgres())
 	if err != nil {

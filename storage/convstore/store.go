@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -274,6 +275,9 @@ func (s *Store) End(ctx context.Context, orgID, id string, render Render) (Conve
 		c.Status, c.EndedAt, c.UpdatedAt = "ended", &now, now
 		msgs, err := messages(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := analysisstore.EnqueueConversation(ctx, tx, id, now); err != nil { // issue 24
 			return err
 		}
 		_, err = s.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventEnded, Subject: "conversation:" + id,
