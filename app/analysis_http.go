@@ -22,7 +22,7 @@ func (a *App) wireAnalysis(context.Context) error {
 		return err
 	}
 	svc := analysis.New(analysis.Deps{Store: a.db.Analyses, Calls: a.db, Messages: a.db.Conversations, Log: a.log},
-		analysis.Config{Model: model, Poll: a.cfg.AnalysisPoll})
+		analysis.Config{Model: model, Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry})
 	a.srv.analysis.Use(svc)
 	a.goWorker(svc.Run)
 	return nil

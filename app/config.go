@@ -39,4 +39,7 @@ type Config struct {
 	// AnalysisPoll is how often the analysis worker looks at its queue
 	// when idle (0: 500 ms); tests shorten it.
 	AnalysisPoll time.Duration
+	// AnalysisRetry is the first wait before asking a model that was down
+	// again, doubling each time (0: 2 s); tests shorten it.
+	AnalysisRetry time.Duration
 }

@@ -135,7 +135,7 @@ func (h *Handlers) Bulk(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	out := analysis.Progress{Queued: n}
+	out := analysis.Progress{Queued: n, Fields: map[string]map[string]int{}}
 	if in.BatchID != "" {
 		if out, err = h.d.Analysis.BatchProgress(r.Context(), h.d.OrgID(r), in.BatchID); err != nil {
 			return err
