@@ -182,7 +182,9 @@ func TestAnalysisPlanValidation(t *testing.T) {
 			t.Errorf("plan %v: %d %s", c.plan, code, b)
 		}
 	}
-	var out struct{ Data struct{ AnalysisPlan map[string]any } }
+	var out struct {
+		Data struct{ AnalysisPlan map[string]any }
+	}
 	if e.doJSON("GET", "/api/v1/agents/"+e.agentID+"/analysis-plan", e.key, nil, &out); out.Data.AnalysisPlan["successEvaluation"] == nil {
 		t.Fatalf("a refused plan changed the stored one: %+v", out.Data)
 	}
