@@ -29,6 +29,7 @@ type Store interface {
 	Claim(ctx context.Context, owner string, lease time.Duration, max int) ([]analysisstore.Job, error)
 	Finish(ctx context.Context, j analysisstore.Job, owner, status string, result json.RawMessage, ev sqldb.PendingEvent) (bool, error)
 	Retry(ctx context.Context, j analysisstore.Job, owner string, due time.Time) error
+	Renew(ctx context.Context, jobs []analysisstore.Job, owner string, lease time.Duration) error
 	NextDue(ctx context.Context) (time.Time, error)
 	Get(ctx context.Context, orgID, kind, id string) (analysisstore.Analysis, error)
 	SavePlan(ctx context.Context, orgID, agentID string, plan json.RawMessage) error
@@ -59,7 +60,7 @@ type Deps struct {
 type Config struct {
 	Model       llm.Model     // nil (--llm builtin): every analysis is skipped, saying why
 	Concurrency int           // analyses at once; 0: 8
-	Lease       time.Duration // how long a claim holds; 0: 2 minutes
+	Lease       time.Duration // how long a claim holds, renewed while it runs; 0: 15 s (a killed process's rows wait that long)
 	Poll        time.Duration // how often an idle worker looks; 0: 500 ms
 	RetryBase   time.Duration // first wait while the model is down, doubling; 0: 2 s
 	RetryMax    time.Duration // 0: 5 minutes
@@ -79,7 +80,7 @@ func New(d Deps, cfg Config) *Service {
 		cfg.Concurrency = 8
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 2 * time.Minute
+		cfg.Lease = 15 * time.Second
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 500 * time.Millisecond
@@ -132,10 +133,31 @@ func (s *Service) Run(ctx context.Context) error {
 
 // RunOnce claims the analyses due now and runs them; n is how many it took.
 func (s *Service) RunOnce(ctx context.Context) (int, error) {
-	jobs, err := s.d.Store.Claim(ctx, s.owner, s.cfg.Lease, s.cfg.Concurrency*4)
+	jobs, err := s.d.Store.Claim(ctx, s.owner, s.cfg.Lease, s.cfg.Concurrency*2)
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}
+	// The leases are renewed while the batch runs: a slow model never
+	// loses a row to another worker, and a killed process's rows are free
+	// again one lease after its death.
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(s.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.d.Store.Renew(ctx, jobs, s.owner, s.cfg.Lease); err != nil && ctx.Err() == nil {
+					s.d.Log.Warn("analysis lease", "err", err)
+				}
+			}
+		}
+	}()
 	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for _, j := range jobs {

@@ -118,3 +118,21 @@ func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	}
 	return sqldb.FromMS(next.Int64), nil
 }
+
+// Renew extends owner's leases on the jobs it still holds, so a slow model
+// call never loses its row to another worker.
+func (s *Store) Renew(ctx context.Context, jobs []Job, owner string, lease time.Duration) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	return s.c.Write(ctx, func(tx *sql.Tx) error {
+		for _, j := range jobs {
+			if _, err := tx.ExecContext(ctx, `UPDATE analyses SET lease_until = ?
+				WHERE subject_kind = ? AND subject_id = ? AND lease_owner = ? AND status = 'pending'`,
+				sqldb.MS(time.Now().Add(lease)), j.Kind, j.SubjectID, owner); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
