@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 
+	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/llm"
@@ -35,5 +36,6 @@ func (a *App) wireConversations(context.Context) error {
 	}
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: a.cfg.LLM.ContextTokens})
 	a.srv.conv.Use(svc)
+	a.srv.analysis.UseTests(agenttest.Runner{Engine: svc, Judge: model}) // agent tests run through this engine
 	return err
 }

@@ -139,6 +139,7 @@ func (s *Server) routes() {
 	cv("POST", "/api/v1/calls/:id/analyze", capCallsWrite, "analyzeCall", 0, FamilyV2, "Analyse a call again", s.analysis.AnalyzeCall)
 	cv("POST", "/api/v1/analyses", capCallsWrite, "reanalyzeCalls", 0, FamilyV2, "Analyse calls again in bulk (ids, a batch or an agent's calls)", s.analysis.Bulk)
 	cv("GET", "/api/v1/analyses", capAgentRead, "analysisProgress", 0, FamilyV2, "A batch's analysis progress, success rate and answers per field", s.analysis.Progress)
+	cv("POST", "/api/v1/agents/:id/tests", capConversationWrite, "runAgentTests", 1<<20, FamilyV2, "Run a test file (YAML or JSON scenarios) against an agent through the conversation engine", s.analysis.RunTests)
 	cv("GET", "/api/v1/conversations/:id/analysis", capConversationRead, "getConversationAnalysis", 0, FamilyV2, "Read a conversation's analysis", s.analysis.ConversationAnalysis)
 
 	// The dashboard (app/web): HTML pages that check the session cookie

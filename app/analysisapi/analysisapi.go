@@ -13,6 +13,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage/analysisstore"
@@ -28,7 +29,10 @@ type Deps struct {
 }
 
 // Handlers are the routes' handlers.
-type Handlers struct{ d Deps }
+type Handlers struct {
+	d     Deps
+	tests *agenttest.Runner
+}
 
 // New builds the handlers; Use gives them the service once it is wired.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
