@@ -229,3 +229,38 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// A voice worker's turns through the OpenAI-compatible endpoint with
+// x-agentd-call-id are the call's transcript (GET shows them, no result
+// POST), and the call's end queues its analysis over them.
+func TestAnalysisVoiceCallTranscript(t *testing.T) {
+	e := newAnalysisEnv(t, true, fastSim(1500*time.Millisecond))
+	id := e.outbound(e.key, e.agentID, "+14155550105")
+	e.waitCall(e.key, id, 10*time.Second, func(c callView) bool { return c.Status == "active" })
+	for _, q := range []string{"Can I book a demo?", "Tuesday at ten."} {
+		e.model.Push(llmtest.Reply{Content: "Sure: " + q})
+		if code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, map[string]any{"model": e.agentID,
+			"messages": []any{map[string]any{"role": "user", "content": q}}}, "x-agentd-call-id", id); code != 200 {
+			t.Fatalf("turn: %d %s", code, b)
+		}
+	}
+	var got struct {
+		Data struct {
+			Transcript []struct{ Role, Text string }
+		}
+	}
+	e.doJSON("GET", "/api/v1/calls/"+id, e.key, nil, &got)
+	if tr := got.Data.Transcript; len(tr) != 4 || tr[0].Role != "user" || tr[0].Text != "Can I book a demo?" || tr[3].Role != "agent" || tr[3].Text != "Sure: Tuesday at ten." {
+		t.Fatalf("call transcript %+v", tr)
+	}
+	e.model.Push(llmtest.Reply{Content: goodAnswer})
+	if c := e.waitFinal(e.key, id, 10*time.Second); c.Status != "completed" {
+		t.Fatalf("call %s", c.Status)
+	}
+	if v := e.waitAnalysis(e.key, id); v.Status != "completed" {
+		t.Fatalf("analysis %+v (error %v)", v, deref(v.Error))
+	}
+	if last := e.model.Last().All(); !strings.Contains(last, "user: Tuesday at ten.") || !strings.Contains(last, "agent: Sure: Can I book a demo?") {
+		t.Fatalf("the analysis did not read the call's transcript: %s", last)
+	}
+}

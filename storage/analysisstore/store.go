@@ -219,3 +219,27 @@ func (s *Store) List(ctx context.Context, orgID, batchID string) ([]Analysis, er
 	}
 	return out, rows.Err()
 }
+
+// EnqueueEndedCalls queues, inside the transaction that ends them, the
+// calls whose agent has a plan and that have a transcript (recorded
+// through the OpenAI-compatible endpoint or posted before the end). A call
+// already queued or analysed is left as it is: its transcript's POST
+// queued it.
+func EnqueueEndedCalls(ctx context.Context, tx *sql.Tx, ids []string, now time.Time) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{sqldb.MS(now), sqldb.MS(now)}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO analyses (subject_kind, subject_id, org_id, agent_id, batch_id, status, due_at, queued_at)
+		SELECT 'call', c.id, c.org_id, c.agent_id, c.batch_id, 'pending', ?, ? FROM calls c
+		JOIN agent_analysis_plans p ON p.agent_id = c.agent_id
+		JOIN call_results r ON r.call_id = c.id AND r.transcript IS NOT NULL
+		WHERE c.id IN (`+sqldb.Placeholders("?", len(ids))+`) ON CONFLICT (subject_kind, subject_id) DO NOTHING`, args...)
+	if err != nil {
+		return fmt.Errorf("storage: queue ended calls' analysis: %w", err)
+	}
+	return nil
+}
