@@ -2,7 +2,11 @@ package app
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,5 +266,100 @@ func TestAnalysisVoiceCallTranscript(t *testing.T) {
 	}
 	if last := e.model.Last().All(); !strings.Contains(last, "user: Tuesday at ten.") || !strings.Contains(last, "agent: Sure: Can I book a demo?") {
 		t.Fatalf("the analysis did not read the call's transcript: %s", last)
+	}
+}
+
+// ownerCookie sets the owner's password through the setup page, as a
+// browser would, and returns the session cookie.
+func ownerCookie(t *testing.T, e *testEnv) *http.Cookie {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	token := e.setupLink[strings.Index(e.setupLink, "token=")+len("token="):]
+	req, _ := http.NewRequest("POST", e.url+"/setup", strings.NewReader(url.Values{"token": {token},
+		"password": {"a long password"}, "confirm": {"a long password"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", e.url)
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			return c
+		}
+	}
+	t.Fatalf("setup: %d, no session cookie", resp.StatusCode)
+	return nil
+}
+
+func page(t *testing.T, e *testEnv, c *http.Cookie, path string) string {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.url+path, nil)
+	req.AddCookie(c)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return string(b)
+}
+
+// The call's page shows its analysis; the batch's page its success rate
+// and a chart of each enum or boolean field's answers.
+func TestAnalysisDashboard(t *testing.T) {
+	e := newAnalysisEnv(t, true)
+	answers := []string{goodAnswer, strings.Replace(strings.Replace(goodAnswer, `"success": true`, `"success": false`, 1), `"booked": true`, `"booked": false`, 1)}
+	n := 0
+	var mu sync.Mutex
+	e.model.Answer(func(llmtest.Request) llmtest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		return llmtest.Reply{Content: answers[n%2]}
+	})
+	var batch struct {
+		Data struct {
+			BatchID string `json:"batchId"`
+			Results []struct {
+				CallID string `json:"callId"`
+			} `json:"results"`
+		}
+	}
+	if code := e.doJSON("POST", "/api/v1/calls/batch", e.key, map[string]any{"agentId": e.agentID, "calls": []map[string]any{
+		{"contactPhone": "+14155550110"}, {"contactPhone": "+14155550111"}}}, &batch); code != 201 || len(batch.Data.Results) != 2 {
+		t.Fatalf("batch: %d %+v", code, batch)
+	}
+	ids := []string{batch.Data.Results[0].CallID, batch.Data.Results[1].CallID}
+	body := map[string]any{"transcript": []map[string]any{{"role": "user", "text": "Maybe.", "at": "2026-06-10T14:00:05Z"}}}
+	for _, id := range ids {
+		e.waitFinal(e.key, id, 10*time.Second)
+		if code, _, b := e.do("POST", "/api/v1/calls/"+id+"/result", e.key, body); code != 200 {
+			t.Fatalf("result: %d %s", code, b)
+		}
+		if v := e.waitAnalysis(e.key, id); v.Status != "completed" {
+			t.Fatalf("analysis %+v", v)
+		}
+	}
+	var p struct{ Data analysis.Progress }
+	e.doJSON("GET", "/api/v1/analyses?batchId="+batch.Data.BatchID, e.key, nil, &p)
+	if p.Data.Total != 2 || p.Data.Completed != 2 || p.Data.SuccessRate == nil || *p.Data.SuccessRate != 0.5 ||
+		p.Data.Fields["booked"]["true"] != 1 || p.Data.Fields["booked"]["false"] != 1 || p.Data.Fields["interest"]["high"] != 2 {
+		t.Fatalf("progress %+v", p.Data)
+	}
+	c := ownerCookie(t, e.testEnv)
+	call := page(t, e.testEnv, c, "/calls/"+ids[0])
+	if !strings.Contains(call, `data-analysis="completed"`) || !strings.Contains(call, "The customer booked a demo.") || !strings.Contains(call, "interest") {
+		t.Fatalf("call page lacks the analysis:\n%s", call)
+	}
+	camp := page(t, e.testEnv, c, "/batches/"+batch.Data.BatchID)
+	for _, want := range []string{`data-field="successRate">50%`, `data-field-chart="booked"`, `data-field-chart="interest"`, `aria-label="interest high"`} {
+		if !strings.Contains(camp, want) {
+			t.Errorf("batch page lacks %s", want)
+		}
 	}
 }

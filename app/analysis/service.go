@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/agentd/agentd/app/apitime"
@@ -186,5 +187,52 @@ func (s *Service) BatchProgress(ctx context.Context, orgID, batchID string) (Pro
 		r := float64(pass) / float64(judged)
 		p.SuccessRate = &r
 	}
+	if len(rows) > 0 { // only the enum and boolean fields of the plan's schema are charted
+		keep := map[string]bool{}
+		if raw, err := s.d.Store.Plan(ctx, orgID, rows[0].AgentID); err == nil && raw != nil {
+			keep = chartable(raw)
+		}
+		for k := range p.Fields {
+			if !keep[k] {
+				delete(p.Fields, k)
+			}
+		}
+	}
 	return p, nil
+}
+
+// chartable names the top-level properties of the plan's schema that are
+// an enum or a boolean.
+func chartable(plan json.RawMessage) map[string]bool {
+	var p struct {
+		StructuredData *struct {
+			Schema struct {
+				Properties map[string]struct {
+					Type any   `json:"type"`
+					Enum []any `json:"enum"`
+				} `json:"properties"`
+			} `json:"schema"`
+		} `json:"structuredData"`
+	}
+	out := map[string]bool{}
+	if json.Unmarshal(plan, &p) != nil || p.StructuredData == nil {
+		return out
+	}
+	for name, prop := range p.StructuredData.Schema.Properties {
+		out[name] = len(prop.Enum) > 0 || prop.Type == "boolean"
+	}
+	return out
+}
+
+// SuccessText is the verdict as a page shows it ("" when none).
+func (v View) SuccessText() string {
+	if v.Success == nil {
+		return ""
+	}
+	return fmt.Sprint(v.Success)
+}
+
+// HasData says the analysis carries structured data.
+func (v View) HasData() bool {
+	return len(v.StructuredData) > 0 && string(v.StructuredData) != "null"
 }

@@ -40,6 +40,9 @@ func New(d Deps) *Handlers { return &Handlers{d: d} }
 // Use sets the service.
 func (h *Handlers) Use(s *analysis.Service) { h.d.Analysis = s }
 
+// Service is the service Use set (the dashboard reads analyses through it).
+func (h *Handlers) Service() *analysis.Service { return h.d.Analysis }
+
 // GetPlan answers GET /api/v1/agents/{id}/analysis-plan.
 func (h *Handlers) GetPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	plan, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id"))

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
@@ -66,6 +67,7 @@ type Features struct {
 	KB       *kb.Service
 	Listings *listings.Service
 	Webhooks *events.Service
+	Analysis *analysis.Service // nil: pages show no analysis
 }
 
 // Site serves the dashboard.
