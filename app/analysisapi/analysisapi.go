@@ -56,6 +56,10 @@ func (h *Handlers) GetPlan(w http.ResponseWriter, r *http.Request, p httprouter.
 // PutPlan answers PUT /api/v1/agents/{id}/analysis-plan: the body is
 // {"analysisPlan": {...}} (null removes it), checked before it is stored.
 func (h *Handlers) PutPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	// Another organization's agent is 404 before its body is read.
+	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+		return err
+	}
 	b, err := h.d.ReadBody(r)
 	if err != nil {
 		return err

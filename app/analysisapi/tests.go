@@ -19,6 +19,10 @@ func (h *Handlers) RunTests(w http.ResponseWriter, r *http.Request, p httprouter
 	if h.tests == nil {
 		return errs.New(errs.Unavailable, "agent tests are not wired")
 	}
+	// Another organization's agent is 404 before its body is read.
+	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+		return err
+	}
 	b, err := h.d.ReadBody(r)
 	if err != nil {
 		return err
