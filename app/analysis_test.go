@@ -166,6 +166,38 @@ func TestAnalysisBuiltinSkipped(t *testing.T) {
 	if v.Status != "skipped" || v.Error == nil || !strings.Contains(*v.Error, "--llm builtin") || v.Summary != nil || string(v.StructuredData) != "null" {
 		t.Fatalf("analysis %+v", v)
 	}
+
+	// A conversation's end queues its analysis too.
+	var conv struct{ Data struct{ ID string } }
+	if code := e.doJSON("POST", "/api/v1/conversations", e.key, map[string]any{"agentId": e.agentID}, &conv); code != 201 {
+		t.Fatalf("conversation: %d", code)
+	}
+	if code, _, b := e.do("POST", "/api/v1/conversations/"+conv.Data.ID+"/messages", e.key, map[string]any{"content": "Hello"}); code != 200 {
+		t.Fatalf("message: %d %s", code, b)
+	}
+	if code, _, b := e.do("GET", "/api/v1/conversations/"+conv.Data.ID+"/analysis", e.key, nil); code != 404 {
+		t.Fatalf("analysis before the end: %d %s", code, b)
+	}
+	e.do("POST", "/api/v1/conversations/"+conv.Data.ID+"/end", e.key, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var out struct{ Data analysis.View }
+		if code := e.doJSON("GET", "/api/v1/conversations/"+conv.Data.ID+"/analysis", e.key, nil, &out); code == 200 && out.Data.Status == "skipped" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conversation analysis: %+v", out.Data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// Bulk re-analysis needs a selection; progress needs a batch.
+	if code, _, b := e.do("POST", "/api/v1/analyses", e.key, map[string]any{}); code != 400 {
+		t.Errorf("empty bulk: %d %s", code, b)
+	}
+	if code, _, b := e.do("GET", "/api/v1/analyses", e.key, nil); code != 400 {
+		t.Errorf("progress without batchId: %d %s", code, b)
+	}
 }
 
 func TestAnalysisPlanValidation(t *testing.T) {
