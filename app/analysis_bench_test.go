@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/storage/convstore"
 )
 
@@ -31,9 +31,8 @@ func BenchmarkAnalysesPerSecond(b *testing.B) {
 	}
 	ctx := context.Background()
 	st := e.db.Conversations
-	none := func(convstore.Conversation, []convstore.Message) any { return nil }
 	for i := 0; i < b.N; i++ {
-		c, _, err := st.Create(ctx, convstore.Conversation{OrgID: e.orgID, AgentID: e.agentID, Channel: "api"}, none)
+		c, _, err := st.Create(ctx, convstore.Conversation{OrgID: e.orgID, AgentID: e.agentID, Channel: "api"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -41,7 +40,7 @@ func BenchmarkAnalysesPerSecond(b *testing.B) {
 			{Role: "assistant", Content: "Done: Tuesday at ten."}}); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := st.End(ctx, e.orgID, c.ID, none); err != nil {
+		if _, err := st.End(ctx, e.orgID, c.ID); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // bookingPlan asks for a summary, {booked, interest} and a pass/fail verdict.

@@ -12,6 +12,9 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -19,7 +22,7 @@ import (
 type App struct {
 	cfg     Config
 	log     *slog.Logger
-	db      *storage.DB
+	db      *storage.Stores
 	srv     *Server
 	ln      net.Listener
 	http    *http.Server
@@ -71,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	for _, wire := range []func(context.Context) error{a.wireWebhooks, a.wireKB, a.wireListings, a.wireConversations, a.wireAnalysis, a.wireCalls, a.wireWeb, a.firstRun} {
+	for _, wire := range []func(context.Context) error{a.wireFeatures, a.wireWeb, a.firstRun} {
 		if err := wire(ctx); err != nil {
 			a.Close()
 			return nil, err
@@ -87,11 +90,42 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
+// wireFeatures builds every feature once (app/features) and hands the
+// server its services and the run loop their workers.
+func (a *App) wireFeatures(ctx context.Context) error {
+	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Log: a.log,
+		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
+	cfg.Calls.Observe = a.queueObserver
+	cfg.KB.Observe = a.timedEmbedder
+	if !a.db.Webhooks.Sealing() {
+		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
+	}
+	f, err := features.Open(ctx, a.db, cfg)
+	if err != nil {
+		return err
+	}
+	a.onClose(f.Close)
+	for _, w := range f.Workers() {
+		a.goWorker(w)
+	}
+	streams, stop := context.WithCancel(context.Background())
+	a.srv.webhooks = webhooksState{svc: f.Events, worker: f.Deliveries, streams: streams,
+		stream: events.StreamConfig{Poll: a.cfg.Webhooks.Poll, KeepAlive: a.cfg.Webhooks.KeepAlive},
+		guard:  events.NewStreamGuard(a.cfg.Webhooks.Recheck)}
+	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
+	a.onClose(func() error { stop(); return nil })
+	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
+	a.srv.conv.Use(f.Conversations)
+	a.srv.analysis.Use(f.Analysis)
+	a.srv.analysis.UseTests(f.AgentTests)
+	return nil
+}
+
 // Addr is the address the server listens on (useful with port 0).
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
 // DB is the app's database, for tests and in-process tools.
-func (a *App) DB() *storage.DB { return a.db }
+func (a *App) DB() *storage.Stores { return a.db }
 
 // Handler is the HTTP handler, for tests that drive it through httptest.
 func (a *App) Handler() http.Handler { return a.srv }

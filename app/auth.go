@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // Capabilities named by the route table (access owns the roles).
@@ -146,17 +147,17 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		h.Set("Retry-After", "60")
 		if strings.HasPrefix(rt.path, "/api/v2/") {
 			// Documented /v2 quirk: a plain 401 in place of 429.
-			return principal{}, errorf(http.StatusUnauthorized, "Unauthorized: rate limit exceeded, retry in 60 seconds")
+			return principal{}, errs.New(errs.Unauthenticated, "Unauthorized: rate limit exceeded, retry in 60 seconds")
 		}
 		return principal{}, &Error{Kind: errs.RateLimited, Code: codeRateLimited,
 			Message: "Rate limit exceeded: " + strconv.Itoa(limit) + " requests per minute. Retry in 60 seconds."}
 	}
 	if rt.capability != "" && !access.Can(p.Role, rt.capability) {
-		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
+		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
 		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
-		return principal{}, errorf(http.StatusForbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
+		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
 			" (the organization enforces roles on /v1)")
 	}
 	return p, nil
@@ -165,19 +166,19 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 var errBadKey = &Error{Kind: errs.Unauthenticated, Message: "invalid or expired API key"}
 
 // lookupKey resolves a presented key through the cache.
-func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, error) {
+func (s *Server) lookupKey(ctx context.Context, key string) (orgstore.KeyAuth, error) {
 	if !access.WellFormedKey(key) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	k, err := s.keys.get(ctx, sha256.Sum256([]byte(key)))
 	if errors.Is(err, storage.ErrNotFound) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	if k.ExpiresAt != nil && !time.Now().Before(*k.ExpiresAt) {
-		return storage.KeyAuth{}, errBadKey
+		return orgstore.KeyAuth{}, errBadKey
 	}
 	return k, nil
 }
@@ -186,27 +187,27 @@ func (s *Server) lookupKey(ctx context.Context, key string) (storage.KeyAuth, er
 // soon as the database's auth epoch moves (a user removed, a key revoked, in
 // any process), so revocation is immediate while most requests skip SQL.
 type keyCache struct {
-	db    *storage.DB
+	db    *storage.Stores
 	mu    sync.RWMutex
 	epoch int64
 	m     map[[32]byte]cachedKey
 }
 
 type cachedKey struct {
-	k  storage.KeyAuth
+	k  orgstore.KeyAuth
 	at time.Time
 }
 
 const keyCacheTTL = time.Minute
 
-func newKeyCache(db *storage.DB) *keyCache {
+func newKeyCache(db *storage.Stores) *keyCache {
 	return &keyCache{db: db, epoch: -1, m: map[[32]byte]cachedKey{}}
 }
 
-func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, error) {
+func (c *keyCache) get(ctx context.Context, hash [32]byte) (orgstore.KeyAuth, error) {
 	epoch, err := c.db.AuthEpoch(ctx)
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	c.mu.RLock()
 	e, ok := c.m[hash]
@@ -215,9 +216,9 @@ func (c *keyCache) get(ctx context.Context, hash [32]byte) (storage.KeyAuth, err
 	if ok && same && time.Since(e.at) < keyCacheTTL {
 		return e.k, nil
 	}
-	k, err := c.db.LookupKey(ctx, hash[:])
+	k, err := c.db.Orgs.LookupKey(ctx, hash[:])
 	if err != nil {
-		return storage.KeyAuth{}, err
+		return orgstore.KeyAuth{}, err
 	}
 	c.mu.Lock()
 	if c.epoch != epoch || len(c.m) > 10000 {

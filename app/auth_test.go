@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -94,18 +95,14 @@ func TestAuthRefusals(t *testing.T) {
 	}
 }
 
-// A second storage.DB on the same file stands for another process (the
+// A second storage.Stores on the same file stands for another process (the
 // CLI): its changes must take effect on the server's next request.
 func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	e := newTestEnv(t)
 	ctx := context.Background()
-	other, err := storage.Open(ctx, e.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, e.db.Path())
 
-	u, err := other.AddUser(ctx, e.orgID, "leaver@example.test", "admin")
+	u, err := other.Orgs.AddUser(ctx, e.orgID, "leaver@example.test", "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +115,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 			t.Fatalf("before removal: %d %s", code, b)
 		}
 	}
-	if err := other.RemoveUser(ctx, e.orgID, u.Email); err != nil {
+	if err := other.Orgs.RemoveUser(ctx, e.orgID, u.Email); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", key, nil); code != 401 {
@@ -134,7 +131,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", key2, nil); code != 200 {
 		t.Fatal("new key refused")
 	}
-	if err := other.RevokeKey(ctx, "", k2.ID); err != nil {
+	if err := other.Orgs.RevokeKey(ctx, "", k2.ID); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", key2, nil); code != 401 {
@@ -148,8 +145,8 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	}
 }
 
-func mustOwner(t *testing.T, db *storage.DB, orgID string) string {
-	u, err := db.FirstOwner(context.Background(), orgID)
+func mustOwner(t *testing.T, db *storage.Stores, orgID string) string {
+	u, err := db.Orgs.FirstOwner(context.Background(), orgID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +194,13 @@ func TestKeyLifecycleOverAPI(t *testing.T) {
 		t.Fatalf("revoke: %d", code)
 	}
 	// An expired key is refused.
-	u, _ := e.db.FirstOwner(context.Background(), e.orgID)
+	u, _ := e.db.Orgs.FirstOwner(context.Background(), e.orgID)
 	hash := []byte{}
 	_ = hash
 	nk, secret, _ := access.KeyOptions{}.NewKey(e.orgID, u.ID)
 	past := time.Now().Add(-time.Second)
 	nk.ExpiresAt = &past
-	if _, err := e.db.CreateKey(context.Background(), nk); err != nil {
+	if _, err := e.db.Orgs.CreateKey(context.Background(), nk); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", secret, nil); code != 401 {
@@ -235,11 +232,7 @@ func TestPreflightAndRequestID(t *testing.T) {
 // another, shows on the next read.
 func TestKeyListFollowsChanges(t *testing.T) {
 	e := newTestEnv(t)
-	other, err := storage.Open(context.Background(), e.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := storetest.Open(t, e.db.Path())
 	count := func() int {
 		var out struct {
 			Data struct {
@@ -252,7 +245,7 @@ func TestKeyListFollowsChanges(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("start: %d keys", n)
 	}
-	u, _ := other.FirstOwner(context.Background(), e.orgID)
+	u, _ := other.Orgs.FirstOwner(context.Background(), e.orgID)
 	_, k, err := access.CreateKey(context.Background(), other, e.orgID, u.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +253,7 @@ func TestKeyListFollowsChanges(t *testing.T) {
 	if n := count(); n != 2 {
 		t.Fatalf("after a key made elsewhere: %d keys", n)
 	}
-	other.RevokeKey(context.Background(), "", k.ID)
+	other.Orgs.RevokeKey(context.Background(), "", k.ID)
 	var out struct {
 		Data struct {
 			Keys []map[string]any `json:"keys"`

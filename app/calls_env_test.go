@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Helpers shared by the call tests: a server with the sim dialer on short
@@ -25,7 +26,7 @@ func fastSim(talk time.Duration) func(*Config) {
 // voiceAgent creates an active voice agent with a phone number in the org:
 // +15550001111 in the bootstrap organization, a number of its own in any
 // other (a number belongs to one organization at a time).
-func (e *testEnv) voiceAgent(orgID string, mod ...func(*storage.Agent)) storage.Agent {
+func (e *testEnv) voiceAgent(orgID string, mod ...func(*agentstore.Agent)) agentstore.Agent {
 	e.t.Helper()
 	number := "+15550001111"
 	if orgID != e.orgID {
@@ -33,12 +34,12 @@ func (e *testEnv) voiceAgent(orgID string, mod ...func(*storage.Agent)) storage.
 		h.Write([]byte(orgID))
 		number = fmt.Sprintf("+1555002%04d", h.Sum32()%10000)
 	}
-	a := storage.Agent{OrgID: orgID, Name: "Caller", Type: "voice", Status: "active",
+	a := agentstore.Agent{OrgID: orgID, Name: "Caller", Type: "voice", Status: "active",
 		PhoneNumbers: []string{number}}
 	for _, m := range mod {
 		m(&a)
 	}
-	a, err := e.db.CreateAgent(context.Background(), a)
+	a, err := e.db.Agents.CreateAgent(context.Background(), a)
 	if err != nil {
 		e.t.Fatalf("create agent: %v", err)
 	}
@@ -99,7 +100,7 @@ func (e *testEnv) waitCall(key, id string, timeout time.Duration, cond func(call
 // waitFinal waits for a final status.
 func (e *testEnv) waitFinal(key, id string, timeout time.Duration) callView {
 	e.t.Helper()
-	return e.waitCall(key, id, timeout, func(c callView) bool { return storage.CallFinal(c.Status) })
+	return e.waitCall(key, id, timeout, func(c callView) bool { return callstore.CallFinal(c.Status) })
 }
 
 // outbound places an outbound call and returns its id.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 var updateCallsGolden = flag.Bool("update-calls", false, "rewrite testdata/golden/calls")
@@ -20,10 +20,10 @@ var updateCallsGolden = flag.Bool("update-calls", false, "rewrite testdata/golde
 func TestCallErrors(t *testing.T) {
 	e := newTestEnv(t, fastSim(0))
 	agent := e.voiceAgent(e.orgID)
-	chat := e.voiceAgent(e.orgID, func(a *storage.Agent) { a.Type = "chat"; a.PhoneNumbers = nil })
-	nophone := e.voiceAgent(e.orgID, func(a *storage.Agent) { a.PhoneNumbers = nil })
-	inactive := e.voiceAgent(e.orgID, func(a *storage.Agent) { a.Status = "inactive" })
-	training := e.voiceAgent(e.orgID, func(a *storage.Agent) { a.Status = "training" })
+	chat := e.voiceAgent(e.orgID, func(a *agentstore.Agent) { a.Type = "chat"; a.PhoneNumbers = nil })
+	nophone := e.voiceAgent(e.orgID, func(a *agentstore.Agent) { a.PhoneNumbers = nil })
+	inactive := e.voiceAgent(e.orgID, func(a *agentstore.Agent) { a.Status = "inactive" })
+	training := e.voiceAgent(e.orgID, func(a *agentstore.Agent) { a.Status = "training" })
 	otherOrg, otherKey := e.newOrg("other")
 	foreign := e.voiceAgent(otherOrg)
 	missing := "6f1d2c1e-0000-4000-8000-000000000000"

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
@@ -13,25 +12,8 @@ import (
 // The call endpoints: each decodes, makes one call into app/calls and
 // encodes its typed answer. Errors go through writeError (FamilyCalls).
 
-// callsState is the calls feature of the server (set by wireCalls).
+// callsState is the calls feature of the server (set by wireFeatures).
 type callsState struct{ *calls.Service }
-
-// wireCalls sets up the dialer, the dial queue and the scheduler, run with
-// the server and closed after it.
-func (a *App) wireCalls(ctx context.Context) error {
-	cfg := a.cfg.Calls
-	cfg.Observe = a.queueObserver
-	svc, err := calls.New(a.db, cfg, a.log)
-	if err != nil {
-		return err
-	}
-	a.onClose(svc.Close)
-	for _, w := range svc.Workers() {
-		a.goWorker(w)
-	}
-	a.srv.calls = callsState{svc}
-	return nil
-}
 
 // callsData is an answer {data}.
 type callsData[T any] struct {
@@ -80,7 +62,7 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	out, err := s.calls.Batch(r.Context(), caller(r), req, decodeBytes)
+	out, err := s.calls.Batch(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}

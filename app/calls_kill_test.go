@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // TestKillDuringDialing runs the real binary, SIGKILLs it while 200 calls
@@ -31,16 +33,12 @@ func TestKillDuringDialing(t *testing.T) {
 	}
 	dbPath, dialLog := dbtest.Path(t, "agentd.db"), filepath.Join(dir, "dials.log")
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbPath)
 	org, key, _, err := access.CreateOrg(ctx, db, "kill", "owner@kill.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent, err := db.CreateAgent(ctx, storage.Agent{OrgID: org.ID, Name: "Dialer", Type: "voice", Status: "active",
+	agent, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org.ID, Name: "Dialer", Type: "voice", Status: "active",
 		PhoneNumbers: []string{"+15550001111"}})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +84,7 @@ func TestKillDuringDialing(t *testing.T) {
 	}
 	srv.Kill()
 	before := len(testbin.DialLog(t, dialLog))
-	live, _, err := db.ListCalls(ctx, storage.CallFilter{OrgID: org.ID, Statuses: []string{"connecting", "ringing", "active"}, Limit: 1000})
+	live, _, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: org.ID, Statuses: []string{"connecting", "ringing", "active"}, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,15 +95,15 @@ func TestKillDuringDialing(t *testing.T) {
 
 	srv = start()
 	deadline = time.Now().Add(60 * time.Second)
-	var all []storage.Call
+	var all []callstore.Call
 	for {
-		all, _, err = db.ListCalls(ctx, storage.CallFilter{OrgID: org.ID, Limit: 1000})
+		all, _, err = db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: org.ID, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		final := 0
 		for _, c := range all {
-			if storage.CallFinal(c.Status) {
+			if callstore.CallFinal(c.Status) {
 				final++
 			}
 		}
@@ -134,7 +132,7 @@ func TestKillDuringDialing(t *testing.T) {
 	}
 	interrupted, retried := 0, 0
 	for _, c := range all {
-		atts, err := db.CallAttempts(ctx, c.ID)
+		atts, err := db.Calls.CallAttempts(ctx, c.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +143,7 @@ func TestKillDuringDialing(t *testing.T) {
 			t.Errorf("call %s dialled %d times for %d attempts", c.ID, perCall[c.ID], c.Attempts)
 		}
 		for i, a := range atts {
-			if a.Attempt != i+1 || !storage.CallFinal(a.Status) || a.EndedAt == nil {
+			if a.Attempt != i+1 || !callstore.CallFinal(a.Status) || a.EndedAt == nil {
 				t.Errorf("call %s attempt %+v not settled", c.ID, a)
 			}
 			if a.FailureReason == "interrupted" {

@@ -34,7 +34,7 @@ func BenchmarkBatch1000Compliance(b *testing.B) {
 		for i := lo; i < lo+50000; i++ {
 			nums = append(nums, fmt.Sprintf("+1800%07d", i))
 		}
-		if _, _, err := e.db.AddDNC(ctx, e.orgID, nums, "", time.Now()); err != nil {
+		if _, _, err := e.db.Calls.AddDNC(ctx, e.orgID, nums, "", time.Now()); err != nil {
 			b.Fatal(err)
 		}
 	}

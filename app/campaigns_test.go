@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // Campaign tests: batches paused, resumed and cancelled end to end with the

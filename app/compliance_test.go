@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // Compliance tests through HTTP: the do-not-call list (refused at schedule

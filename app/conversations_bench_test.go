@@ -20,8 +20,8 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // Conversation benchmarks over one collection of 100,000 one-chunk sources
@@ -92,7 +92,7 @@ func convBenchDB(b *testing.B) string {
 		}
 	}
 	for deadline := time.Now().Add(20 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		n, err := e.db.KBBacklog(ctx, col.ID)
+		n, err := e.db.KB.KBBacklog(ctx, col.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,12 +129,12 @@ func benchEnv(b *testing.B, cfg func(*Config)) (*testEnv, string, string) {
 	path := convBenchDB(b)
 	e := startTestEnv(b, path, func(c *Config) { c.Log = discardLogger(); c.Webhooks.Disabled = true }, cfg)
 	ctx := context.Background()
-	o, err := e.db.FindOrg(ctx, "default")
+	o, err := e.db.Orgs.FindOrg(ctx, "default")
 	if err != nil {
 		b.Fatal(err)
 	}
 	e.orgID = o.ID
-	c, err := e.db.FindCollection(ctx, o.ID, "bench")
+	c, err := e.db.KB.FindCollection(ctx, o.ID, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Every conversation route keeps organizations apart: another
@@ -63,7 +63,7 @@ func TestConversationTenantIsolation(t *testing.T) {
 		t.Fatalf("update with A's collection: %d %s", code, b)
 	}
 	// Written behind the API's back, it still finds nothing of A's.
-	if _, err := e.db.UpdateAgent(ctx, orgB, agentB, func(a *storage.Agent) error {
+	if _, err := e.db.Agents.UpdateAgent(ctx, orgB, agentB, func(a *agentstore.Agent) error {
 		a.Knowledge = json.RawMessage(`{"collectionIds":["` + e.col + `"],"topK":5,"listings":false}`)
 		return nil
 	}); err != nil {

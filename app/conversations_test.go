@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // convEnv is agentd with the scripted model (or builtin when model is nil),
@@ -255,7 +255,7 @@ func TestConversationURLTool(t *testing.T) {
 		t.Fatalf("tool request %s", gotBody)
 	}
 	ts, _ := strconv.ParseInt(gotHeader.Get("webhook-timestamp"), 10, 64)
-	want := events.Sign(gotHeader.Get("webhook-id"), time.Unix(ts, 0), gotBody, secret.Data.Secret)
+	want := signing.Sign(gotHeader.Get("webhook-id"), time.Unix(ts, 0), gotBody, secret.Data.Secret)
 	if gotHeader.Get("webhook-signature") == "" || gotHeader.Get("webhook-signature") != want {
 		t.Fatalf("signature %q, want %q", gotHeader.Get("webhook-signature"), want)
 	}

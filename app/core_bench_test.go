@@ -24,7 +24,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 	s, _, db := newBareServer(b)
 	_, key, _ := newOrgKey(b, db, "bench", access.KeyOptions{})
 	// A key whose window never fills during the run.
-	u, _ := db.ListUsers(context.Background(), mustOrgID(b, s, "bench"))
+	u, _ := db.Orgs.ListUsers(context.Background(), mustOrgID(b, s, "bench"))
 	key, _, _ = access.CreateKey(context.Background(), db, u[0].OrgID, u[0].ID, access.KeyOptions{RateLimit: access.MaxRateLimit})
 	rt := route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage}
 	req := httptest.NewRequest("GET", "/api/v2/api-keys", nil)
@@ -40,7 +40,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 }
 
 func mustOrgID(b testing.TB, s *Server, name string) string {
-	o, err := s.db.FindOrg(context.Background(), name)
+	o, err := s.db.Orgs.FindOrg(context.Background(), name)
 	if err != nil {
 		b.Fatal(err)
 	}

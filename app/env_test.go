@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -23,7 +23,7 @@ type testEnv struct {
 	t         testing.TB
 	app       *App
 	url       string
-	db        *storage.DB
+	db        *storage.Stores
 	key       string // owner key of the bootstrap organization "default"
 	orgID     string
 	logs      *testbin.Buffer // the server log, e.g. to check keys are never logged
@@ -66,7 +66,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 			e.setupLink = l
 		}
 	}
-	if o, err := a.DB().FindOrg(ctx, "default"); err == nil {
+	if o, err := a.DB().Orgs.FindOrg(ctx, "default"); err == nil {
 		e.orgID = o.ID
 	}
 	t.Cleanup(func() {
@@ -92,7 +92,7 @@ func (e *testEnv) newOrg(name string) (string, string) {
 // keyWithRole adds a user with the role to the org and returns a key of theirs.
 func (e *testEnv) keyWithRole(orgID, role string, o access.KeyOptions) string {
 	e.t.Helper()
-	u, err := e.db.AddUser(context.Background(), orgID, role+"-"+newRequestID("")+"@example.test", role)
+	u, err := e.db.Orgs.AddUser(context.Background(), orgID, role+"-"+newRequestID("")+"@example.test", role)
 	if err != nil {
 		e.t.Fatalf("add user: %v", err)
 	}

@@ -61,19 +61,6 @@ func status(e *Error) int {
 	return http.StatusInternalServerError
 }
 
-// statusKind is the kind an HTTP status stands for (errorf's callers).
-func statusKind(st int) errs.Kind {
-	for k, v := range kindStatus {
-		if v == st {
-			return k
-		}
-	}
-	return errs.Internal
-}
-
-// errorf builds an Error with a client message.
-func errorf(st int, msg string) *Error { return &Error{Kind: statusKind(st), Message: msg} }
-
 // badRequest is a 400 with the given message.
 func badRequest(msg string) *Error { return errs.New(errs.Invalid, msg) }
 
@@ -145,9 +132,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, 
 	writeJSON(w, st, errorBody(fam, e, s.now()))
 }
 
-func errorBody(fam Family, e *Error, now timeNow) any {
+// errorBody is e in the family's shape, with e's status.
+func errorBody(fam Family, e *Error, now timeNow) any { return statusBody(fam, status(e), e, now) }
+
+// statusBody is e in the family's shape with status st: the OpenAPI
+// examples, keyed by status, build their bodies with it.
+func statusBody(fam Family, st int, e *Error, now timeNow) any {
 	ts := formatTime(now)
-	st := status(e)
 	if e.Code == codeRateLimited {
 		return map[string]any{"error": map[string]any{"message": e.Message, "code": codeRateLimited,
 			"status": st, "retryInSeconds": 60, "timestamp": ts}}

@@ -22,7 +22,7 @@ func TestErrorShapesGolden(t *testing.T) {
 		Details: []FieldError{{Path: "listings.3.price", Message: "must be >= 0"}}}
 	limited := &Error{Kind: errs.RateLimited, Code: codeRateLimited, Message: "Rate limit exceeded: 1000 requests per minute. Retry in 60 seconds."}
 	cases := map[string]any{
-		"v2_403":          errorBody(FamilyV2, errorf(403, "insufficient permissions"), now),
+		"v2_403":          errorBody(FamilyV2, errs.New(errs.Forbidden, "insufficient permissions"), now),
 		"kb_400":          errorBody(FamilyKB, badRequest("collectionId is required"), now),
 		"listings_400":    errorBody(FamilyListings, validation, now),
 		"agents_404":      errorBody(FamilyAgents, notFound("agent not found"), now),

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial/sipdial"
-	"github.com/agentd/agentd/internal/livekittest"
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/livekittest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 // inboundList reads the organization's inbound calls.

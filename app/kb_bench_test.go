@@ -89,7 +89,7 @@ func BenchmarkKBIngest(b *testing.B) {
 		wg.Wait()
 		tAcc += time.Since(start)
 		for {
-			n, err := e.db.KBBacklog(ctx, col)
+			n, err := e.db.KB.KBBacklog(ctx, col)
 			if err != nil {
 				b.Fatal(err)
 			}

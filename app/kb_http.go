@@ -1,29 +1,13 @@
 package app
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
-
-// wireKB opens the knowledge base (embedder, queue recovery) before the
-// server takes requests, and runs its worker and index warm-up beside it.
-func (a *App) wireKB(ctx context.Context) error {
-	cfg := a.cfg.KB
-	cfg.Observe = a.timedEmbedder
-	svc, err := kb.Open(ctx, a.db, cfg, a.log)
-	if err != nil {
-		return err
-	}
-	a.srv.kb = svc
-	a.goWorker(svc.Run)
-	a.goWorker(svc.Warm)
-	return nil
-}
 
 // kbMeta is the {timestamp} every knowledge response carries.
 type kbMeta struct {
@@ -52,7 +36,7 @@ type kbCollection struct {
 	UpdatedAt   string   `json:"updatedAt"`
 }
 
-func viewCollection(c storage.Collection) kbCollection {
+func viewCollection(c kbstore.Collection) kbCollection {
 	return kbCollection{ID: c.ID, Name: c.Name, Description: c.Description, SourceCount: c.SourceCount,
 		SearchAlpha: c.SearchAlpha, CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt)}
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/embedtest"
+	"github.com/agentd/agentd/internal/testkit/embedtest"
 )
 
 // Through the API: a source whose embedding service answers 503 is failed

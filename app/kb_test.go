@@ -378,7 +378,7 @@ func TestKBCollections(t *testing.T) {
 	if code := e.doJSON("GET", "/api/v1/kb/collections/"+col, e.key, nil, nil); code != 404 {
 		t.Fatalf("deleted collection: %d", code)
 	}
-	if n, err := e.db.KBBacklog(context.Background(), ""); err != nil || n != 0 {
+	if n, err := e.db.KB.KBBacklog(context.Background(), ""); err != nil || n != 0 {
 		t.Fatalf("backlog after delete %d %v", n, err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // keyView is a key as the API shows it (never the secret, but on creation).
@@ -28,7 +28,7 @@ type keyView struct {
 	Status             string  `json:"status"`
 }
 
-func newKeyView(k storage.APIKey, now time.Time) keyView {
+func newKeyView(k orgstore.APIKey, now time.Time) keyView {
 	return keyView{CreatedAt: formatTime(k.CreatedAt), CreatedBy: k.UserEmail, ExpiresAt: timePtr(k.ExpiresAt),
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, RateLimitPerMinute: k.RateLimit,
 		RevokedAt: timePtr(k.RevokedAt), Status: access.KeyStatus(k, now)}
@@ -108,7 +108,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ks, err := s.db.ListKeys(r.Context(), orgID(r))
+	ks, err := s.db.Orgs.ListKeys(r.Context(), orgID(r))
 	if err != nil {
 		return err
 	}

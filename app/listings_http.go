@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 
@@ -14,27 +13,6 @@ import (
 // server's database and, with an embedder, the vector side.
 type listingsState struct {
 	svc *listings.Service
-}
-
-// wireListings sets up listings on the knowledge base's embedder and vector
-// index (wireKB runs first); without an embedder search is keyword-only.
-func (a *App) wireListings(ctx context.Context) error {
-	v := listings.NewVectors(a.db, a.srv.kb.Embedder(), a.srv.kb.VectorIndex())
-	if v != nil {
-		v.Tuning = a.srv.kb.SearchTuning()
-	}
-	a.srv.listings.svc = &listings.Service{DB: a.db, Vectors: v}
-	if v != nil {
-		// Load the listing spaces in the background so the first search
-		// after a start does not pay for it.
-		a.goWorker(func(ctx context.Context) error {
-			if err := v.Index.Warm(ctx, listings.SpacePrefix); err != nil && ctx.Err() == nil {
-				a.log.Warn("loading listing vectors", "err", err)
-			}
-			return nil
-		})
-	}
-	return nil
 }
 
 // syncResponse is the body of POST /api/v1/listings/sync. Fields are in

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/metrics"
+	"github.com/agentd/agentd/storage"
 )
 
 // httpMetrics is the request side of the metrics: one metrics.Route per
@@ -82,7 +84,7 @@ func (a *App) wireMetrics(ln net.Listener) error {
 		return nil
 	}
 	reg := metrics.New()
-	if err := reg.CollectStore(a.db); err != nil {
+	if err := reg.CollectStore(dbGauges{a.db}); err != nil {
 		ln.Close()
 		return err
 	}
@@ -129,3 +131,16 @@ func (a *App) timedEmbedder(e embed.Embedder) embed.Embedder {
 	}
 	return a.srv.metrics.reg.Embedder(e)
 }
+
+// dbGauges is what the store collector reads, from the stores that hold it.
+type dbGauges struct{ db *storage.Stores }
+
+func (g dbGauges) CallsInFlight(ctx context.Context) (map[string]int, error) {
+	return g.db.Calls.CallsInFlight(ctx)
+}
+
+func (g dbGauges) KBBacklogByStatus(ctx context.Context) (map[string]int, error) {
+	return g.db.KB.KBBacklogByStatus(ctx)
+}
+
+func (g dbGauges) PoolStats() map[string]sql.DBStats { return g.db.PoolStats() }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/metrics"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 // scrapeText reads /metrics.
@@ -226,11 +225,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 // registry; the difference between "on" and "off" is the metrics' share
 // (go test ./app -run '^$' -bench Metrics -benchtime 300000x -count 5).
 func BenchmarkMetricsMiddleware(b *testing.B) {
-	db, err := storage.Open(context.Background(), filepath.Join(b.TempDir(), "a.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(b, filepath.Join(b.TempDir(), "a.db"))
 	s := newServer(Config{Version: "test"}, db, discardLogger())
 	s.handle(route{method: "GET", path: "/bench/:id", auth: authNone, summary: "bench"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // bearer does a request with the key as Authorization: Bearer, as OpenAI

@@ -35,7 +35,7 @@ func errorExample(rt route) func(string, json.RawMessage) (json.RawMessage, erro
 		if msg == "" {
 			msg = defaultErrorMessage(rt, st)
 		}
-		return json.Marshal(errorBody(rt.family, errorf(st, msg), exampleTime))
+		return json.Marshal(statusBody(rt.family, st, &Error{Message: msg}, exampleTime))
 	}
 }
 

@@ -27,7 +27,7 @@ func TestPhoneNumberBelongsToOneOrganization(t *testing.T) {
 		t.Fatalf("B adds A's number by update: %d %s", code, b)
 	}
 	ctx := context.Background()
-	got, err := e.db.VoiceAgentForNumber(ctx, "+14155550100")
+	got, err := e.db.Agents.VoiceAgentForNumber(ctx, "+14155550100")
 	if err != nil || got.ID != a.ID {
 		t.Fatalf("inbound to A's number: %+v %v", got, err)
 	}
@@ -37,11 +37,11 @@ func TestPhoneNumberBelongsToOneOrganization(t *testing.T) {
 	for _, ag := range listAgents(t, e, e.key, "").Data.Agents {
 		e.do("DELETE", "/api/v1/agents/"+ag["id"].(string), e.key, nil)
 	}
-	if _, err := e.db.VoiceAgentForNumber(ctx, "+14155550100"); err == nil {
+	if _, err := e.db.Agents.VoiceAgentForNumber(ctx, "+14155550100"); err == nil {
 		t.Fatal("a number with no active agent still routes")
 	}
 	mine := mustCreateAgent(t, e, keyB, map[string]any{"name": "new owner", "type": "voice", "phoneNumbers": []string{"+14155550100"}})
-	if got, err := e.db.VoiceAgentForNumber(ctx, "+14155550100"); err != nil || got.ID != mine.ID {
+	if got, err := e.db.Agents.VoiceAgentForNumber(ctx, "+14155550100"); err != nil || got.ID != mine.ID {
 		t.Fatalf("inbound after the transfer: %+v %v", got, err)
 	}
 }

@@ -14,19 +14,16 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
 
 // newBareServer is a Server on a fresh database with one extra v1 test
 // route, served through httptest, for middleware tests.
-func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
+func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 	t.Helper()
-	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "a.db"))
 	s := newServer(Config{Version: "test"}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	s.handle(route{method: "GET", path: "/api/v1/test/ping", family: FamilyCalls, summary: "test"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
@@ -38,13 +35,13 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.DB) {
 	return s, ts, db
 }
 
-func newOrgKey(t testing.TB, db *storage.DB, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
+func newOrgKey(t testing.TB, db *storage.Stores, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
 	t.Helper()
 	org, key, _, err := access.CreateOrg(context.Background(), db, name, "owner@"+name+".test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.FirstOwner(context.Background(), org.ID)
+	u, _ := db.Orgs.FirstOwner(context.Background(), org.ID)
 	lk, _, err := access.CreateKey(context.Background(), db, org.ID, u.ID, o)
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/convapi"
+	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/storage"
@@ -53,7 +54,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 
 // Server is the HTTP API: routes, middleware and the handlers' dependencies.
 type Server struct {
-	db  *storage.DB
+	db  *storage.Stores
 	log *slog.Logger
 	now func() time.Time
 	cfg Config
@@ -78,10 +79,10 @@ type Server struct {
 }
 
 // newServer builds the server and its route table.
-func newServer(cfg Config, db *storage.DB, log *slog.Logger) *Server {
+func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	var rates access.RateStore
 	if db.Postgres() { // several processes share the database: and the limit
-		rates = db
+		rates = db.Orgs
 	}
 	s := &Server{
 		db:          db,
@@ -132,7 +133,7 @@ func (s *Server) handle(rt route, h handlerFunc) {
 			ri.route = idx
 		}
 		if r.ContentLength > rt.bodyLimit {
-			s.writeError(w, r, rt.family, errorf(http.StatusRequestEntityTooLarge,
+			s.writeError(w, r, rt.family, errs.New(errs.TooLarge,
 				fmt.Sprintf("request body too large (max %d bytes)", rt.bodyLimit)))
 			return
 		}
@@ -204,7 +205,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	s.writeError(w, r, familyOf(r.URL.Path), errorf(http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
+	s.writeError(w, r, familyOf(r.URL.Path), errs.New(errs.MethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path))
 }
 
 // familyOf picks the error shape for a path no route matched.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // userView is a user as the auth and members endpoints show it.
@@ -122,11 +122,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	p := principalFrom(r.Context())
-	u, err := s.db.UserByID(r.Context(), p.OrgID, p.UserID)
+	u, err := s.db.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
 	if err != nil {
 		return err
 	}
-	o, err := s.db.FindOrg(r.Context(), p.OrgID)
+	o, err := s.db.Orgs.FindOrg(r.Context(), p.OrgID)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ type memberListView struct {
 	Members []userView `json:"members"`
 }
 
-func newUserView(u storage.User) userView {
+func newUserView(u orgstore.User) userView {
 	return userView{ID: u.ID, Email: u.Email, Role: u.Role, CreatedAt: formatTime(u.CreatedAt)}
 }
 

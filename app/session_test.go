@@ -66,7 +66,7 @@ func (b *browser) do(method, path string, body any, hdr ...string) (int, []byte)
 // userWithPassword adds a user with a role and a password.
 func (e *testEnv) userWithPassword(orgID, email, role, pw string) string {
 	e.t.Helper()
-	u, err := e.db.AddUser(context.Background(), orgID, email, role)
+	u, err := e.db.Orgs.AddUser(context.Background(), orgID, email, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -87,10 +87,10 @@ func TestStreamEndsWhenRoleLosesEvents(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("stream: %d", code)
 	}
-	users, _ := e.db.ListUsers(ctx, e.orgID)
+	users, _ := e.db.Orgs.ListUsers(ctx, e.orgID)
 	for _, u := range users {
 		if u.Role == "member" {
-			if _, err := e.db.SetUserRole(ctx, e.orgID, u.ID, "viewer"); err != nil {
+			if _, err := e.db.Orgs.SetUserRole(ctx, e.orgID, u.ID, "viewer"); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/livekittest"
+	"github.com/agentd/agentd/dial/livekitdial"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
 
 // liveKitDialer runs the server with --dialer livekit against the fake.
@@ -23,7 +23,7 @@ func liveKitDialer(url, trunk string) func(*Config) {
 	return func(c *Config) {
 		c.Calls = calls.Config{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
 			Poll: 100 * time.Millisecond, Lease: time.Second, Drain: time.Second,
-			Telephony: calls.TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,
+			Telephony: calls.TelephonyConfig{LiveKit: livekitdial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,
 				OutboundTrunkID: trunk, AgentName: "telephony-test-agent", RingTimeout: 5 * time.Second, PollInterval: -1}}}
 	}
 }
@@ -57,7 +57,7 @@ func activeLiveKitCall(t *testing.T, e *testEnv) (string, string) {
 	agent := e.voiceAgent(e.orgID)
 	id := e.outbound(e.key, agent.ID, "+14155550123")
 	c := e.waitCall(e.key, id, 10*time.Second, func(c callView) bool { return c.Status == "active" })
-	room := dial.LiveKitRoomName(id, 1)
+	room := livekitdial.LiveKitRoomName(id, 1)
 	if c.RoomID == nil || *c.RoomID != room || c.JobID == nil || *c.JobID != "AD_"+room ||
 		c.SIPParticipantID == nil || *c.SIPParticipantID != "PA_sip-"+room {
 		t.Fatalf("active call ids: room %v job %v participant %v", c.RoomID, c.JobID, c.SIPParticipantID)
@@ -181,7 +181,7 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 
 	// An event of another attempt's room, and one of a room agentd did not
 	// create, change nothing.
-	for _, r := range []string{dial.LiveKitRoomName(id, 2), "someone-elses-room"} {
+	for _, r := range []string{livekitdial.LiveKitRoomName(id, 2), "someone-elses-room"} {
 		ob := livekittest.WebhookBody("EV_other_"+r, "room_finished", r, "", ended)
 		if code, resp := b.postWebhook(telSign(livekittest.Key, livekittest.Secret, ob, time.Now().Add(time.Minute)), ob); code != 200 {
 			t.Fatalf("webhook for %s: %d %s", r, code, resp)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // POST /api/v1/calls/{id}/result: fields replace, metadata merges under
@@ -168,7 +168,7 @@ func TestTelephonyCallResultErrors(t *testing.T) {
 		t.Errorf("no key: %d", code)
 	}
 
-	later, err := e.db.CreateCalls(context.Background(), []storage.Call{{OrgID: e.orgID, AgentID: agent.ID,
+	later, err := e.db.Calls.CreateCalls(context.Background(), []callstore.Call{{OrgID: e.orgID, AgentID: agent.ID,
 		PhoneNumber: "+14155550199", Metadata: json.RawMessage(`{}`), DueAt: time.Now().Add(time.Hour)}})
 	if err != nil {
 		t.Fatal(err)

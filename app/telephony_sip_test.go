@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial/sipdial"
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 // sipDialer runs the server with --dialer sip against trunk.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 )
 
@@ -24,7 +24,7 @@ func TestOpenValidatesBeforeTheDatabase(t *testing.T) {
 	}{
 		{Config{Calls: calls.Config{Dialer: "sip"}}, []string{"--sip-trunk (env AGENTD_SIP_TRUNK)"}},
 		{Config{Calls: calls.Config{Dialer: "sip", Telephony: calls.TelephonyConfig{SIP: sipdial.Config{Trunk: "t:5060", Transport: "sctp"}}}}, []string{"transport"}},
-		{Config{Calls: calls.Config{Dialer: "livekit", Telephony: calls.TelephonyConfig{LiveKit: dial.LiveKitConfig{URL: "gopher://x",
+		{Config{Calls: calls.Config{Dialer: "livekit", Telephony: calls.TelephonyConfig{LiveKit: livekitdial.LiveKitConfig{URL: "gopher://x",
 			APIKey: "k", APISecret: "s", OutboundTrunkID: "ST_x", AgentName: "a"}}}}, []string{"scheme"}},
 		{Config{Addr: "nope", KB: kb.Config{Embedder: "magic"}, Calls: calls.Config{Dialer: "fax"}}, []string{"--addr", "--embedder", "--dialer"}},
 		{Config{MetricsAddr: "127.0.0.1:9090", Addr: "127.0.0.1:9090"}, []string{"--metrics-addr must differ"}},

@@ -15,7 +15,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // chromiumPath is the headless browser the dashboard tests drive
@@ -151,7 +152,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.SendKeys(css("#a-voice"), "alloy"), chromedp.SendKeys(css("#a-instructions"), "Confirm the appointment."),
 		chromedp.Submit(css("#a-name")), chromedp.WaitVisible(css("#jobs")))
 	agentID := strings.TrimPrefix(location(), e.url+"/agents/")
-	if a, err := e.db.GetAgent(context.Background(), e.orgID, agentID); err != nil || a.Type != "voice" || a.Name != "Ava" {
+	if a, err := e.db.Agents.GetAgent(context.Background(), e.orgID, agentID); err != nil || a.Type != "voice" || a.Name != "Ava" {
 		t.Fatalf("agent %s: %+v %v", agentID, a, err)
 	}
 
@@ -211,7 +212,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 
 	// A week of history for the overview and the batches.
-	if err := e.db.SeedHistory(context.Background(), storage.WeekOfCalls(e.orgID, agentID, 4000, time.Now().UTC())); err != nil {
+	if err := e.db.Dashboard.SeedHistory(context.Background(), dashstore.WeekOfCalls(e.orgID, agentID, 4000, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	run("overview", chromedp.Navigate(e.url+"/"), chromedp.WaitVisible(css("svg.chart")), shoot(shots, "overview"))
@@ -244,7 +245,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if h1 := get(ctx, t, "refusal", chromedp.Text(css("main h1"))); h1 != "Forbidden" {
 		t.Fatalf("cross-site form answered %q", h1)
 	}
-	if as, _, _ := e.db.ListAgents(context.Background(), e.orgID, storage.AgentFilter{Limit: 10}); len(as) != 1 {
+	if as, _, _ := e.db.Agents.ListAgents(context.Background(), e.orgID, agentstore.AgentFilter{Limit: 10}); len(as) != 1 {
 		t.Fatalf("%d agents after the cross-site form", len(as))
 	}
 

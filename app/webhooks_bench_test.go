@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // BenchmarkWebhookDeliveries logs 5,000 call events per iteration and
@@ -40,11 +40,11 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 		start := time.Now()
 		want := got.Load() + perIter
 		for range perIter / 500 {
-			calls := make([]storage.Call, 500)
+			calls := make([]callstore.Call, 500)
 			for i := range calls {
-				calls[i] = storage.Call{OrgID: e.orgID, AgentID: agent.ID, Status: storage.CallQueued, PhoneNumber: "+14155550100"}
+				calls[i] = callstore.Call{OrgID: e.orgID, AgentID: agent.ID, Status: callstore.CallQueued, PhoneNumber: "+14155550100"}
 			}
-			if _, err := e.db.CreateCalls(ctx, calls); err != nil {
+			if _, err := e.db.Calls.CreateCalls(ctx, calls); err != nil {
 				b.Fatal(err)
 			}
 		}

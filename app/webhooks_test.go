@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -355,13 +355,13 @@ func TestEventStreamEndsOnShutdown(t *testing.T) {
 }
 
 // A loopback receiver is refused by default with a sentence that names the
-// address and the flag that allows it (issue 26: it read "is a address not
-// allowed").
+// flag that allows it (issue 26: it read "is a address not allowed") and not
+// what the host resolves to (issue 27).
 func TestWebhookLoopbackRefusalNamesTheFlag(t *testing.T) {
 	e := newTestEnv(t)
 	for _, u := range []string{"http://127.0.0.1:9/hooks", "http://localhost:9/hooks"} {
 		code, _, b := e.do("POST", "/api/v2/webhooks", e.key, map[string]any{"url": u, "events": []string{"*"}})
-		if code != 400 || !strings.Contains(string(b), "is a private, loopback") || !strings.Contains(string(b), "--webhook-allow-private") ||
+		if code != 400 || !strings.Contains(string(b), "is not an allowed address") || !strings.Contains(string(b), "--webhook-allow-private") ||
 			strings.Contains(string(b), "is a address") {
 			t.Errorf("%s: %d %s", u, code, b)
 		}

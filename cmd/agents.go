@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // agentCommands are the agent commands (agent create|list|get|update|delete)
@@ -88,8 +90,8 @@ func (f *agentFlags) input(c *cobra.Command) (agents.Input, error) {
 }
 
 // withOrg opens the database and resolves --org for a command body.
-func withOrg(c *cobra.Command, g *globals, org string, fn func(db *storage.DB, orgID string) error) error {
-	return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+func withOrg(c *cobra.Command, g *globals, org string, fn func(db *storage.Stores, orgID string) error) error {
+	return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
 		return fn(db, o.ID)
 	})
 }
@@ -98,7 +100,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Manage agents (same rules as /api/v1/agents)"}
 	var org string
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
-	show := func(c *cobra.Command, a storage.Agent, verb string) error {
+	show := func(c *cobra.Command, a agentstore.Agent, verb string) error {
 		if g.json {
 			return printJSON(c.OutOrStdout(), agents.NewView(a))
 		}
@@ -116,7 +118,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				a, err := agents.Create(c.Context(), db, orgID, in)
 				if err != nil {
 					return err
@@ -133,7 +135,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "List agents, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				as, more, err := agents.List(c.Context(), db, orgID, q)
 				if err != nil {
 					return err
@@ -164,7 +166,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "Show an agent with its instructions, config and tools",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				a, err := agents.Get(c.Context(), db, orgID, args[0])
 				if err != nil {
 					return err
@@ -189,7 +191,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				a, err := agents.Update(c.Context(), db, orgID, args[0], in)
 				if err != nil {
 					return err
@@ -205,7 +207,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "Delete an agent: it becomes inactive and stays listed",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				a, err := agents.Delete(c.Context(), db, orgID, args[0])
 				if err != nil {
 					return err
@@ -219,7 +221,7 @@ func newAgentCmd(g *globals) *cobra.Command {
 }
 
 // printAgent prints the one-line summary of an agent.
-func printAgent(c *cobra.Command, a storage.Agent, verb string) {
+func printAgent(c *cobra.Command, a agentstore.Agent, verb string) {
 	if verb != "" {
 		verb = " " + verb
 	}

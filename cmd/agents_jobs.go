@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // jobDeletedJSON is the --json output of job delete.
@@ -43,7 +44,7 @@ func newJobCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Manage the jobs assigned to agents (same rules as /api/v2/jobs)"}
 	var org string
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
-	show := func(c *cobra.Command, j storage.Job, verb string) error {
+	show := func(c *cobra.Command, j agentstore.Job, verb string) error {
 		if g.json {
 			return printJSON(c.OutOrStdout(), agents.NewJobView(j))
 		}
@@ -56,7 +57,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Assign a new job to an agent",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				j, err := agents.CreateJob(c.Context(), db, orgID, cf.input(c))
 				if err != nil {
 					return err
@@ -72,7 +73,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "List jobs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				js, err := agents.ListJobs(c.Context(), db, orgID, agent)
 				if err != nil {
 					return err
@@ -96,7 +97,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Change the given fields of a job (--agent moves it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				j, err := agents.UpdateJob(c.Context(), db, orgID, args[0], uf.input(c))
 				if err != nil {
 					return err
@@ -111,7 +112,7 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Delete a job",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.DB, orgID string) error {
+			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
 				if err := agents.DeleteJob(c.Context(), db, orgID, args[0]); err != nil {
 					return err
 				}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // Backup and restore copy SQLite files: given a PostgreSQL URL they say so,

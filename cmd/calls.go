@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.
@@ -68,7 +69,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "List calls, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				if status != "" {
 					o.Statuses = strings.Split(status, ",")
 				}
@@ -124,7 +125,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Show one call with its attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				rec, err := calls.Get(c.Context(), db, org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)
@@ -138,7 +139,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Cancel a call that has not ended (a call being dialled is hung up by the server within a heartbeat)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				rec, prev, err := calls.Cancel(c.Context(), db, org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // The campaign, do-not-call and settings commands on the database file.
@@ -22,15 +24,15 @@ func TestCampaignCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgs, _ := db.ListOrgs(ctx)
+	orgs, _ := db.Orgs.ListOrgs(ctx)
 	org := orgs[0].ID
-	agent, _ := db.CreateAgent(ctx, storage.Agent{OrgID: org, Name: "Ada", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
-	rows := make([]storage.Call, 4)
+	agent, _ := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org, Name: "Ada", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
+	rows := make([]callstore.Call, 4)
 	for i := range rows {
-		rows[i] = storage.Call{OrgID: org, AgentID: agent.ID, Status: storage.CallScheduled,
+		rows[i] = callstore.Call{OrgID: org, AgentID: agent.ID, Status: callstore.CallScheduled,
 			PhoneNumber: fmt.Sprintf("+1415555010%d", i), DueAt: time.Now().Add(time.Hour)}
 	}
-	b, _, err := db.CreateBatch(ctx, storage.Batch{OrgID: org, AgentID: agent.ID, Name: "autumn"}, rows)
+	b, _, err := db.Calls.CreateBatch(ctx, callstore.Batch{OrgID: org, AgentID: agent.ID, Name: "autumn"}, rows)
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // dncCommands are the do-not-call commands: dnc import FILE, add, remove, list.
@@ -63,7 +64,7 @@ at once.`,
 				sum.Problems = []dnc.Problem{}
 			}
 			if !dryRun {
-				err = inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+				err = inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 					bar := dncBar(errOut, len(lines), g.json)
 					added, err := dnc.Import(c.Context(), db, org.ID, lines, reason, func(n int) { bar.Set(n) })
 					bar.Finish()
@@ -94,7 +95,7 @@ at once.`,
 	add := &cobra.Command{
 		Use: "add NUMBER...", Short: "Add numbers to the do-not-call list", Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				req := dnc.AddRequest{Numbers: args}
 				if addReason != "" {
 					req.Reason = &addReason
@@ -115,7 +116,7 @@ at once.`,
 	remove := &cobra.Command{
 		Use: "remove NUMBER...", Short: "Remove numbers from the do-not-call list", Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				out, err := dnc.Remove(c.Context(), db, org.ID, dnc.RemoveRequest{Numbers: args})
 				if err != nil {
 					return callCLIErr(err)
@@ -132,7 +133,7 @@ at once.`,
 	list := &cobra.Command{
 		Use: "list", Short: "List (or look up with --phone) numbers on the do-not-call list", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, org storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
 				page, err := dnc.List(c.Context(), db, org.ID, lo)
 				if err != nil {
 					return callCLIErr(err)

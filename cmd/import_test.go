@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
 // importServer is a real agentd on a temp database for import tests.

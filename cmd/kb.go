@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
@@ -85,7 +86,7 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Create a knowledge collection and print its id",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
 				col, err := kb.CreateCollection(c.Context(), db, o.ID, args[0], desc)
 				if err != nil {
 					return err
@@ -104,7 +105,7 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "List knowledge collections",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
 				cols, _, err := kb.ListCollections(c.Context(), db, o.ID, kb.Page{Limit: 1_000_000})
 				if err != nil {
 					return err
@@ -131,7 +132,7 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Delete a knowledge collection with its sources, chunks and vectors",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
 				col, err := kb.FindCollection(c.Context(), db, o.ID, args[0])
 				if err != nil {
 					return err

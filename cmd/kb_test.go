@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/internal/embedtest"
+	"github.com/agentd/agentd/internal/testkit/embedtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // collection create/list/delete and reindex through the command tree, on a
@@ -30,8 +32,8 @@ func TestKBCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgs, _ := db.ListOrgs(ctx)
-	if _, err := db.UpsertSource(ctx, orgs[0].ID, c.ID, storage.SourceInput{ExternalID: "a", Title: "A", Content: "hello world"}); err != nil {
+	orgs, _ := db.Orgs.ListOrgs(ctx)
+	if _, err := db.KB.UpsertSource(ctx, orgs[0].ID, c.ID, kbstore.SourceInput{ExternalID: "a", Title: "A", Content: "hello world"}); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -68,22 +70,18 @@ func TestReindexFailedCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	db, err := storage.Open(ctx, path)
+	db := storetest.Open(t, path)
+	orgs, _ := db.Orgs.ListOrgs(ctx)
+	col, err := db.KB.FindCollection(ctx, orgs[0].ID, "docs")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	orgs, _ := db.ListOrgs(ctx)
-	col, err := db.FindCollection(ctx, orgs[0].ID, "docs")
-	if err != nil {
+	if _, err := db.KB.UpsertSource(ctx, orgs[0].ID, col.ID, kbstore.SourceInput{ExternalID: "a", Title: "A", Content: "hello world"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UpsertSource(ctx, orgs[0].ID, col.ID, storage.SourceInput{ExternalID: "a", Title: "A", Content: "hello world"}); err != nil {
-		t.Fatal(err)
-	}
-	source := func() storage.Source {
+	source := func() kbstore.Source {
 		t.Helper()
-		l, _, err := db.ListSources(ctx, col.ID, storage.SourceFilter{Limit: 10})
+		l, _, err := db.KB.ListSources(ctx, col.ID, kbstore.SourceFilter{Limit: 10})
 		if err != nil || len(l) != 1 {
 			t.Fatalf("sources %+v %v", l, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 func newKey(g *globals) *cobra.Command {
@@ -21,13 +22,13 @@ func newKey(g *globals) *cobra.Command {
 		Short: "Create an API key and print it once",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				var u storage.User
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				var u orgstore.User
 				var err error
 				if user == "" {
-					u, err = db.FirstOwner(c.Context(), o.ID)
+					u, err = db.Orgs.FirstOwner(c.Context(), o.ID)
 				} else {
-					u, err = db.FindUser(c.Context(), o.ID, user)
+					u, err = db.Orgs.FindUser(c.Context(), o.ID, user)
 				}
 				if err != nil {
 					return fmt.Errorf("user of the key: %w", err)
@@ -65,8 +66,8 @@ func newKey(g *globals) *cobra.Command {
 		Short: "List API keys (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				ks, err := db.ListKeys(c.Context(), o.ID)
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				ks, err := db.Orgs.ListKeys(c.Context(), o.ID)
 				if err != nil {
 					return err
 				}
@@ -98,7 +99,7 @@ func newKey(g *globals) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			if err := db.RevokeKey(c.Context(), "", args[0]); err != nil {
+			if err := db.Orgs.RevokeKey(c.Context(), "", args[0]); err != nil {
 				return err
 			}
 			if g.json {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 func newMigrateDB(g *globals) *cobra.Command {
@@ -80,7 +81,7 @@ line, leave it out of the URL and set PGPASSWORD or use ~/.pgpass.`,
 
 // printCopyReport prints each table's counts, then one line on the whole
 // copy (or the JSON of it).
-func printCopyReport(c *cobra.Command, g *globals, from, target string, rep storage.CopyReport, ok bool) error {
+func printCopyReport(c *cobra.Command, g *globals, from, target string, rep sqldb.CopyReport, ok bool) error {
 	secs := rep.Took.Seconds()
 	rate := 0.0
 	if secs > 0 {
@@ -88,13 +89,13 @@ func printCopyReport(c *cobra.Command, g *globals, from, target string, rep stor
 	}
 	if g.json {
 		return printJSON(c.OutOrStdout(), struct {
-			From      string                  `json:"from"`
-			To        string                  `json:"to"`
-			Verified  bool                    `json:"verified"`
-			Rows      int64                   `json:"rows"`
-			Seconds   float64                 `json:"seconds"`
-			Tables    []storage.TableCount    `json:"tables"`
-			Sequences []storage.SequenceReset `json:"sequences"`
+			From      string                `json:"from"`
+			To        string                `json:"to"`
+			Verified  bool                  `json:"verified"`
+			Rows      int64                 `json:"rows"`
+			Seconds   float64               `json:"seconds"`
+			Tables    []sqldb.TableCount    `json:"tables"`
+			Sequences []sqldb.SequenceReset `json:"sequences"`
 		}{from, target, ok, rep.Rows, secs, rep.Tables, rep.Sequences})
 	}
 	tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)

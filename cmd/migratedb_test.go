@@ -24,8 +24,8 @@ import (
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // migServer is agentd serving one database in-process: the real code

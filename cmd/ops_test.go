@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // agentd runs the binary in dir without AGENTD_* variables and returns stdout,

@@ -44,7 +44,7 @@ func newOrg(g *globals) *cobra.Command {
 				return err
 			}
 			defer db.Close()
-			orgs, err := db.ListOrgs(c.Context())
+			orgs, err := db.Orgs.ListOrgs(c.Context())
 			if err != nil {
 				return err
 			}

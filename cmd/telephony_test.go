@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 // Flags beat env, env beats defaults.

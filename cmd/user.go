@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 func newUser(g *globals) *cobra.Command {
@@ -30,8 +31,8 @@ func newUser(g *globals) *cobra.Command {
 			if err := access.ValidEmail(args[0]); err != nil {
 				return err
 			}
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				u, err := db.AddUser(c.Context(), o.ID, args[0], role)
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				u, err := db.Orgs.AddUser(c.Context(), o.ID, args[0], role)
 				if err != nil {
 					return err
 				}
@@ -49,8 +50,8 @@ func newUser(g *globals) *cobra.Command {
 		Short: "Remove a user; their API keys stop working at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				if err := db.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				if err := db.Orgs.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
 					return err
 				}
 				if g.json {
@@ -66,8 +67,8 @@ func newUser(g *globals) *cobra.Command {
 		Short: "List the users of an organization",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				us, err := db.ListUsers(c.Context(), o.ID)
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				us, err := db.Orgs.ListUsers(c.Context(), o.ID)
 				if err != nil {
 					return err
 				}
@@ -96,8 +97,8 @@ func newUser(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return inOrg(c.Context(), g, org, func(db *storage.DB, o storage.Org) error {
-				u, err := db.FindUser(c.Context(), o.ID, args[0])
+			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
+				u, err := db.Orgs.FindUser(c.Context(), o.ID, args[0])
 				if err != nil {
 					return fmt.Errorf("user %s: %w", args[0], err)
 				}

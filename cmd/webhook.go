@@ -11,6 +11,7 @@ import (
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // addWebhookFlags adds the event delivery flags of serve.
@@ -34,7 +35,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
 	root.PersistentFlags().BoolVar(&allowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
 		"accept receivers on loopback, private and link-local addresses (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
-	svc := func(db *storage.DB) *events.Service {
+	svc := func(db *storage.Stores) *events.Service {
 		return &events.Service{DB: db, Guard: safehttp.New(safehttp.Options{AllowPrivate: allowPrivate})}
 	}
 
@@ -44,7 +45,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Create a webhook endpoint; prints its signing secret once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
 				ev := strings.Split(types, ",")
 				w, err := svc(db).Create(c.Context(), o.ID, events.Input{URL: &args[0], Events: &ev, Description: &desc})
 				if err != nil {
@@ -67,7 +68,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "List webhook endpoints (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
 				ws, err := svc(db).List(c.Context(), o.ID)
 				if err != nil {
 					return err
@@ -97,7 +98,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Delete a webhook endpoint with its deliveries",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
 				if err := svc(db).Delete(c.Context(), o.ID, args[0]); err != nil {
 					return callCLIErr(err)
 				}
@@ -113,7 +114,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "List an endpoint's deliveries, newest first, with their attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
 				page, err := svc(db).Deliveries(c.Context(), o.ID, args[0], dq)
 				if err != nil {
 					return callCLIErr(err)
@@ -148,7 +149,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Send a delivery again (the server's worker sends it within a second)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.DB, o storage.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
 				d, err := svc(db).Retry(c.Context(), o.ID, args[0], args[1])
 				if err != nil {
 					return callCLIErr(err)

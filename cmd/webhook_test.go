@@ -43,8 +43,8 @@ func TestWebhookCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgs, _ := db.ListOrgs(ctx)
-	ev, err := db.PingWebhook(ctx, orgs[0].ID, w.ID, map[string]string{"webhookId": w.ID})
+	orgs, _ := db.Orgs.ListOrgs(ctx)
+	ev, err := db.Webhooks.PingWebhook(ctx, orgs[0].ID, w.ID, map[string]string{"webhookId": w.ID})
 	db.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // The dial queue's compliance checks: a claimed call is dialled only when
@@ -21,18 +22,18 @@ const ReasonOutsideHours = "no allowed call time within the calling hours"
 
 // admit checks a claimed call at now. It returns nil when the call may be
 // dialled, else what was done instead (the claim is already given back).
-func (q *Queue) admit(ctx context.Context, c storage.Call, now time.Time, slot storage.Slot) *storage.Undo {
+func (q *Queue) admit(ctx context.Context, c callstore.Call, now time.Time, slot callstore.Slot) *callstore.Undo {
 	u := q.verdict(ctx, c, now)
 	if u == nil {
 		return nil
 	}
 	u.Slot = slot
-	ok, err := q.db.UndoClaim(ctx, c.ID, c.ClaimToken, *u)
+	ok, err := q.db.Calls.UndoClaim(ctx, c.ID, c.ClaimToken, *u)
 	if err != nil {
 		q.log.Error("dial queue: give back claim", "call", c.ID, "err", err)
 		return u
 	}
-	if u.Status == storage.CallFailed {
+	if u.Status == callstore.CallFailed {
 		q.log.Info("call not dialled", "call", c.ID, "reason", u.Reason, "settled", ok)
 	} else {
 		q.log.Info("call deferred to calling hours", "call", c.ID, "due", u.DueAt.Format(time.RFC3339), "settled", ok)
@@ -44,16 +45,16 @@ func (q *Queue) admit(ctx context.Context, c storage.Call, now time.Time, slot s
 }
 
 // verdict decides on a claimed call; nil means dial it.
-func (q *Queue) verdict(ctx context.Context, c storage.Call, now time.Time) *storage.Undo {
+func (q *Queue) verdict(ctx context.Context, c callstore.Call, now time.Time) *callstore.Undo {
 	if c.Direction == "inbound" {
 		return nil
 	}
-	listed, err := q.db.DNCListed(ctx, c.OrgID, c.PhoneNumber)
+	listed, err := q.db.Calls.DNCListed(ctx, c.OrgID, c.PhoneNumber)
 	if err != nil {
 		q.log.Error("dial queue: do-not-call check", "call", c.ID, "err", err)
 	}
 	if listed {
-		return &storage.Undo{Status: storage.CallFailed, Reason: storage.ReasonDoNotCall, At: now}
+		return &callstore.Undo{Status: callstore.CallFailed, Reason: callstore.ReasonDoNotCall, At: now}
 	}
 	h := q.hours.get(ctx, c.OrgID, now)
 	if !h.Enabled {
@@ -69,16 +70,16 @@ func (q *Queue) verdict(ctx context.Context, c storage.Call, now time.Time) *sto
 	}
 	next, err := NextAllowed(now, w, hw)
 	if err != nil {
-		return &storage.Undo{Status: storage.CallFailed, Reason: ReasonOutsideHours, At: now}
+		return &callstore.Undo{Status: callstore.CallFailed, Reason: ReasonOutsideHours, At: now}
 	}
-	return &storage.Undo{Status: storage.CallScheduled, DueAt: next, At: now}
+	return &callstore.Undo{Status: callstore.CallScheduled, DueAt: next, At: now}
 }
 
 // RetryTime is when a stored call's next attempt goes after an attempt
 // that ended with status at endedAt, or nil for none: the policy must
 // retry on that outcome with attempts left; the time obeys the call's
 // window and, when on, the organization's calling hours h.
-func RetryTime(c storage.Call, status string, endedAt time.Time, h CallingHours) (*time.Time, error) {
+func RetryTime(c callstore.Call, status string, endedAt time.Time, h CallingHours) (*time.Time, error) {
 	if len(c.RetryPolicy) == 0 {
 		return nil, nil
 	}
@@ -106,7 +107,7 @@ func RetryTime(c storage.Call, status string, endedAt time.Time, h CallingHours)
 
 // callWindow is a stored call's window (the zero Window when none, or
 // when it does not decode: then the call is simply not restricted).
-func callWindow(c storage.Call) Window {
+func callWindow(c callstore.Call) Window {
 	var w Window
 	if len(c.Window) > 0 {
 		_ = json.Unmarshal(c.Window, &w)
@@ -117,7 +118,7 @@ func callWindow(c storage.Call) Window {
 // CallZone is the recipient's zone of a stored call (RecipientZone): its
 // window's zone (the item's timezone or callMetadata.timezone it was
 // planned in), callMetadata.timezone, the number's zone, defaultTZ.
-func CallZone(c storage.Call, w Window, defaultTZ string) string {
+func CallZone(c callstore.Call, w Window, defaultTZ string) string {
 	var meta struct {
 		Timezone string `json:"timezone"`
 	}
@@ -129,8 +130,8 @@ func CallZone(c storage.Call, w Window, defaultTZ string) string {
 
 // OrgCallingHours reads an organization's calling hours (the defaults,
 // off, when it never set them).
-func OrgCallingHours(ctx context.Context, db *storage.DB, orgID string) (CallingHours, error) {
-	s, err := db.GetOrgSettings(ctx, orgID)
+func OrgCallingHours(ctx context.Context, db *storage.Stores, orgID string) (CallingHours, error) {
+	s, err := db.Calls.GetOrgSettings(ctx, orgID)
 	if err != nil {
 		return DefaultCallingHours(), err
 	}
@@ -140,7 +141,7 @@ func OrgCallingHours(ctx context.Context, db *storage.DB, orgID string) (Calling
 // hoursCache keeps each organization's calling hours for ttl, so the
 // checks at dial time do not read the settings for every call.
 type hoursCache struct {
-	db  *storage.DB
+	db  *storage.Stores
 	ttl time.Duration
 	mu  sync.Mutex
 	m   map[string]hoursEntry

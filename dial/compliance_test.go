@@ -7,18 +7,20 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // enableHours turns the organization's calling hours on (08:00-21:00 every
 // day, default zone def).
-func enableHours(t *testing.T, db *storage.DB, orgID, def string) {
+func enableHours(t *testing.T, db *storage.Stores, orgID, def string) {
 	t.Helper()
 	h := DefaultCallingHours()
 	h.Enabled, h.DefaultTimezone = true, def
 	b, _ := json.Marshal(h)
-	if err := db.SaveOrgSettings(context.Background(), orgID, storage.OrgSettings{CallingHours: b}, time.Now()); err != nil {
+	if err := db.Calls.SaveOrgSettings(context.Background(), orgID, callstore.OrgSettings{CallingHours: b}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -32,11 +34,7 @@ func enableHours(t *testing.T, db *storage.DB, orgID, def string) {
 func TestCallingHoursAcrossDST(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		orgID, agentID := seedAgent(t, db)
 		enableHours(t, db, orgID, "Asia/Tokyo")
 		t0 := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC) // 01:30 EST in New York, 07:30 CET in Berlin
@@ -51,14 +49,14 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 			{"New York in the evening, allowed at once", "+12125550102", "", t1, t1},
 			{"no zone from the number: the default (Tokyo)", "+15550001234", "", t1, time.Date(2026, 3, 28, 23, 0, 0, 0, time.UTC)},
 		}
-		rows := make([]storage.Call, len(cases))
+		rows := make([]callstore.Call, len(cases))
 		for i, c := range cases {
-			rows[i] = storage.Call{OrgID: orgID, AgentID: agentID, Status: storage.CallInitiated, PhoneNumber: c.phone, DueAt: c.due}
+			rows[i] = callstore.Call{OrgID: orgID, AgentID: agentID, Status: callstore.CallInitiated, PhoneNumber: c.phone, DueAt: c.due}
 			if c.meta != "" {
 				rows[i].CallMetadata = json.RawMessage(c.meta)
 			}
 		}
-		created, err := db.CreateCalls(ctx, rows)
+		created, err := db.Calls.CreateCalls(ctx, rows)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,12 +77,12 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 		<-done
 
 		for i, c := range cases {
-			got, err := db.GetCall(ctx, orgID, created[i].ID)
+			got, err := db.Calls.GetCall(ctx, orgID, created[i].ID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			atts, _ := db.CallAttempts(ctx, got.ID)
-			if got.Status != storage.CallCompleted || len(atts) != 1 {
+			atts, _ := db.Calls.CallAttempts(ctx, got.ID)
+			if got.Status != callstore.CallCompleted || len(atts) != 1 {
 				t.Errorf("%s: %s with %d attempts", c.name, got.Status, len(atts))
 				continue
 			}
@@ -99,20 +97,16 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 // dial time fails it with do_not_call, in its own organization only.
 func TestVerdictDoNotCall(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t, dbtest.Path(t, "q.db"))
 	orgID, agentID := seedAgent(t, db)
 	otherOrg, _ := seedAgent(t, db)
-	if _, _, err := db.AddDNC(ctx, orgID, []string{"+14155550100"}, "", time.Now()); err != nil {
+	if _, _, err := db.Calls.AddDNC(ctx, orgID, []string{"+14155550100"}, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	q := NewQueue(QueueConfig{DB: db, Dialer: &instantDialer{}})
 	now := time.Now()
-	c := storage.Call{ID: "x", OrgID: orgID, AgentID: agentID, PhoneNumber: "+14155550100"}
-	if u := q.verdict(ctx, c, now); u == nil || u.Status != storage.CallFailed || u.Reason != storage.ReasonDoNotCall {
+	c := callstore.Call{ID: "x", OrgID: orgID, AgentID: agentID, PhoneNumber: "+14155550100"}
+	if u := q.verdict(ctx, c, now); u == nil || u.Status != callstore.CallFailed || u.Reason != callstore.ReasonDoNotCall {
 		t.Fatalf("listed number: %+v", u)
 	}
 	c.OrgID = otherOrg
@@ -138,7 +132,7 @@ func TestStoredPolicyRetriesVoicemail(t *testing.T) {
 
 // voicemailDialer reports voicemail (as the voice agent would, through the
 // result endpoint) on the first attempt of each call, then answers.
-type voicemailDialer struct{ db *storage.DB }
+type voicemailDialer struct{ db *storage.Stores }
 
 func (d *voicemailDialer) Name() string { return "vm" }
 
@@ -146,7 +140,7 @@ func (d *voicemailDialer) Dial(ctx context.Context, c Call, p func(Progress)) (R
 	p(Progress{Status: StatusActive})
 	if c.Attempt == 1 {
 		vm := OutcomeVoicemail
-		if err := d.db.SaveCallResult(ctx, c.OrgID, storage.CallResult{CallID: c.ID, Outcome: &vm}, time.Now()); err != nil {
+		if err := d.db.Calls.SaveCallResult(ctx, c.OrgID, callstore.CallResult{CallID: c.ID, Outcome: &vm}, time.Now()); err != nil {
 			return Result{}, err
 		}
 	}
@@ -158,15 +152,11 @@ func (d *voicemailDialer) Dial(ctx context.Context, c Call, p func(Progress)) (R
 func TestVoicemailIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		orgID, agentID := seedAgent(t, db)
 		pol, _ := RetryConfig{RetryIntervals: []RetryInterval{{Value: 10, Unit: "minutes"}}}.Policy()
 		polJSON, _ := json.Marshal(pol)
-		created, err := db.CreateCalls(ctx, []storage.Call{{OrgID: orgID, AgentID: agentID, Status: storage.CallQueued,
+		created, err := db.Calls.CreateCalls(ctx, []callstore.Call{{OrgID: orgID, AgentID: agentID, Status: callstore.CallQueued,
 			PhoneNumber: "+14155550100", MaxRetries: 1, RetryPolicy: polJSON}})
 		if err != nil {
 			t.Fatal(err)
@@ -182,9 +172,9 @@ func TestVoicemailIsRetried(t *testing.T) {
 		cancel()
 		<-done
 		<-done
-		c, _ := db.GetCall(ctx, orgID, created[0].ID)
-		atts, _ := db.CallAttempts(ctx, c.ID)
-		if c.Status != storage.CallCompleted || c.Attempts != 2 || len(atts) != 2 || atts[0].Status != OutcomeVoicemail ||
+		c, _ := db.Calls.GetCall(ctx, orgID, created[0].ID)
+		atts, _ := db.Calls.CallAttempts(ctx, c.ID)
+		if c.Status != callstore.CallCompleted || c.Attempts != 2 || len(atts) != 2 || atts[0].Status != OutcomeVoicemail ||
 			atts[1].Status != StatusCompleted || atts[1].StartedAt.Sub(*atts[0].EndedAt) != 10*time.Minute {
 			t.Fatalf("call %s attempts %d: %+v", c.Status, c.Attempts, atts)
 		}

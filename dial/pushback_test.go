@@ -9,9 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // pushbackDialer refuses its first n dials with carrier pushback and
@@ -41,13 +41,9 @@ func (d *pushbackDialer) Dial(_ context.Context, c Call, _ func(Progress)) (Resu
 func TestPushbackSlowsThenRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		db, err := storage.Open(ctx, dbtest.Path(t, "q.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
+		db := storetest.Open(t, dbtest.Path(t, "q.db"))
 		seedDue(t, db, 300, time.Now())
-		if _, err := db.PromoteDueCalls(ctx, time.Now()); err != nil {
+		if _, err := db.Calls.PromoteDueCalls(ctx, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 		logs := &testbin.Buffer{}

@@ -12,11 +12,12 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // QueueConfig configures a dial queue.
 type QueueConfig struct {
-	DB     *storage.DB
+	DB     *storage.Stores
 	Dialer Dialer
 	Clock  Clock        // nil: RealClock
 	Log    *slog.Logger // nil: discard
@@ -47,7 +48,7 @@ type QueueConfig struct {
 // same attempt, and they share one pace and one cap.
 type Queue struct {
 	cfg      QueueConfig
-	db       *storage.DB
+	db       *storage.Stores
 	clk      Clock
 	log      *slog.Logger
 	worker   string
@@ -209,7 +210,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		}
 		now := q.clk.Now()
 		q.claimMu.Lock()
-		r, err := q.db.ClaimCall(ctx, storage.Claim{
+		r, err := q.db.Calls.ClaimCall(ctx, callstore.Claim{
 			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
 			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now),
 		})
@@ -270,7 +271,7 @@ func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
 // idle waits for a wake-up, the next queued call's due time, or Poll.
 func (q *Queue) idle(ctx context.Context) {
 	d := q.cfg.Poll
-	if next, ok, err := q.db.NextDue(ctx, storage.CallQueued); err == nil && ok {
+	if next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued); err == nil && ok {
 		if wait := next.Sub(q.clk.Now()); wait > 0 {
 			d = min(d, max(wait, 10*time.Millisecond))
 		} else {
@@ -294,7 +295,7 @@ func (q *Queue) idleFor(ctx context.Context, d time.Duration) {
 }
 
 // dial places one attempt and settles it.
-func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c storage.Call, slot storage.Slot) {
+func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c callstore.Call, slot callstore.Slot) {
 	defer func() {
 		q.mu.Lock()
 		delete(q.active, c.ID)
@@ -326,7 +327,7 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 		if at.IsZero() {
 			at = q.clk.Now()
 		}
-		live, err := q.db.RecordProgress(bg, c.ID, c.ClaimToken, storage.Progress{Status: p.Status, RoomID: p.RoomID,
+		live, err := q.db.Calls.RecordProgress(bg, c.ID, c.ClaimToken, callstore.Progress{Status: p.Status, RoomID: p.RoomID,
 			JobID: p.JobID, SIPParticipantID: p.SIPParticipantID, At: at})
 		if err != nil {
 			q.log.Error("dial queue: progress", "call", c.ID, "err", err)
@@ -342,7 +343,7 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c stor
 
 // dialMetadata is what the dialer passes on to the voice agent: the call's
 // metadata, plus the contact's name and callMetadata when present.
-func dialMetadata(c storage.Call) map[string]any {
+func dialMetadata(c callstore.Call) map[string]any {
 	m := map[string]any{}
 	_ = json.Unmarshal(c.Metadata, &m)
 	if len(c.CallMetadata) > 0 {
@@ -358,7 +359,7 @@ func dialMetadata(c storage.Call) map[string]any {
 }
 
 // settle records how the attempt ended and whether the call is retried.
-func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
+func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := q.clk.Now()
@@ -369,7 +370,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 			wait = max(wait, pb.RetryAfter)
 		}
 		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
-		if err := q.db.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
+		if err := q.db.Calls.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
 		return
@@ -390,7 +391,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 		res.Reason = "call failed"
 	}
 	q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), res.Status)
-	o := storage.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
+	o := callstore.Outcome{Status: res.Status, Reason: res.Reason, SIPCode: res.SIPCode, Summary: res.Summary, EndedAt: now}
 	if res.Status == StatusCompleted || res.Duration > 0 {
 		d := res.Duration.Round(time.Millisecond).Seconds()
 		o.Duration = &d
@@ -402,7 +403,7 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 	if res.Status != StatusCompleted && res.Status != StatusCancelled {
 		o.RetryAt = q.retryAt(c, res.Status, now)
 	}
-	settled, err := q.db.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+	settled, err := q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
 	if err != nil {
 		q.log.Error("dial queue: settle", "call", c.ID, "err", err)
 		return
@@ -417,15 +418,15 @@ func (q *Queue) settle(c storage.Call, res Result, dialErr, cause error) {
 
 // voicemail reports whether the voice agent reported voicemail for this
 // attempt (a result posted since it was claimed).
-func (q *Queue) voicemail(ctx context.Context, c storage.Call) bool {
-	r, err := q.db.GetCallResult(ctx, c.ID)
+func (q *Queue) voicemail(ctx context.Context, c callstore.Call) bool {
+	r, err := q.db.Calls.GetCallResult(ctx, c.ID)
 	return err == nil && r.Outcome != nil && *r.Outcome == OutcomeVoicemail && !r.UpdatedAt.Before(c.UpdatedAt)
 }
 
 // retryAt is when the call's next attempt goes, or nil for none: its stored
 // policy must retry on the outcome with attempts left, and its window (and
 // the organization's calling hours) must still open.
-func (q *Queue) retryAt(c storage.Call, status string, endedAt time.Time) *time.Time {
+func (q *Queue) retryAt(c callstore.Call, status string, endedAt time.Time) *time.Time {
 	at, err := RetryTime(c, status, endedAt, q.hours.get(context.Background(), c.OrgID, q.clk.Now()))
 	if err != nil {
 		q.log.Info("call not retried", "call", c.ID, "err", err)
@@ -446,7 +447,7 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 		q.mu.Lock()
 		before := q.seq
 		q.mu.Unlock()
-		live, err := q.db.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
+		live, err := q.db.Calls.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
 		if err != nil {
 			if ctx.Err() == nil {
 				q.log.Error("dial queue: renew leases", "err", err)
@@ -469,7 +470,7 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 // failed (interrupted) or go back to scheduled when the policy retries.
 func (q *Queue) recoverExpired(ctx context.Context) {
 	now := q.clk.Now()
-	calls, err := q.db.ExpiredClaims(ctx, now)
+	calls, err := q.db.Calls.ExpiredClaims(ctx, now)
 	if err != nil {
 		if ctx.Err() == nil {
 			q.log.Error("dial queue: expired claims", "err", err)
@@ -477,9 +478,9 @@ func (q *Queue) recoverExpired(ctx context.Context) {
 		return
 	}
 	for _, c := range calls {
-		o := storage.Outcome{Status: StatusFailed, Reason: ReasonInterrupted, EndedAt: now, ExpiredBefore: &now}
+		o := callstore.Outcome{Status: StatusFailed, Reason: ReasonInterrupted, EndedAt: now, ExpiredBefore: &now}
 		o.RetryAt = q.retryAt(c, StatusFailed, now)
-		settled, err := q.db.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+		settled, err := q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
 		if err != nil {
 			q.log.Error("dial queue: settle interrupted", "call", c.ID, "err", err)
 			continue

@@ -15,8 +15,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // instantDialer completes every call at once and closes all when the
@@ -46,15 +47,15 @@ func (d *instantDialer) Dial(_ context.Context, c Call, _ func(Progress)) (Resul
 
 // seedDue stores n calls due at `at` (scheduled) with priorities cycling
 // 0..10, and returns the org and id -> priority.
-func seedDue(tb testing.TB, db *storage.DB, n int, at time.Time) (string, map[string]int) {
+func seedDue(tb testing.TB, db *storage.Stores, n int, at time.Time) (string, map[string]int) {
 	ctx := context.Background()
 	orgID, agentID := seedAgent(tb, db)
-	calls := make([]storage.Call, n)
+	calls := make([]callstore.Call, n)
 	for i := range calls {
-		calls[i] = storage.Call{OrgID: orgID, AgentID: agentID, Status: storage.CallInitiated,
+		calls[i] = callstore.Call{OrgID: orgID, AgentID: agentID, Status: callstore.CallInitiated,
 			PhoneNumber: fmt.Sprintf("+1415%07d", i), Priority: (i * 7) % 11, DueAt: at}
 	}
-	created, err := db.CreateCalls(ctx, calls)
+	created, err := db.Calls.CreateCalls(ctx, calls)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func runPaced(tb testing.TB, n int, cps float64) (*instantDialer, time.Time) {
 	t0 := time.Now().UTC()
 	orgID, ids := seedDue(tb, db, n, t0)
 	// All fall due at once: one promotion moves them to queued.
-	if q, err := db.PromoteDueCalls(context.Background(), t0); err != nil || q != int64(n) {
+	if q, err := db.Calls.PromoteDueCalls(context.Background(), t0); err != nil || q != int64(n) {
 		tb.Fatalf("promoted %d, %v", q, err)
 	}
 	d := &instantDialer{want: n, all: make(chan struct{})}
@@ -97,7 +98,7 @@ func runPaced(tb testing.TB, n int, cps float64) (*instantDialer, time.Time) {
 	}
 	var ds []dialed
 	for id, prio := range ids {
-		c, err := db.GetCall(context.Background(), orgID, id)
+		c, err := db.Calls.GetCall(context.Background(), orgID, id)
 		if err != nil {
 			tb.Fatal(err)
 		}

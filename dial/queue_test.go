@@ -12,20 +12,22 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // seedAgent makes an org and a voice agent to hang calls on.
-func seedAgent(tb testing.TB, db *storage.DB) (string, string) {
+func seedAgent(tb testing.TB, db *storage.Stores) (string, string) {
 	ctx := context.Background()
-	org, err := db.CreateOrg(ctx, "q-"+filepath.Base(tb.TempDir()))
+	org, err := db.Orgs.CreateOrg(ctx, "q-"+filepath.Base(tb.TempDir()))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	h := fnv.New32a() // a number belongs to one organization at a time
 	h.Write([]byte(org.ID))
-	a, err := db.CreateAgent(ctx, storage.Agent{OrgID: org.ID, Name: "a", Type: "voice", Status: "active",
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org.ID, Name: "a", Type: "voice", Status: "active",
 		PhoneNumbers: []string{fmt.Sprintf("+1555001%04d", h.Sum32()%10000)}})
 	if err != nil {
 		tb.Fatal(err)
@@ -81,7 +83,7 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 		wg.Go(func() { s.Run(ctx) })
 		// 40 calls at 1,000 cps, 5 ms each on 10 lines: well under a second.
 		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-			calls, _, err := db.ListCalls(ctx, storage.CallFilter{OrgID: orgOf(t, db, ids), Statuses: []string{"completed"}, Limit: 100})
+			calls, _, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: orgOf(t, db, ids), Statuses: []string{"completed"}, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,16 +122,16 @@ func TestRecoverExpiredClaim(t *testing.T) {
 	orgID, agentID := seedAgent(t, db)
 	pol, _ := json.Marshal(RetryPolicy{MaxRetries: 1, RetryOnFailed: true, RetryIntervals: []RetryInterval{{Value: 1, Unit: "minutes"}}})
 	now := time.Now().UTC()
-	created, err := db.CreateCalls(ctx, []storage.Call{
-		{OrgID: orgID, AgentID: agentID, Status: storage.CallQueued, PhoneNumber: "+14155550100", DueAt: now},
-		{OrgID: orgID, AgentID: agentID, Status: storage.CallQueued, PhoneNumber: "+14155550101", DueAt: now, Priority: 9, MaxRetries: 1, RetryPolicy: pol},
+	created, err := db.Calls.CreateCalls(ctx, []callstore.Call{
+		{OrgID: orgID, AgentID: agentID, Status: callstore.CallQueued, PhoneNumber: "+14155550100", DueAt: now},
+		{OrgID: orgID, AgentID: agentID, Status: callstore.CallQueued, PhoneNumber: "+14155550101", DueAt: now, Priority: 9, MaxRetries: 1, RetryPolicy: pol},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A "dead worker" claims both with leases that have already run out.
 	for range created {
-		if _, ok, err := db.ClaimNextCall(ctx, storage.Claim{Token: fmt.Sprint(time.Now().UnixNano()), WorkerID: "dead",
+		if _, ok, err := db.Calls.ClaimNextCall(ctx, callstore.Claim{Token: fmt.Sprint(time.Now().UnixNano()), WorkerID: "dead",
 			Now: now, LeaseUntil: now.Add(-time.Millisecond)}); err != nil || !ok {
 			t.Fatalf("claim: %v %v", ok, err)
 		}
@@ -137,15 +139,15 @@ func TestRecoverExpiredClaim(t *testing.T) {
 	d := &countingDialer{seen: map[string]int{}}
 	q := NewQueue(QueueConfig{DB: db, Dialer: d, Lease: time.Second})
 	q.recoverExpired(ctx)
-	a, _ := db.GetCall(ctx, orgID, created[0].ID)
-	b, _ := db.GetCall(ctx, orgID, created[1].ID)
+	a, _ := db.Calls.GetCall(ctx, orgID, created[0].ID)
+	b, _ := db.Calls.GetCall(ctx, orgID, created[1].ID)
 	if a.Status != "failed" || a.FailureReason != ReasonInterrupted || a.ClaimToken != "" {
 		t.Errorf("no-retry call: %s %q claim %q", a.Status, a.FailureReason, a.ClaimToken)
 	}
 	if b.Status != "scheduled" || b.Attempts != 1 || b.DueAt.Sub(now) < 59*time.Second {
 		t.Errorf("retry call: %s attempts %d due in %s", b.Status, b.Attempts, b.DueAt.Sub(now))
 	}
-	atts, _ := db.CallAttempts(ctx, a.ID)
+	atts, _ := db.Calls.CallAttempts(ctx, a.ID)
 	if len(atts) != 1 || atts[0].Status != "failed" || atts[0].FailureReason != ReasonInterrupted {
 		t.Errorf("attempts: %+v", atts)
 	}
@@ -154,9 +156,9 @@ func TestRecoverExpiredClaim(t *testing.T) {
 	}
 }
 
-func orgOf(t *testing.T, db *storage.DB, ids map[string]int) string {
+func orgOf(t *testing.T, db *storage.Stores, ids map[string]int) string {
 	t.Helper()
-	orgs, err := db.ListOrgs(context.Background())
+	orgs, err := db.Orgs.ListOrgs(context.Background())
 	if err != nil || len(orgs) == 0 {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Scheduler moves calls on when they fall due: new calls (initiated) to
@@ -15,7 +16,7 @@ import (
 // 10:00:00 is queued at 10:00:00, not at the next poll), or Poll at most so
 // calls stored by another process are seen.
 type Scheduler struct {
-	db    *storage.DB
+	db    *storage.Stores
 	clk   Clock
 	log   *slog.Logger
 	poll  time.Duration
@@ -26,7 +27,7 @@ type Scheduler struct {
 // NewScheduler makes a scheduler; onDue (may be nil) is called after calls
 // became queued, to wake the dial queue. clk nil is the real clock, poll 0
 // is one second.
-func NewScheduler(db *storage.DB, clk Clock, poll time.Duration, log *slog.Logger, onDue func()) *Scheduler {
+func NewScheduler(db *storage.Stores, clk Clock, poll time.Duration, log *slog.Logger, onDue func()) *Scheduler {
 	if clk == nil {
 		clk = RealClock{}
 	}
@@ -51,14 +52,14 @@ func (s *Scheduler) Wake() {
 // for the next due call (at most Poll).
 func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	now := s.clk.Now()
-	n, err := s.db.PromoteDueCalls(ctx, now)
+	n, err := s.db.Calls.PromoteDueCalls(ctx, now)
 	if err != nil {
 		return s.poll, err
 	}
 	if n > 0 && s.onDue != nil {
 		s.onDue()
 	}
-	next, ok, err := s.db.NextDue(ctx, storage.CallScheduled)
+	next, ok, err := s.db.Calls.NextDue(ctx, callstore.CallScheduled)
 	if err != nil || !ok {
 		return s.poll, err
 	}

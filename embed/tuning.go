@@ -3,7 +3,6 @@ package embed
 import (
 	"math"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/search"
 )
 
@@ -40,7 +39,7 @@ func TuningOf(e Embedder) SearchTuning {
 // in rank order, their cosines where known and their keyword matches in
 // ids' order): a candidate that holds none of the query's words is kept
 // only when its cosine reaches MinSimilarity (a negative one keeps all).
-func (t SearchTuning) Floor(ids []int64, cos map[int64]float64, match []storage.TextMatch) []search.Candidate {
+func (t SearchTuning) Floor(ids []int64, cos map[int64]float64, match []search.TextMatch) []search.Candidate {
 	floor := t.MinSimilarity
 	if floor < 0 {
 		floor = math.Inf(-1)

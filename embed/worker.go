@@ -14,6 +14,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/vectorstore"
 )
 
 // WorkerConfig tunes the background knowledge worker.
@@ -53,18 +55,18 @@ const maxRetryBackoff = time.Hour
 // on one file; a newer write of a source during processing wins (the final
 // write checks the revision it started from).
 type Worker struct {
-	db        *storage.DB
+	db        *storage.Stores
 	emb       Embedder
 	chunker   *Chunker
 	cfg       WorkerConfig
 	owner     string
-	model     storage.VectorModel
+	model     vectorstore.VectorModel
 	wake      chan struct{}
 	nextRetry atomic.Int64 // unix ms of the earliest scheduled retry known; 0: none
 }
 
 // NewWorker returns a worker for db with the embedder and chunker.
-func NewWorker(db *storage.DB, emb Embedder, chunker *Chunker, cfg WorkerConfig) *Worker {
+func NewWorker(db *storage.Stores, emb Embedder, chunker *Chunker, cfg WorkerConfig) *Worker {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
@@ -95,24 +97,24 @@ func NewWorker(db *storage.DB, emb Embedder, chunker *Chunker, cfg WorkerConfig)
 	return &Worker{
 		db: db, emb: emb, chunker: chunker, cfg: cfg,
 		owner: uuid.NewString(),
-		model: storage.VectorModel{Embedder: emb.Name(), Model: emb.Model(), Dims: emb.Dimensions()},
+		model: vectorstore.VectorModel{Embedder: emb.Name(), Model: emb.Model(), Dims: emb.Dimensions()},
 		wake:  make(chan struct{}, cfg.Workers),
 	}
 }
 
 // Model is the vector model the worker's embedder produces.
-func (w *Worker) Model() storage.VectorModel { return w.model }
+func (w *Worker) Model() vectorstore.VectorModel { return w.model }
 
 // Prepare runs once before Run: sources left processing by a stopped
 // process go back to pending, and collections indexed by another embedder
 // are reset and queued for re-embedding. It returns how many sources it
 // queued.
 func (w *Worker) Prepare(ctx context.Context) (int, error) {
-	n, err := w.db.ResetUnfinishedKB(ctx)
+	n, err := w.db.KB.ResetUnfinishedKB(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("kb worker: resume unfinished: %w", err)
 	}
-	m, err := w.db.SyncKBModel(ctx, w.model, "", false)
+	m, err := w.db.KB.SyncKBModel(ctx, w.model, "", false)
 	if err != nil {
 		return 0, fmt.Errorf("kb worker: check embedder: %w", err)
 	}
@@ -220,7 +222,7 @@ func (w *Worker) Drain(ctx context.Context) (int, error) {
 // in one transaction. It returns how many sources it claimed (0: nothing to
 // do).
 func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
-	jobs, next, err := w.db.ClaimKBSources(ctx, w.owner, w.cfg.Lease, w.cfg.BatchSources, w.cfg.BatchBytes)
+	jobs, next, err := w.db.KB.ClaimKBSources(ctx, w.owner, w.cfg.Lease, w.cfg.BatchSources, w.cfg.BatchBytes)
 	if err != nil {
 		return 0, err
 	}
@@ -240,13 +242,13 @@ func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
 		w.cfg.Log.Warn("knowledge source claims lost during processing", "sources", len(jobs))
 		return len(jobs), nil
 	}
-	var done []storage.KBDone
-	var fails []storage.KBFailure
-	var back []storage.KBJob
+	var done []kbstore.KBDone
+	var fails []kbstore.KBFailure
+	var back []kbstore.KBJob
 	for i, r := range results {
 		switch {
 		case r.err == nil:
-			done = append(done, storage.KBDone{Job: jobs[i], Chunks: r.chunks})
+			done = append(done, kbstore.KBDone{Job: jobs[i], Chunks: r.chunks})
 		case ctx.Err() != nil:
 			back = append(back, jobs[i])
 		default:
@@ -260,7 +262,7 @@ func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if len(done) > 0 {
-		n, err := w.db.CompleteKBSources(wctx, w.owner, w.model, done)
+		n, err := w.db.KB.CompleteKBSources(wctx, w.owner, w.model, done)
 		switch {
 		case errors.Is(err, storage.ErrConflict): // the collection changed model meanwhile
 			w.cfg.Log.Debug("knowledge sources overtaken during processing", "err", err)
@@ -271,14 +273,14 @@ func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
 		}
 	}
 	if len(fails) > 0 {
-		if _, err := w.db.FailKBSources(wctx, w.owner, fails); err != nil {
+		if _, err := w.db.KB.FailKBSources(wctx, w.owner, fails); err != nil {
 			return len(jobs), err
 		}
 		for _, f := range fails {
 			w.noteRetry(f.RetryAt)
 		}
 	}
-	return len(jobs), w.db.ReleaseKBSources(wctx, back, w.owner)
+	return len(jobs), w.db.KB.ReleaseKBSources(wctx, back, w.owner)
 }
 
 // retryLayout is the API's timestamp format (RFC 3339, UTC, milliseconds).
@@ -288,8 +290,8 @@ const retryLayout = "2006-01-02T15:04:05.000Z07:00"
 // unavailable schedules a retry with backoff while retries remain, and the
 // error says so ("embedding service unavailable: <cause>; retry 2 of 5 at
 // <time>"); any other failure is final.
-func (w *Worker) failure(j storage.KBJob, err error) storage.KBFailure {
-	f := storage.KBFailure{Job: j, Msg: err.Error(), Retries: j.Retries}
+func (w *Worker) failure(j kbstore.KBJob, err error) kbstore.KBFailure {
+	f := kbstore.KBFailure{Job: j, Msg: err.Error(), Retries: j.Retries}
 	if !errors.Is(err, ErrUnavailable) {
 		return f
 	}
@@ -307,7 +309,7 @@ func (w *Worker) failure(j storage.KBJob, err error) storage.KBFailure {
 
 // result is one job's outcome: its chunks with vectors, or why it failed.
 type result struct {
-	chunks []storage.KBChunk
+	chunks []kbstore.KBChunk
 	err    error
 }
 
@@ -316,7 +318,7 @@ type result struct {
 // together; when a call fails for a reason other than the service being
 // unavailable, its jobs are embedded one by one so that one bad source does
 // not fail the others.
-func (w *Worker) process(ctx context.Context, jobs []storage.KBJob) []result {
+func (w *Worker) process(ctx context.Context, jobs []kbstore.KBJob) []result {
 	res := make([]result, len(jobs))
 	var texts []string
 	var at []textRef
@@ -369,18 +371,18 @@ type textRef struct{ job, chunk int }
 
 // chunk cuts one job into chunks and their embedding texts; a panic of the
 // chunker fails the job only.
-func (w *Worker) chunk(j storage.KBJob) (out []storage.KBChunk, texts []string, err error) {
+func (w *Worker) chunk(j kbstore.KBJob) (out []kbstore.KBChunk, texts []string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, texts, err = nil, nil, fmt.Errorf("processing failed: %v", r)
 		}
 	}()
 	chunks := w.chunker.Chunk(j.Content)
-	out = make([]storage.KBChunk, len(chunks))
+	out = make([]kbstore.KBChunk, len(chunks))
 	texts = make([]string, len(chunks))
 	for i, c := range chunks {
 		texts[i] = EmbedText(j.Title, c)
-		out[i] = storage.KBChunk{Index: c.Index, Content: c.Text, HeadingPath: c.HeadingPath, Tokens: c.Tokens, Body: texts[i]}
+		out[i] = kbstore.KBChunk{Index: c.Index, Content: c.Text, HeadingPath: c.HeadingPath, Tokens: c.Tokens, Body: texts[i]}
 	}
 	return out, texts, nil
 }
@@ -446,7 +448,7 @@ func jobsOf(refs []textRef) []int {
 // heartbeat renews the jobs' claims every third of the lease until ctx
 // ends. When they cannot be renewed (database gone) it stops the
 // processing and reports true.
-func (w *Worker) heartbeat(ctx context.Context, jobs []storage.KBJob, stop context.CancelFunc) bool {
+func (w *Worker) heartbeat(ctx context.Context, jobs []kbstore.KBJob, stop context.CancelFunc) bool {
 	t := time.NewTicker(max(w.cfg.Lease/3, 10*time.Millisecond))
 	defer t.Stop()
 	for {
@@ -454,7 +456,7 @@ func (w *Worker) heartbeat(ctx context.Context, jobs []storage.KBJob, stop conte
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			if err := w.db.RenewKBLeases(ctx, jobs, w.owner, w.cfg.Lease); err != nil {
+			if err := w.db.KB.RenewKBLeases(ctx, jobs, w.owner, w.cfg.Lease); err != nil {
 				if ctx.Err() != nil {
 					return false
 				}

@@ -6,8 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/search"
 )
 
 // benchMarkdown builds a deterministic Markdown document of about size
@@ -36,18 +39,14 @@ func benchMarkdown(size int) string {
 	return b.String()[:size]
 }
 
-func newBenchWorker(tb testing.TB) (*storage.DB, *Worker, string, string) {
+func newBenchWorker(tb testing.TB) (*storage.Stores, *Worker, string, string) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(tb, "w.db"))
+	db := storetest.Open(tb, dbtest.Path(tb, "w.db"))
+	org, err := db.Orgs.CreateOrg(ctx, "o")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { db.Close() })
-	org, err := db.CreateOrg(ctx, "o")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	col, err := db.CreateCollection(ctx, org.ID, "c", "")
+	col, err := db.KB.CreateCollection(ctx, org.ID, "c", "")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -68,23 +67,23 @@ func TestWorkerProcessesSource(t *testing.T) {
 	ctx := context.Background()
 	db, w, org, col := newBenchWorker(t)
 	md := benchMarkdown(20_000)
-	if _, err := db.UpsertSource(ctx, org, col, storage.SourceInput{ExternalID: "doc", Title: "Doc", Content: md}); err != nil {
+	if _, err := db.KB.UpsertSource(ctx, org, col, kbstore.SourceInput{ExternalID: "doc", Title: "Doc", Content: md}); err != nil {
 		t.Fatal(err)
 	}
 	n, err := w.Drain(ctx)
 	if err != nil || n != 1 {
 		t.Fatalf("drain %d %v", n, err)
 	}
-	srcs, _, err := db.ListSources(ctx, col, storage.SourceFilter{Limit: 10})
+	srcs, _, err := db.KB.ListSources(ctx, col, kbstore.SourceFilter{Limit: 10})
 	if err != nil || srcs[0].Status != "completed" || srcs[0].ChunkCount < 5 {
 		t.Fatalf("%+v %v", srcs, err)
 	}
-	hits, err := storage.NewKBTextIndex(db).Search(ctx, storage.KBSpace(col), "supersonic nozzle", 5, nil)
+	hits, err := search.NewTextIndex(db.Vectors, db.KB.LoadText).Search(ctx, kbstore.KBSpace(col), "supersonic nozzle", 5, nil)
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("keyword %v %v", hits, err)
 	}
-	idx := storage.NewVectorIndex(db)
-	if n, err := idx.Len(ctx, storage.KBSpace(col)); err != nil || n != srcs[0].ChunkCount {
+	idx := search.NewVectorIndex(db.Vectors)
+	if n, err := idx.Len(ctx, kbstore.KBSpace(col)); err != nil || n != srcs[0].ChunkCount {
 		t.Fatalf("vectors %d, chunks %d, err %v", n, srcs[0].ChunkCount, err)
 	}
 }
@@ -103,13 +102,13 @@ func BenchmarkIngest500KB(b *testing.B) {
 		// Alternate two revisions so every round is real new content.
 		content := md[:len(md)-1] + string(rune('a'+i%2))
 		i++
-		if _, err := db.UpsertSource(ctx, org, col, storage.SourceInput{ExternalID: "doc", Title: "Doc", Content: content}); err != nil {
+		if _, err := db.KB.UpsertSource(ctx, org, col, kbstore.SourceInput{ExternalID: "doc", Title: "Doc", Content: content}); err != nil {
 			b.Fatal(err)
 		}
 		if did, err := w.ProcessBatch(ctx); err != nil || did != 1 {
 			b.Fatal(did, err)
 		}
 	}
-	srcs, _, _ := db.ListSources(ctx, col, storage.SourceFilter{Limit: 1})
+	srcs, _, _ := db.KB.ListSources(ctx, col, kbstore.SourceFilter{Limit: 1})
 	b.ReportMetric(float64(srcs[0].ChunkCount), "chunks")
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
 // A backup taken while another connection writes holds every write
@@ -40,7 +40,7 @@ func TestBackupUnderWriteLoadAndRestore(t *testing.T) {
 			default:
 			}
 			name := fmt.Sprintf("org-%05d", i)
-			if _, err := db.CreateOrg(ctx, name); err != nil {
+			if _, err := db.Orgs.CreateOrg(ctx, name); err != nil {
 				t.Errorf("write %d: %v", i, err)
 				return
 			}
@@ -89,7 +89,7 @@ func TestBackupUnderWriteLoadAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orgs, err := r.ListOrgs(ctx)
+	orgs, err := r.Orgs.ListOrgs(ctx)
 	r.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestBackupUnderWriteLoadAndRestore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := db.ListOrgs(ctx)
+	after, err := db.Orgs.ListOrgs(ctx)
 	if err != nil || len(after) != len(orgs) {
 		t.Fatalf("after restore: %d orgs (%v), want %d", len(after), err, len(orgs))
 	}

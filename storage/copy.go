@@ -6,15 +6,6 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// CopyReport is what Copy did, table by table (agentd migrate-db prints it).
-type CopyReport = sqldb.CopyReport
-
-// TableCount is one table's rows in the source, sent, and in the target.
-type TableCount = sqldb.TableCount
-
-// SequenceReset is an identity sequence Copy moved past the copied rows.
-type SequenceReset = sqldb.SequenceReset
-
 // ErrNotEmpty is returned (wrapped, naming the table) when the copy's
 // target already holds rows.
 var ErrNotEmpty = sqldb.ErrNotEmpty
@@ -29,7 +20,7 @@ var ErrCountMismatch = sqldb.ErrCountMismatch
 // a PostgreSQL server (agentd migrate-db). Nothing else may write to
 // either database meanwhile. progress, if not nil, hears each table's
 // running row count.
-func Copy(ctx context.Context, from, to *DB, progress func(table string, n int64)) (CopyReport, error) {
+func Copy(ctx context.Context, from, to *Stores, progress func(table string, n int64)) (sqldb.CopyReport, error) {
 	return sqldb.Copy(ctx, from.c, to.c, progress)
 }
 

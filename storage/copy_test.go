@@ -12,12 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/vectorstore"
 )
 
 // copyPair opens a fresh SQLite source and a fresh PostgreSQL target, or
 // skips: Copy needs a PostgreSQL server (AGENTD_TEST_POSTGRES).
-func copyPair(t testing.TB) (src, dst *DB) {
+func copyPair(t testing.TB) (src, dst *Stores) {
 	t.Helper()
 	if !dbtest.Postgres() {
 		t.Skip("copy to PostgreSQL: set " + dbtest.Env + " to a PostgreSQL server (see .ci/postgres.sh)")
@@ -39,30 +42,31 @@ func copyPair(t testing.TB) (src, dst *DB) {
 // fillForCopy writes a bit of everything Copy must carry over exactly:
 // counters kept by triggers (agents, call_hours, auth_epoch), vectors, and
 // events whose newest rows were deleted (sqlite_sequence above max(seq)).
-func fillForCopy(t testing.TB, db *DB) {
+func fillForCopy(t testing.TB, db *Stores) {
 	t.Helper()
 	ctx := context.Background()
-	o, err := db.CreateOrg(ctx, "acme")
+	o, err := db.Orgs.CreateOrg(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := db.CreateAgent(ctx, Agent{OrgID: o.ID, Name: "desk", Type: "voice", Status: "active"})
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "desk", Type: "voice", Status: "active"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seeds []SeedCall
-	for i, st := range callStatuses {
-		seeds = append(seeds, SeedCall{OrgID: o.ID, AgentID: a.ID, Status: st, Phone: fmt.Sprintf("+1555000%04d", i)})
+	var seeds []callstore.SeedCall
+	for i, st := range []string{"initiated", "queued", "scheduled", "connecting", "ringing", "active",
+		"completed", "failed", "cancelled", "no_answer", "busy"} {
+		seeds = append(seeds, callstore.SeedCall{OrgID: o.ID, AgentID: a.ID, Status: st, Phone: fmt.Sprintf("+1555000%04d", i)})
 	}
-	ids, err := db.SeedCalls(ctx, seeds)
+	ids, err := db.Calls.SeedCalls(ctx, seeds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SetCallStatusForTest(ctx, ids[1], "completed"); err != nil { // queued -> completed
+	if err := db.Calls.SetCallStatusForTest(ctx, ids[1], "completed"); err != nil { // queued -> completed
 		t.Fatal(err)
 	}
 	now := time.Now().UnixMilli()
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.Conn().Write(ctx, func(tx *sql.Tx) error {
 		// Calls that ended, counted by hour; one count brought to zero (a
 		// recount would not keep that row, the copy must).
 		if _, err := tx.ExecContext(ctx, "UPDATE calls SET ended_at = ?, answered_at = ? WHERE status IN ('completed', 'busy')", now, now); err != nil {
@@ -87,18 +91,18 @@ func fillForCopy(t testing.TB, db *DB) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	var items []VectorItem
+	var items []vectorstore.VectorItem
 	for i := range 20 {
 		v := make([]float32, 8)
 		for j := range v {
 			v[j] = rng.Float32()
 		}
-		items = append(items, VectorItem{ID: int64(i + 1), Vec: v})
+		items = append(items, vectorstore.VectorItem{ID: int64(i + 1), Vec: v})
 	}
-	if err := db.PutVectors(ctx, "kb:test", VectorModel{Embedder: "builtin", Model: "x", Dims: 8}, items); err != nil {
+	if err := db.Vectors.PutVectors(ctx, "kb:test", vectorstore.VectorModel{Embedder: "builtin", Model: "x", Dims: 8}, items); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.DeleteVectors(ctx, "kb:test", []int64{20}); err != nil {
+	if err := db.Vectors.DeleteVectors(ctx, "kb:test", []int64{20}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -106,13 +110,13 @@ func fillForCopy(t testing.TB, db *DB) {
 // tableRows reads every row of table as text, sorted: equal on both
 // engines when the data is. rowid is read from SQLite's rowid where the
 // PostgreSQL table has that column.
-func tableRows(t *testing.T, db *DB, table string, cols []string) []string {
+func tableRows(t *testing.T, db *Stores, table string, cols []string) []string {
 	t.Helper()
 	quoted := make([]string, len(cols))
 	for i, c := range cols {
 		quoted[i] = `"` + c + `"`
 	}
-	rows, err := db.r.QueryContext(context.Background(), "SELECT "+strings.Join(quoted, ", ")+` FROM "`+table+`"`)
+	rows, err := db.Conn().Reader().QueryContext(context.Background(), "SELECT "+strings.Join(quoted, ", ")+` FROM "`+table+`"`)
 	if err != nil {
 		t.Fatalf("%s: %v", table, err)
 	}
@@ -134,9 +138,9 @@ func tableRows(t *testing.T, db *DB, table string, cols []string) []string {
 }
 
 // targetColumns lists a PostgreSQL table's columns.
-func targetColumns(t *testing.T, db *DB, table string) []string {
+func targetColumns(t *testing.T, db *Stores, table string) []string {
 	t.Helper()
-	rows, err := db.r.QueryContext(context.Background(), `SELECT column_name FROM information_schema.columns
+	rows, err := db.Conn().Reader().QueryContext(context.Background(), `SELECT column_name FROM information_schema.columns
 		WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`, table)
 	if err != nil {
 		t.Fatal(err)
@@ -188,15 +192,15 @@ func TestCopyToPostgres(t *testing.T) {
 		}
 	}
 	var counters [3]int64
-	if err := dst.r.QueryRowContext(ctx, "SELECT live_calls, finished_calls, completed_calls FROM agents").Scan(&counters[0], &counters[1], &counters[2]); err != nil ||
+	if err := dst.Conn().Reader().QueryRowContext(ctx, "SELECT live_calls, finished_calls, completed_calls FROM agents").Scan(&counters[0], &counters[1], &counters[2]); err != nil ||
 		counters != [3]int64{3, 4, 2} {
 		t.Fatalf("agent counters %v %v", counters, err)
 	}
 	// The event sequence goes on after the highest seq SQLite handed out,
 	// not after the highest left (the newest events were deleted).
 	var lastSeq, maxSeq int64
-	src.r.QueryRowContext(ctx, "SELECT seq FROM sqlite_sequence WHERE name = 'events'").Scan(&lastSeq)
-	src.r.QueryRowContext(ctx, "SELECT max(seq) FROM events").Scan(&maxSeq)
+	src.Conn().Reader().QueryRowContext(ctx, "SELECT seq FROM sqlite_sequence WHERE name = 'events'").Scan(&lastSeq)
+	src.Conn().Reader().QueryRowContext(ctx, "SELECT max(seq) FROM events").Scan(&maxSeq)
 	if lastSeq <= maxSeq {
 		t.Fatalf("fixture: sqlite_sequence %d, max(seq) %d", lastSeq, maxSeq)
 	}
@@ -211,7 +215,7 @@ func TestCopyToPostgres(t *testing.T) {
 	if len(wantSeq) > 0 {
 		t.Errorf("sequences not reset: %v (report %+v)", wantSeq, rep.Sequences)
 	}
-	err = dst.write(ctx, func(tx *sql.Tx) error {
+	err = dst.Conn().Write(ctx, func(tx *sql.Tx) error {
 		var seq int64
 		if err := tx.QueryRowContext(ctx, `INSERT INTO events (id, org_id, type, subject, data, created_at)
 			SELECT 'new', id, 'test', 'x', '{}', 0 FROM orgs RETURNING seq`).Scan(&seq); err != nil {
@@ -225,19 +229,19 @@ func TestCopyToPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := dst.CreateOrg(ctx, "beta"); err != nil {
+	if _, err := dst.Orgs.CreateOrg(ctx, "beta"); err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.PutVectors(ctx, "kb:test", VectorModel{Embedder: "builtin", Model: "x", Dims: 8}, []VectorItem{{ID: 99, Vec: make([]float32, 8)}}); err != nil {
+	if err := dst.Vectors.PutVectors(ctx, "kb:test", vectorstore.VectorModel{Embedder: "builtin", Model: "x", Dims: 8}, []vectorstore.VectorItem{{ID: 99, Vec: make([]float32, 8)}}); err != nil {
 		t.Fatal(err)
 	}
 	// The triggers work again: a call that completes counts once.
 	var agentID, orgID string
-	dst.r.QueryRowContext(ctx, "SELECT id, org_id FROM agents").Scan(&agentID, &orgID)
-	if _, err := dst.SeedCalls(ctx, []SeedCall{{OrgID: orgID, AgentID: agentID, Status: "completed"}}); err != nil {
+	dst.Conn().Reader().QueryRowContext(ctx, "SELECT id, org_id FROM agents").Scan(&agentID, &orgID)
+	if _, err := dst.Calls.SeedCalls(ctx, []callstore.SeedCall{{OrgID: orgID, AgentID: agentID, Status: "completed"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := dst.r.QueryRowContext(ctx, "SELECT completed_calls FROM agents").Scan(&counters[2]); err != nil || counters[2] != 3 {
+	if err := dst.Conn().Reader().QueryRowContext(ctx, "SELECT completed_calls FROM agents").Scan(&counters[2]); err != nil || counters[2] != 3 {
 		t.Fatalf("completed_calls after a new call: %d %v", counters[2], err)
 	}
 }
@@ -247,14 +251,14 @@ func TestCopyRefusesNonEmptyTarget(t *testing.T) {
 	src, dst := copyPair(t)
 	ctx := context.Background()
 	fillForCopy(t, src)
-	if _, err := dst.CreateOrg(ctx, "already"); err != nil {
+	if _, err := dst.Orgs.CreateOrg(ctx, "already"); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Copy(ctx, src, dst, nil)
 	if !errors.Is(err, ErrNotEmpty) || !strings.Contains(err.Error(), "table orgs has 1 row(s)") {
 		t.Fatalf("copy into a used database: %v", err)
 	}
-	orgs, _ := dst.ListOrgs(ctx)
+	orgs, _ := dst.Orgs.ListOrgs(ctx)
 	if len(orgs) != 1 || orgs[0].Name != "already" {
 		t.Fatalf("target changed: %+v", orgs)
 	}
@@ -278,7 +282,7 @@ func TestCopyFailureLeavesTargetEmpty(t *testing.T) {
 		t.Fatal("cancelled copy succeeded")
 	}
 	var n int
-	if err := dst.r.QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM orgs) + (SELECT count(*) FROM agents)
+	if err := dst.Conn().Reader().QueryRowContext(context.Background(), `SELECT (SELECT count(*) FROM orgs) + (SELECT count(*) FROM agents)
 		+ (SELECT count(*) FROM calls) + (SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal AND tgenabled = 'D')`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("after a failed copy: %d rows or disabled triggers, %v", n, err)
 	}
@@ -294,17 +298,17 @@ func BenchmarkCopyVectors(b *testing.B) {
 	src, _ := copyPair(b)
 	const n, dims = 100_000, 384
 	rng := rand.New(rand.NewPCG(1, 1))
-	m := VectorModel{Embedder: "builtin", Model: "bench", Dims: dims}
+	m := vectorstore.VectorModel{Embedder: "builtin", Model: "bench", Dims: dims}
 	for start := 0; start < n; start += 5000 {
-		items := make([]VectorItem, 5000)
+		items := make([]vectorstore.VectorItem, 5000)
 		for i := range items {
 			v := make([]float32, dims)
 			for j := range v {
 				v[j] = rng.Float32()
 			}
-			items[i] = VectorItem{ID: int64(start + i + 1), Vec: v}
+			items[i] = vectorstore.VectorItem{ID: int64(start + i + 1), Vec: v}
 		}
-		if err := src.PutVectors(ctx, "kb:bench", m, items); err != nil {
+		if err := src.Vectors.PutVectors(ctx, "kb:bench", m, items); err != nil {
 			b.Fatal(err)
 		}
 	}

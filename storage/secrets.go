@@ -20,7 +20,7 @@ import (
 // old. With AGENTD_SECRET_KEY (and always on PostgreSQL) newKey is given
 // and the operator sets AGENTD_SECRET_KEY to it before the next start.
 // Processes that hold the old key must restart.
-func RotateSecretKey(ctx context.Context, db *DB, newKey []byte) (int, error) {
+func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error) {
 	pg := db.Postgres()
 	envKey := os.Getenv(secretbox.EnvKey) != ""
 	current, err := secretbox.Load(db.Path(), pg)

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // TestAgentTestCLI runs `agentd test` against a builtin agent with one

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // TestAnalysisCrashSafety ends conversations while the model is down, so

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // crashFlags run the sim dialer fast: short talks, a dial rate and

@@ -21,8 +21,8 @@ import (
 	// The suite tests the binary TestMain builds from this code; importing
 	// it makes go test's cache see every change to it.
 	_ "github.com/agentd/agentd/cmd"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 var agentdBin string

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/testbin"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
 // BenchmarkDials measures how many calls a second one and three agentd

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // FirstRun is what a start finds: on an empty database it creates the
@@ -15,13 +16,13 @@ import (
 // setup link valid an hour, under baseURL); otherwise it returns the
 // organizations left without a usable owner or admin key (all expired or
 // revoked), for which the start says how to make one.
-func FirstRun(ctx context.Context, db *storage.DB, baseURL string, now time.Time) (lines []string, orphans []storage.Org, err error) {
+func FirstRun(ctx context.Context, db *storage.Stores, baseURL string, now time.Time) (lines []string, orphans []orgstore.Org, err error) {
 	key, expires, created, err := BootstrapOwner(ctx, db)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup: %w", err)
 	}
 	if !created {
-		orphans, err = db.OrgsWithoutAdminKey(ctx, now)
+		orphans, err = db.Orgs.OrgsWithoutAdminKey(ctx, now)
 		if err != nil {
 			return nil, nil, fmt.Errorf("first-run check: %w", err)
 		}
@@ -29,11 +30,11 @@ func FirstRun(ctx context.Context, db *storage.DB, baseURL string, now time.Time
 	}
 	lines = append(lines, fmt.Sprintf("owner API key: %s (expires %s; make another with: agentd key create)",
 		key, expires.Format("2006-01-02")))
-	o, err := db.FindOrg(ctx, "default")
+	o, err := db.Orgs.FindOrg(ctx, "default")
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}
-	u, err := db.FirstOwner(ctx, o.ID)
+	u, err := db.Orgs.FirstOwner(ctx, o.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}

@@ -70,12 +70,12 @@ const MaxRateLimit = 100000
 
 // NewKey validates the options and makes the key: the row to store and the
 // secret to show once.
-func (o KeyOptions) NewKey(orgID, userID string) (storage.NewKey, string, error) {
+func (o KeyOptions) NewKey(orgID, userID string) (orgstore.NewKey, string, error) {
 	if len(o.Name) > 100 {
-		return storage.NewKey{}, "", errs.New(errs.Invalid, "name: at most 100 characters")
+		return orgstore.NewKey{}, "", errs.New(errs.Invalid, "name: at most 100 characters")
 	}
 	if o.RateLimit < 0 || o.RateLimit > MaxRateLimit {
-		return storage.NewKey{}, "", errs.Invalidf("rateLimitPerMinute: must be 1 to %d", MaxRateLimit)
+		return orgstore.NewKey{}, "", errs.Invalidf("rateLimitPerMinute: must be 1 to %d", MaxRateLimit)
 	}
 	limit := o.RateLimit
 	if limit == 0 {
@@ -87,7 +87,7 @@ func (o KeyOptions) NewKey(orgID, userID string) (storage.NewKey, string, error)
 		if o.ExpiresInDays != nil {
 			d := *o.ExpiresInDays
 			if d < 1 || d > 3650 {
-				return storage.NewKey{}, "", errs.New(errs.Invalid, "expiresInDays: must be 1 to 3650, or null for a key that never expires")
+				return orgstore.NewKey{}, "", errs.New(errs.Invalid, "expiresInDays: must be 1 to 3650, or null for a key that never expires")
 			}
 			ttl = time.Duration(d) * 24 * time.Hour
 		}
@@ -99,52 +99,52 @@ func (o KeyOptions) NewKey(orgID, userID string) (storage.NewKey, string, error)
 		name = "default"
 	}
 	key, hash, display := NewKeySecret()
-	return storage.NewKey{OrgID: orgID, UserID: userID, Name: name, Prefix: display, Hash: hash,
+	return orgstore.NewKey{OrgID: orgID, UserID: userID, Name: name, Prefix: display, Hash: hash,
 		RateLimit: limit, ExpiresAt: exp}, key, nil
 }
 
 // CreateKey creates a key for a user of an organization and returns the
 // secret, which is never stored and never shown again.
-func CreateKey(ctx context.Context, db *storage.DB, orgID, userID string, o KeyOptions) (string, storage.APIKey, error) {
+func CreateKey(ctx context.Context, db *storage.Stores, orgID, userID string, o KeyOptions) (string, orgstore.APIKey, error) {
 	nk, secret, err := o.NewKey(orgID, userID)
 	if err != nil {
-		return "", storage.APIKey{}, err
+		return "", orgstore.APIKey{}, err
 	}
-	k, err := db.CreateKey(ctx, nk)
+	k, err := db.Orgs.CreateKey(ctx, nk)
 	return secret, k, err
 }
 
 // CreateOrg creates an organization with its owner and the owner's key.
-func CreateOrg(ctx context.Context, db *storage.DB, name, ownerEmail string) (storage.Org, string, storage.APIKey, error) {
+func CreateOrg(ctx context.Context, db *storage.Stores, name, ownerEmail string) (orgstore.Org, string, orgstore.APIKey, error) {
 	if err := validOrgName(name); err != nil {
-		return storage.Org{}, "", storage.APIKey{}, err
+		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
 	if err := ValidEmail(ownerEmail); err != nil {
-		return storage.Org{}, "", storage.APIKey{}, err
+		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
 	nk, secret, err := KeyOptions{Name: "owner"}.NewKey("", "")
 	if err != nil {
-		return storage.Org{}, "", storage.APIKey{}, err
+		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
-	o, _, k, err := db.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
+	o, _, k, err := db.Orgs.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
 	return o, secret, k, err
 }
 
 // Bootstrap creates organization "default" with owner owner@localhost on an
 // empty database and returns the owner key; created is false otherwise.
-func Bootstrap(ctx context.Context, db *storage.DB) (key string, created bool, err error) {
+func Bootstrap(ctx context.Context, db *storage.Stores) (key string, created bool, err error) {
 	key, _, created, err = BootstrapOwner(ctx, db)
 	return key, created, err
 }
 
 // BootstrapOwner is Bootstrap that also returns when the owner key expires
 // (KeyTTL from now), which the first start prints beside the key.
-func BootstrapOwner(ctx context.Context, db *storage.DB) (key string, expires time.Time, created bool, err error) {
+func BootstrapOwner(ctx context.Context, db *storage.Stores) (key string, expires time.Time, created bool, err error) {
 	nk, secret, err := KeyOptions{Name: "owner"}.NewKey("", "")
 	if err != nil {
 		return "", time.Time{}, false, err
 	}
-	created, err = db.Bootstrap(ctx, "default", "owner@localhost", nk)
+	created, err = db.Orgs.Bootstrap(ctx, "default", "owner@localhost", nk)
 	if !created || err != nil {
 		return "", time.Time{}, false, err
 	}
@@ -168,7 +168,7 @@ func ValidEmail(email string) error {
 }
 
 // KeyStatus is active, revoked or expired at now.
-func KeyStatus(k storage.APIKey, now time.Time) string {
+func KeyStatus(k orgstore.APIKey, now time.Time) string {
 	switch {
 	case k.RevokedAt != nil:
 		return "revoked"
@@ -181,8 +181,8 @@ func KeyStatus(k storage.APIKey, now time.Time) string {
 // RevokeKey revokes a key of the organization for a member who may manage
 // keys. Like the member rules, only an owner touches an owner: an owner's
 // key is refused to anyone else (Forbidden), changing nothing.
-func RevokeKey(ctx context.Context, db *storage.DB, a Actor, orgID, keyID string) error {
-	err := db.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
+func RevokeKey(ctx context.Context, db *storage.Stores, a Actor, orgID, keyID string) error {
+	err := db.Orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
 	switch {
 	case errors.Is(err, orgstore.ErrOwnerKey):
 		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 func TestNewKeyOptions(t *testing.T) {
@@ -36,8 +36,8 @@ func TestNewKeyOptions(t *testing.T) {
 func TestKeyStatusAndRoles(t *testing.T) {
 	now := time.Now()
 	past := now.Add(-time.Second)
-	if KeyStatus(storage.APIKey{}, now) != "active" || KeyStatus(storage.APIKey{ExpiresAt: &past}, now) != "expired" ||
-		KeyStatus(storage.APIKey{RevokedAt: &past}, now) != "revoked" {
+	if KeyStatus(orgstore.APIKey{}, now) != "active" || KeyStatus(orgstore.APIKey{ExpiresAt: &past}, now) != "expired" ||
+		KeyStatus(orgstore.APIKey{RevokedAt: &past}, now) != "revoked" {
 		t.Fatal("key status")
 	}
 	if !Can("admin", CapAPIKeyManage) || Can("member", CapAPIKeyManage) || Can("viewer", CapAgentWrite) || Can("nobody", CapAgentRead) {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // Actor is who asks for a change to the members of an organization.
@@ -14,19 +15,19 @@ type Actor struct {
 }
 
 // Members lists the users of an organization, oldest first.
-func Members(ctx context.Context, db *storage.DB, orgID string) ([]storage.User, error) {
-	return db.ListUsers(ctx, orgID)
+func Members(ctx context.Context, db *storage.Stores, orgID string) ([]orgstore.User, error) {
+	return db.Orgs.ListUsers(ctx, orgID)
 }
 
 // AddMember adds a user with a role. Only an owner may add an owner.
-func AddMember(ctx context.Context, db *storage.DB, a Actor, orgID, email, role string) (storage.User, error) {
+func AddMember(ctx context.Context, db *storage.Stores, a Actor, orgID, email, role string) (orgstore.User, error) {
 	if err := ValidEmail(email); err != nil {
-		return storage.User{}, err
+		return orgstore.User{}, err
 	}
 	if err := checkRole(a, role); err != nil {
-		return storage.User{}, err
+		return orgstore.User{}, err
 	}
-	u, err := db.AddUser(ctx, orgID, email, role)
+	u, err := db.Orgs.AddUser(ctx, orgID, email, role)
 	if isConflict(err) {
 		return u, errs.Wrap(errs.Conflict, "a member with this email exists", err)
 	}
@@ -35,13 +36,13 @@ func AddMember(ctx context.Context, db *storage.DB, a Actor, orgID, email, role 
 
 // ChangeRole gives a member another role. Only an owner may touch an owner
 // or make one; the last owner keeps the role.
-func ChangeRole(ctx context.Context, db *storage.DB, a Actor, orgID, userID, role string) (storage.User, error) {
+func ChangeRole(ctx context.Context, db *storage.Stores, a Actor, orgID, userID, role string) (orgstore.User, error) {
 	u, err := member(ctx, db, orgID, userID)
 	if err != nil {
 		return u, err
 	}
 	if err := checkRole(a, role); err != nil {
-		return storage.User{}, err
+		return orgstore.User{}, err
 	}
 	if u.Role == "owner" {
 		if a.Role != "owner" {
@@ -53,13 +54,13 @@ func ChangeRole(ctx context.Context, db *storage.DB, a Actor, orgID, userID, rol
 			}
 		}
 	}
-	return db.SetUserRole(ctx, orgID, userID, role)
+	return db.Orgs.SetUserRole(ctx, orgID, userID, role)
 }
 
 // RemoveMember removes a member with their keys and sessions. Nobody removes
 // themself (an owner would lock the organization out); only an owner removes
 // an owner.
-func RemoveMember(ctx context.Context, db *storage.DB, a Actor, orgID, userID string) error {
+func RemoveMember(ctx context.Context, db *storage.Stores, a Actor, orgID, userID string) error {
 	if userID == a.UserID {
 		return errs.New(errs.Conflict, "you cannot remove yourself")
 	}
@@ -75,7 +76,7 @@ func RemoveMember(ctx context.Context, db *storage.DB, a Actor, orgID, userID st
 			return err
 		}
 	}
-	return db.RemoveUserByID(ctx, orgID, userID)
+	return db.Orgs.RemoveUserByID(ctx, orgID, userID)
 }
 
 func checkRole(a Actor, role string) error {
@@ -88,8 +89,8 @@ func checkRole(a Actor, role string) error {
 	return nil
 }
 
-func member(ctx context.Context, db *storage.DB, orgID, userID string) (storage.User, error) {
-	u, err := db.UserByID(ctx, orgID, userID)
+func member(ctx context.Context, db *storage.Stores, orgID, userID string) (orgstore.User, error) {
+	u, err := db.Orgs.UserByID(ctx, orgID, userID)
 	if isNotFound(err) {
 		return u, errs.Wrap(errs.NotFound, "member not found", err)
 	}
@@ -98,8 +99,8 @@ func member(ctx context.Context, db *storage.DB, orgID, userID string) (storage.
 
 // keepAnOwner refuses a change that would leave the organization without
 // an owner.
-func keepAnOwner(ctx context.Context, db *storage.DB, orgID, leaving string) error {
-	us, err := db.ListUsers(ctx, orgID)
+func keepAnOwner(ctx context.Context, db *storage.Stores, orgID, leaving string) error {
+	us, err := db.Orgs.ListUsers(ctx, orgID)
 	if err != nil {
 		return err
 	}

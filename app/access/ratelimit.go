@@ -5,13 +5,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // RateStore counts admissions in the database for every process on it
-// (storage.DB on PostgreSQL; see storage AdmitRate for its bound).
+// (storage.Stores on PostgreSQL; see storage AdmitRate for its bound).
 type RateStore interface {
-	AdmitRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (storage.Admission, error)
+	AdmitRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (orgstore.Admission, error)
 }
 
 // Limiter is the per-key rate limit: limit requests per window. Without a

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 func TestRateLimiterSlides(t *testing.T) {
@@ -41,12 +41,8 @@ func TestSharedLimiterAcrossProcesses(t *testing.T) {
 	path := dbtest.Path(t, "rl.db")
 	var ls []*Limiter
 	for range 3 {
-		db, err := storage.Open(ctx, path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		ls = append(ls, NewLimiter(time.Minute, db))
+		db := storetest.Open(t, path)
+		ls = append(ls, NewLimiter(time.Minute, db.Orgs))
 	}
 	const limit = 30
 	t0 := time.Unix(1_800_000_000, 0) // on a bucket boundary (a whole second)

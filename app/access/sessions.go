@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // Session lifetimes (issue 12): a session ends after 12 hours without a
@@ -34,7 +35,7 @@ var errNoSession = errs.New(errs.Unauthenticated, "session expired or signed out
 // CSRF must accompany every state-changing request of the session.
 type Started struct {
 	Token   string
-	Session storage.Session
+	Session orgstore.Session
 }
 
 // newToken is 256 random bits, URL-safe, and its SHA-256 (what is stored).
@@ -56,17 +57,17 @@ func hashToken(t string) []byte {
 // one of a few slots. With several organizations sharing the email, org (a
 // name or id) picks one; otherwise the oldest membership whose password
 // matches is used.
-func Login(ctx context.Context, db *storage.DB, email, password, org, clientAddr string, now time.Time) (Started, error) {
+func Login(ctx context.Context, db *storage.Stores, email, password, org, clientAddr string, now time.Time) (Started, error) {
 	email = strings.TrimSpace(email)
 	scopes := throttleScopes(strings.ToLower(email), clientAddr)
 	if err := admitLogin(ctx, db, scopes, now); err != nil {
 		return Started{}, err
 	}
-	users, err := db.UsersByEmail(ctx, email)
+	users, err := db.Orgs.UsersByEmail(ctx, email)
 	if err != nil {
 		return Started{}, err
 	}
-	var match *storage.UserLogin
+	var match *orgstore.UserLogin
 	err = withHashSlot(ctx, func() {
 		checked := false
 		for i := range users {
@@ -90,74 +91,74 @@ func Login(ctx context.Context, db *storage.DB, email, password, org, clientAddr
 	if match == nil {
 		return Started{}, ErrBadLogin
 	}
-	if err := db.ClearLoginFailures(ctx, scopes[0]); err != nil {
+	if err := db.Orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
 		return Started{}, err
 	}
-	if err := db.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
+	if err := db.Orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
 		return Started{}, err
 	}
 	return startSession(ctx, db, match.ID, now)
 }
 
-func startSession(ctx context.Context, db *storage.DB, userID string, now time.Time) (Started, error) {
+func startSession(ctx context.Context, db *storage.Stores, userID string, now time.Time) (Started, error) {
 	token, hash := newToken()
 	csrf, _ := newToken()
-	if err := db.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
+	if err := db.Orgs.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
 		return Started{}, err
 	}
-	s, err := db.LookupSession(ctx, hash)
+	s, err := db.Orgs.LookupSession(ctx, hash)
 	return Started{Token: token, Session: s}, err
 }
 
 // Authenticate resolves a session cookie's token at now: unknown, signed
 // out, idle for 12 h or older than 7 days is Unauthenticated.
-func Authenticate(ctx context.Context, db *storage.DB, token string, now time.Time) (storage.Session, error) {
+func Authenticate(ctx context.Context, db *storage.Stores, token string, now time.Time) (orgstore.Session, error) {
 	if len(token) != 43 {
-		return storage.Session{}, errNoSession
+		return orgstore.Session{}, errNoSession
 	}
 	hash := hashToken(token)
-	s, err := db.LookupSession(ctx, hash)
+	s, err := db.Orgs.LookupSession(ctx, hash)
 	if errors.Is(err, storage.ErrNotFound) {
-		return storage.Session{}, errNoSession
+		return orgstore.Session{}, errNoSession
 	}
 	if err != nil {
-		return storage.Session{}, err
+		return orgstore.Session{}, err
 	}
 	if !now.Before(s.ExpiresAt) || now.Sub(s.LastSeenAt) >= IdleTimeout {
-		_ = db.DeleteSession(ctx, hash)
-		return storage.Session{}, errNoSession
+		_ = db.Orgs.DeleteSession(ctx, hash)
+		return orgstore.Session{}, errNoSession
 	}
 	if now.Sub(s.LastSeenAt) >= touchEvery {
-		if err := db.TouchSession(ctx, hash, now); err != nil {
-			return storage.Session{}, err
+		if err := db.Orgs.TouchSession(ctx, hash, now); err != nil {
+			return orgstore.Session{}, err
 		}
 	}
 	return s, nil
 }
 
 // Logout ends the session of a token.
-func Logout(ctx context.Context, db *storage.DB, token string) error {
-	return db.DeleteSession(ctx, hashToken(token))
+func Logout(ctx context.Context, db *storage.Stores, token string) error {
+	return db.Orgs.DeleteSession(ctx, hashToken(token))
 }
 
 // LogoutEverywhere ends every session of a user.
-func LogoutEverywhere(ctx context.Context, db *storage.DB, userID string) (int64, error) {
-	return db.DeleteUserSessions(ctx, userID)
+func LogoutEverywhere(ctx context.Context, db *storage.Stores, userID string) (int64, error) {
+	return db.Orgs.DeleteUserSessions(ctx, userID)
 }
 
 // NewSetupToken makes a one-time token with which a user sets a password
 // (the first-run setup link), valid for an hour.
-func NewSetupToken(ctx context.Context, db *storage.DB, userID string, now time.Time) (string, error) {
+func NewSetupToken(ctx context.Context, db *storage.Stores, userID string, now time.Time) (string, error) {
 	token, hash := newToken()
-	return token, db.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
+	return token, db.Orgs.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
 }
 
 // CompleteSetup consumes a setup token, sets the password and signs in.
-func CompleteSetup(ctx context.Context, db *storage.DB, token, password string, now time.Time) (Started, error) {
+func CompleteSetup(ctx context.Context, db *storage.Stores, token, password string, now time.Time) (Started, error) {
 	if err := ValidPassword(password); err != nil {
 		return Started{}, err
 	}
-	userID, err := db.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
+	userID, err := db.Orgs.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
 	if errors.Is(err, storage.ErrNotFound) {
 		return Started{}, errs.New(errs.Unauthenticated, "the setup link is invalid, used or expired: make a password with `agentd user password EMAIL`")
 	}
@@ -168,9 +169,9 @@ func CompleteSetup(ctx context.Context, db *storage.DB, token, password string, 
 }
 
 // SetPassword sets a user's password (the CLI) and signs them out everywhere.
-func SetPassword(ctx context.Context, db *storage.DB, userID, password string) error {
+func SetPassword(ctx context.Context, db *storage.Stores, userID, password string) error {
 	if err := ValidPassword(password); err != nil {
 		return err
 	}
-	return db.SetPassword(ctx, userID, HashPassword(password))
+	return db.Orgs.SetPassword(ctx, userID, HashPassword(password))
 }

@@ -6,22 +6,20 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
-func openDB(t *testing.T) (*storage.DB, storage.User) {
+func openDB(t *testing.T) (*storage.Stores, orgstore.User) {
 	t.Helper()
-	db, err := storage.Open(context.Background(), dbtest.Path(t, "a.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "a.db"))
 	o, _, _, err := CreateOrg(context.Background(), db, "acme", "o@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.FirstOwner(context.Background(), o.ID)
+	u, _ := db.Orgs.FirstOwner(context.Background(), o.ID)
 	if err := SetPassword(context.Background(), db, u.ID, "a long password"); err != nil {
 		t.Fatal(err)
 	}

@@ -33,10 +33,10 @@ func V1Capability(method, path string) string {
 // the server flag, or the organization's setting. The caller asks only
 // when a role lacks the capability, so the common request costs nothing;
 // a read error enforces (refusing is the safe side).
-func EnforceV1Roles(ctx context.Context, db *storage.DB, orgID string, serverFlag bool) bool {
+func EnforceV1Roles(ctx context.Context, db *storage.Stores, orgID string, serverFlag bool) bool {
 	if serverFlag {
 		return true
 	}
-	st, err := db.GetOrgSettings(ctx, orgID)
+	st, err := db.Calls.GetOrgSettings(ctx, orgID)
 	return err != nil || st.EnforceV1Roles
 }

@@ -9,20 +9,18 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // openDB opens a fresh database with one organization.
-func openDB(t *testing.T) (*storage.DB, string) {
+func openDB(t *testing.T) (*storage.Stores, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "agents.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	o, err := db.CreateOrg(ctx, "acme")
+	db := storetest.Open(t, dbtest.Path(t, "agents.db"))
+	o, err := db.Orgs.CreateOrg(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +71,7 @@ func TestValidateFieldPaths(t *testing.T) {
 		if err := json.Unmarshal([]byte(c.body), &in); err != nil {
 			t.Fatal(err)
 		}
-		a := storage.Agent{Status: "active"}
+		a := agentstore.Agent{Status: "active"}
 		in.apply(&a)
 		kind, field, msg := kindField(validate(&a))
 		if kind != errs.Invalid || field != c.field || msg != c.msg {

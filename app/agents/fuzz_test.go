@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // FuzzAgentInput feeds arbitrary bodies to the agent validator: every failure is
@@ -29,7 +29,7 @@ func FuzzAgentInput(f *testing.F) {
 		if err := json.Unmarshal(body, &in); err != nil {
 			return
 		}
-		a := storage.Agent{Status: "active"}
+		a := agentstore.Agent{Status: "active"}
 		in.apply(&a)
 		if err := validate(&a); err != nil {
 			assertInvalidField(t, err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Agent limits (README "Agents"): API.md leaves them open.
@@ -55,7 +55,7 @@ type Input struct {
 }
 
 // apply copies the present fields of in onto a.
-func (in Input) apply(a *storage.Agent) {
+func (in Input) apply(a *agentstore.Agent) {
 	set := func(dst *string, src *string) {
 		if src != nil {
 			*dst = *src
@@ -95,7 +95,7 @@ func present(raw json.RawMessage) bool {
 // applied) and normalizes it in place: trimmed name, canonical config and
 // tools JSON, cleaned phone numbers. The first problem is an Invalid error
 // naming the field.
-func validate(a *storage.Agent) error {
+func validate(a *agentstore.Agent) error {
 	a.Name = strings.TrimSpace(a.Name)
 	switch {
 	case a.Name == "":

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 var (
@@ -29,7 +30,7 @@ type JobInput struct {
 }
 
 // apply copies the present fields of in onto j.
-func (in JobInput) apply(j *storage.Job) {
+func (in JobInput) apply(j *agentstore.Job) {
 	for _, f := range []struct {
 		dst *string
 		src *string
@@ -41,7 +42,7 @@ func (in JobInput) apply(j *storage.Job) {
 }
 
 // validateJob checks a whole job and trims its name and agent id.
-func validateJob(j *storage.Job) error {
+func validateJob(j *agentstore.Job) error {
 	j.Name = strings.TrimSpace(j.Name)
 	j.AgentID = strings.TrimSpace(j.AgentID)
 	switch {
@@ -75,34 +76,34 @@ func jobErr(err error) error {
 
 // CreateJob assigns a new job to an agent of the organization. Defaults:
 // status active, triggerType manual, trustLevel supervised.
-func CreateJob(ctx context.Context, db *storage.DB, orgID string, in JobInput) (storage.Job, error) {
-	j := storage.Job{OrgID: orgID, Status: "active", TriggerType: "manual", TrustLevel: "supervised"}
+func CreateJob(ctx context.Context, db *storage.Stores, orgID string, in JobInput) (agentstore.Job, error) {
+	j := agentstore.Job{OrgID: orgID, Status: "active", TriggerType: "manual", TrustLevel: "supervised"}
 	in.apply(&j)
 	if err := validateJob(&j); err != nil {
-		return storage.Job{}, err
+		return agentstore.Job{}, err
 	}
-	j, err := db.CreateJob(ctx, j)
+	j, err := db.Agents.CreateJob(ctx, j)
 	return j, jobErr(err)
 }
 
 // GetJob reads a job of the organization; any other is "job not found".
 // The API checks it before decoding an update, so an unknown job is 404
 // even with a bad body.
-func GetJob(ctx context.Context, db *storage.DB, orgID, id string) (storage.Job, error) {
-	j, err := db.GetJob(ctx, orgID, id)
+func GetJob(ctx context.Context, db *storage.Stores, orgID, id string) (agentstore.Job, error) {
+	j, err := db.Agents.GetJob(ctx, orgID, id)
 	return j, jobErr(err)
 }
 
 // ListJobs lists the organization's jobs, newest first; agentID, when set,
 // keeps one agent's.
-func ListJobs(ctx context.Context, db *storage.DB, orgID, agentID string) ([]storage.Job, error) {
-	return db.ListJobs(ctx, orgID, agentID)
+func ListJobs(ctx context.Context, db *storage.Stores, orgID, agentID string) ([]agentstore.Job, error) {
+	return db.Agents.ListJobs(ctx, orgID, agentID)
 }
 
 // UpdateJob changes the present fields of a job (agentId moves it to
 // another agent of the organization).
-func UpdateJob(ctx context.Context, db *storage.DB, orgID, id string, in JobInput) (storage.Job, error) {
-	j, err := db.UpdateJob(ctx, orgID, id, func(j *storage.Job) error {
+func UpdateJob(ctx context.Context, db *storage.Stores, orgID, id string, in JobInput) (agentstore.Job, error) {
+	j, err := db.Agents.UpdateJob(ctx, orgID, id, func(j *agentstore.Job) error {
 		in.apply(j)
 		return validateJob(j)
 	})
@@ -110,8 +111,8 @@ func UpdateJob(ctx context.Context, db *storage.DB, orgID, id string, in JobInpu
 }
 
 // DeleteJob removes a job of the organization.
-func DeleteJob(ctx context.Context, db *storage.DB, orgID, id string) error {
-	return jobErr(db.DeleteJob(ctx, orgID, id))
+func DeleteJob(ctx context.Context, db *storage.Stores, orgID, id string) error {
+	return jobErr(db.Agents.DeleteJob(ctx, orgID, id))
 }
 
 // JobView is a job as the API and the CLI's --json show it.
@@ -127,13 +128,13 @@ type JobView struct {
 }
 
 // NewJobView builds the view of a job.
-func NewJobView(j storage.Job) JobView {
+func NewJobView(j agentstore.Job) JobView {
 	return JobView{ID: j.ID, AgentID: j.AgentID, Name: j.Name, Status: j.Status, TriggerType: j.TriggerType,
 		TrustLevel: j.TrustLevel, CreatedAt: formatTime(j.CreatedAt), UpdatedAt: formatTime(j.UpdatedAt)}
 }
 
 // NewJobViews builds the views of a list of jobs (never nil).
-func NewJobViews(js []storage.Job) []JobView {
+func NewJobViews(js []agentstore.Job) []JobView {
 	out := make([]JobView, 0, len(js))
 	for _, j := range js {
 		out = append(out, NewJobView(j))

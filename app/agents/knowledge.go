@@ -102,13 +102,13 @@ func validateFallback(s *string) error {
 
 // checkCollections refuses knowledge naming a collection that is not the
 // organization's: an agent never searches another organization's data.
-func checkCollections(ctx context.Context, db *storage.DB, orgID string, raw json.RawMessage) error {
+func checkCollections(ctx context.Context, db *storage.Stores, orgID string, raw json.RawMessage) error {
 	if !present(raw) {
 		return nil
 	}
 	k := ParseKnowledge(raw)
 	for i, id := range k.CollectionIDs {
-		if _, err := db.CheckCollection(ctx, orgID, id); err != nil {
+		if _, err := db.KB.CheckCollection(ctx, orgID, id); err != nil {
 			if errors.Is(err, storage.ErrNotFound) {
 				return invalidf("knowledge.collectionIds."+itoa(i), "collection %q not found", id)
 			}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 const timeLayout = apitime.Layout
@@ -34,7 +34,7 @@ type View struct {
 }
 
 // NewView builds the v1 view of an agent.
-func NewView(a storage.Agent) View {
+func NewView(a agentstore.Agent) View {
 	v := View{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, Model: a.Model,
 		Instructions: a.Instructions, Config: a.Config, Tools: a.Tools, Specialty: a.Specialty,
 		DisplayRole: a.DisplayRole, Knowledge: a.Knowledge, Fallback: a.Fallback, CreatedAt: formatTime(a.CreatedAt), UpdatedAt: formatTime(a.UpdatedAt)}
@@ -56,7 +56,7 @@ func NewView(a storage.Agent) View {
 
 // NewViews builds the views of a page of agents (never nil, so an empty
 // page is [] in JSON).
-func NewViews(as []storage.Agent) []View {
+func NewViews(as []agentstore.Agent) []View {
 	out := make([]View, 0, len(as))
 	for _, a := range as {
 		out = append(out, NewView(a))

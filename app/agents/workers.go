@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Worker is an agent as the v2 workforce view shows it.
@@ -37,8 +38,8 @@ type AssignedJob struct {
 
 // ListWorkers is every agent of the organization, newest first, as workers
 // with their stats and assigned jobs.
-func ListWorkers(ctx context.Context, db *storage.DB, orgID string) ([]Worker, error) {
-	ws, err := db.ListWorkers(ctx, orgID)
+func ListWorkers(ctx context.Context, db *storage.Stores, orgID string) ([]Worker, error) {
+	ws, err := db.Agents.ListWorkers(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func ListWorkers(ctx context.Context, db *storage.DB, orgID string) ([]Worker, e
 
 // newWorker derives the workforce fields (DECISIONS.md "Agents and
 // workers") from the agent's call counters.
-func newWorker(w storage.Worker) Worker {
+func newWorker(w agentstore.Worker) Worker {
 	v := Worker{ID: w.ID, Name: w.Name, Type: w.Type, Status: w.Status, Model: w.Model,
 		Specialty: w.Specialty, DisplayRole: w.DisplayRole, WorkforceStatus: workforceStatus(w),
 		TotalActions: w.FinishedCalls, SuccessfulActions: w.CompletedCalls,
@@ -70,7 +71,7 @@ func newWorker(w storage.Worker) Worker {
 
 // workforceStatus: inactive agents are inactive; an agent with a call
 // queued, connecting, ringing or active is active; any other is idle.
-func workforceStatus(w storage.Worker) string {
+func workforceStatus(w agentstore.Worker) string {
 	switch {
 	case w.Status == "inactive":
 		return "inactive"

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 func TestReliabilityScore(t *testing.T) {
@@ -36,7 +36,7 @@ func TestWorkforceStatus(t *testing.T) {
 		live   int64
 		want   string
 	}{{"inactive", 3, "inactive"}, {"active", 1, "active"}, {"deployed", 0, "idle"}, {"training", 2, "active"}} {
-		if got := workforceStatus(storage.Worker{Status: c.status, LiveCalls: c.live}); got != c.want {
+		if got := workforceStatus(agentstore.Worker{Status: c.status, LiveCalls: c.live}); got != c.want {
 			t.Errorf("%s with %d live calls: %s, want %s", c.status, c.live, got, c.want)
 		}
 	}

@@ -13,8 +13,9 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // BatchRequest is the body of POST /api/v1/calls/batch. Items stay raw so
@@ -50,11 +51,6 @@ type BatchItem struct {
 	CallMetadata      map[string]any `json:"callMetadata"`
 	Metadata          map[string]any `json:"metadata"`
 }
-
-// Decoder decodes one JSON object into dst, failing with bad input that
-// names the field. The HTTP layer passes its body decoder, so that a bad
-// item reads like a bad body.
-type Decoder func(body []byte, dst any) error
 
 // BatchResult is the outcome of one item: scheduled, or why not. A failed
 // item is data of the answer, not an error of the request.
@@ -179,8 +175,8 @@ func validateBatch(req BatchRequest) (batchSettings, error) {
 
 // Batch schedules 1 to 1000 calls for one agent. Each item is validated
 // and planned on its own; with stopOnError the first failure stops the
-// batch. decode decodes each raw item.
-func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode Decoder) (BatchOutcome, error) {
+// batch.
+func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest) (BatchOutcome, error) {
 	now := s.now()
 	bs, err := validateBatch(req)
 	if err != nil {
@@ -209,14 +205,14 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 	items := make([]checked, len(req.Calls))
 	phones := make([]string, 0, len(req.Calls))
 	for i, raw := range req.Calls {
-		it, phone, err := validateBatchItem(raw, bs.defPriority, decode)
+		it, phone, err := validateBatchItem(raw, bs.defPriority)
 		it.index = i
 		items[i] = checked{it, phone, err}
 		if err == nil {
 			phones = append(phones, it.phone)
 		}
 	}
-	listed, err := s.db.DNCListedAmong(ctx, agent.OrgID, phones)
+	listed, err := s.db.Calls.DNCListedAmong(ctx, agent.OrgID, phones)
 	if err != nil {
 		return BatchOutcome{}, err
 	}
@@ -270,7 +266,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 	if !req.DryRun {
 		batchID = uuid.NewString()
 	}
-	var rows []storage.Call
+	var rows []callstore.Call
 	var ok []batchValid
 	for k, v := range valid {
 		if p := planned[k]; p.Err != nil {
@@ -284,8 +280,8 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 			schedAt = &t
 		}
 		callerID := s.callers.pick(agent, v.phone, "")
-		rows = append(rows, storage.Call{
-			OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallScheduled, PhoneNumber: v.phone,
+		rows = append(rows, callstore.Call{
+			OrgID: agent.OrgID, AgentID: agent.ID, Status: callstore.CallScheduled, PhoneNumber: v.phone,
 			CallerID: callerID, ContactName: v.name, ContactEmail: v.email, Priority: v.priority,
 			ScheduledAt: schedAt, DueAt: v.at, MaxRetries: bs.policy.MaxRetries, RetryPolicy: policyJSON(bs.policy),
 			Window: windowJSON(v.window), Metadata: recordMetadata(v.meta, callerID, v.priority),
@@ -300,7 +296,7 @@ func (s *Service) Batch(ctx context.Context, c Caller, req BatchRequest, decode 
 			results = append(results, BatchResult{Index: ok[k].index, Success: true, ContactPhone: c.PhoneNumber, ScheduledAt: &at})
 		}
 	case len(rows) > 0:
-		_, created, err := s.db.CreateBatch(ctx, storage.Batch{ID: batchID, OrgID: agent.OrgID, AgentID: agent.ID, Name: bs.name}, rows)
+		_, created, err := s.db.Calls.CreateBatch(ctx, callstore.Batch{ID: batchID, OrgID: agent.OrgID, AgentID: agent.ID, Name: bs.name}, rows)
 		if err != nil {
 			return BatchOutcome{}, err
 		}
@@ -359,15 +355,15 @@ func planError(err error) string {
 
 // validateBatchItem decodes and checks one item. The phone is returned
 // (cleaned when possible) for the result even when the item fails.
-func validateBatchItem(raw json.RawMessage, defPriority int, decode Decoder) (batchValid, string, *errs.Error) {
+func validateBatchItem(raw json.RawMessage, defPriority int) (batchValid, string, *errs.Error) {
 	var it BatchItem
 	var v batchValid
-	if err := decode(raw, &it); err != nil {
+	if err := jsonbody.Decode(raw, &it); err != nil {
 		var e *errs.Error
 		if !errors.As(err, &e) {
 			return v, "", errs.New(errs.Invalid, err.Error())
 		}
-		if strings.HasPrefix(e.Message, "request body must be") {
+		if errors.Is(err, jsonbody.ErrNotObject) {
 			return v, "", errs.New(errs.Invalid, "must be an object")
 		}
 		return v, "", e

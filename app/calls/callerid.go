@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Caller ID from the agent's pool: a voice agent with several numbers and
@@ -34,7 +34,7 @@ func (p *callerPool) areaOf(number string) area {
 }
 
 // rotates reports whether the agent's config asks for rotation.
-func rotates(a storage.Agent) bool {
+func rotates(a agentstore.Agent) bool {
 	var cfg struct {
 		CallerIDRotation bool `json:"callerIdRotation"`
 	}
@@ -43,7 +43,7 @@ func rotates(a storage.Agent) bool {
 }
 
 // pick is the caller ID for a call from a to phone.
-func (p *callerPool) pick(a storage.Agent, phone, explicit string) string {
+func (p *callerPool) pick(a agentstore.Agent, phone, explicit string) string {
 	if explicit != "" {
 		return explicit
 	}

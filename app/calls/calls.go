@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/storage"
 )
@@ -48,13 +49,13 @@ type Config struct {
 // "livekit" uses LiveKit. Only the chosen one is used.
 type TelephonyConfig struct {
 	SIP     sipdial.Config
-	LiveKit dial.LiveKitConfig
+	LiveKit livekitdial.LiveKitConfig
 }
 
 // Service is the calls feature of a server process: the store, the dialer,
 // the dial queue and the scheduler it wakes when calls are stored.
 type Service struct {
-	db      *storage.DB
+	db      *storage.Stores
 	log     *slog.Logger
 	now     func() time.Time
 	cfg     Config
@@ -69,7 +70,7 @@ type Service struct {
 // New builds the dialer, the dial queue and the scheduler. Run Workers
 // with the server; Close after they stopped (a SIP dialer's socket is
 // closed only once the queue's drain hung up the calls in flight).
-func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
+func New(db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -86,7 +87,7 @@ func New(db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
 		if c, ok := d.(io.Closer); ok {
 			s.closers = append(s.closers, c.Close)
 		}
-		if lk, ok := d.(*dial.LiveKit); ok {
+		if lk, ok := d.(*livekitdial.LiveKit); ok {
 			s.workers = append(s.workers, s.checkTrunk(lk))
 		}
 	}
@@ -148,7 +149,7 @@ func NewDialer(cfg Config, log *slog.Logger) (dial.Dialer, error) {
 		}
 		return d, nil
 	case "livekit":
-		d, err := dial.NewLiveKit(cfg.Telephony.LiveKit, log)
+		d, err := livekitdial.NewLiveKit(cfg.Telephony.LiveKit, log)
 		if err != nil {
 			return nil, fmt.Errorf("livekit dialer: %w", err)
 		}
@@ -161,7 +162,7 @@ func NewDialer(cfg Config, log *slog.Logger) (dial.Dialer, error) {
 // A wrong trunk id or an unreachable server is only logged: the server
 // still starts (calls then fail or wait with a clear reason) so that
 // LiveKit may come up later.
-func (s *Service) checkTrunk(lk *dial.LiveKit) func(context.Context) error {
+func (s *Service) checkTrunk(lk *livekitdial.LiveKit) func(context.Context) error {
 	trunk := s.cfg.Telephony.LiveKit.OutboundTrunkID
 	return func(ctx context.Context) error {
 		if err := lk.CheckTrunk(ctx); err != nil {

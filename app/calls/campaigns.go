@@ -11,6 +11,7 @@ import (
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Batches as campaigns: listed, read with the figures of their calls,
@@ -66,8 +67,8 @@ type BatchListOptions struct {
 	Offset  int
 }
 
-var batchStatuses = map[string]bool{storage.BatchRunning: true, storage.BatchPaused: true,
-	storage.BatchCompleted: true, storage.BatchCancelled: true}
+var batchStatuses = map[string]bool{callstore.BatchRunning: true, callstore.BatchPaused: true,
+	callstore.BatchCompleted: true, callstore.BatchCancelled: true}
 
 // Validate checks the options and applies defaults.
 func (o *BatchListOptions) Validate() error {
@@ -90,15 +91,15 @@ func ParseBatchQuery(q url.Values) (BatchListOptions, error) {
 }
 
 // batchView shapes a stored batch.
-func batchView(b storage.Batch) BatchView {
+func batchView(b callstore.Batch) BatchView {
 	v := BatchView{ID: b.ID, Name: b.Name, AgentID: b.AgentID, Agent: AgentName{ID: b.AgentID, Name: b.AgentName},
 		Status: b.Status, CreatedAt: formatTime(b.CreatedAt), UpdatedAt: formatTime(b.UpdatedAt), Total: b.Total,
 		Attempts: b.Attempts, NextDueAt: timePtr(b.NextDueAt)}
 	c := b.Counts
-	v.Counts = CallCounts{Initiated: c[storage.CallInitiated], Scheduled: c[storage.CallScheduled], Queued: c[storage.CallQueued],
-		Connecting: c[storage.CallConnecting], Ringing: c[storage.CallRinging], Active: c[storage.CallActive],
-		Completed: c[storage.CallCompleted], Failed: c[storage.CallFailed], Cancelled: c[storage.CallCancelled],
-		NoAnswer: c[storage.CallNoAnswer], Busy: c[storage.CallBusy]}
+	v.Counts = CallCounts{Initiated: c[callstore.CallInitiated], Scheduled: c[callstore.CallScheduled], Queued: c[callstore.CallQueued],
+		Connecting: c[callstore.CallConnecting], Ringing: c[callstore.CallRinging], Active: c[callstore.CallActive],
+		Completed: c[callstore.CallCompleted], Failed: c[callstore.CallFailed], Cancelled: c[callstore.CallCancelled],
+		NoAnswer: c[callstore.CallNoAnswer], Busy: c[callstore.CallBusy]}
 	if b.Dialled > 0 {
 		r := math.Round(float64(b.Answered)/float64(b.Dialled)*10000) / 10000
 		v.AnswerRate = &r
@@ -107,11 +108,11 @@ func batchView(b storage.Batch) BatchView {
 }
 
 // ListBatches lists the organization's batches, newest first.
-func ListBatches(ctx context.Context, db *storage.DB, orgID string, o BatchListOptions) (BatchPage, error) {
+func ListBatches(ctx context.Context, db *storage.Stores, orgID string, o BatchListOptions) (BatchPage, error) {
 	if err := o.Validate(); err != nil {
 		return BatchPage{}, err
 	}
-	bs, total, err := db.ListBatches(ctx, storage.BatchFilter{OrgID: orgID, AgentID: o.AgentID, Status: o.Status,
+	bs, total, err := db.Calls.ListBatches(ctx, callstore.BatchFilter{OrgID: orgID, AgentID: o.AgentID, Status: o.Status,
 		Limit: o.Limit, Offset: o.Offset})
 	if err != nil {
 		return BatchPage{}, err
@@ -131,8 +132,8 @@ func errBatchNotFound(err error) error {
 }
 
 // GetBatch reads one batch of the organization with its figures.
-func GetBatch(ctx context.Context, db *storage.DB, orgID, id string) (BatchView, error) {
-	b, err := db.GetBatch(ctx, orgID, id)
+func GetBatch(ctx context.Context, db *storage.Stores, orgID, id string) (BatchView, error) {
+	b, err := db.Calls.GetBatch(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return BatchView{}, errBatchNotFound(err)
 	}
@@ -144,22 +145,22 @@ func GetBatch(ctx context.Context, db *storage.DB, orgID, id string) (BatchView,
 
 // PauseBatch stops new dials of a running batch; calls in progress finish.
 // A cancelled or completed batch is a conflict; a paused one stays paused.
-func PauseBatch(ctx context.Context, db *storage.DB, orgID, id string, now time.Time) (BatchView, error) {
-	return setBatch(ctx, db, orgID, id, "pause", func() error { return db.PauseBatch(ctx, orgID, id, now) })
+func PauseBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, error) {
+	return setBatch(ctx, db, orgID, id, "pause", func() error { return db.Calls.PauseBatch(ctx, orgID, id, now) })
 }
 
 // ResumeBatch lets a paused batch dial again (the caller wakes the
 // scheduler). A cancelled or completed batch is a conflict.
-func ResumeBatch(ctx context.Context, db *storage.DB, orgID, id string, now time.Time) (BatchView, error) {
-	return setBatch(ctx, db, orgID, id, "resume", func() error { return db.ResumeBatch(ctx, orgID, id, now) })
+func ResumeBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, error) {
+	return setBatch(ctx, db, orgID, id, "resume", func() error { return db.Calls.ResumeBatch(ctx, orgID, id, now) })
 }
 
-func setBatch(ctx context.Context, db *storage.DB, orgID, id, verb string, do func() error) (BatchView, error) {
+func setBatch(ctx context.Context, db *storage.Stores, orgID, id, verb string, do func() error) (BatchView, error) {
 	cur, err := GetBatch(ctx, db, orgID, id)
 	if err != nil {
 		return BatchView{}, err
 	}
-	if cur.Status == storage.BatchCompleted || cur.Status == storage.BatchCancelled {
+	if cur.Status == callstore.BatchCompleted || cur.Status == callstore.BatchCancelled {
 		return BatchView{}, &errs.Error{Kind: errs.Conflict,
 			Message: fmt.Sprintf("batch is %s: nothing to %s", cur.Status, verb)}
 	}
@@ -167,7 +168,7 @@ func setBatch(ctx context.Context, db *storage.DB, orgID, id, verb string, do fu
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return BatchView{}, errBatchNotFound(err)
-	case errors.Is(err, storage.ErrBatchState):
+	case errors.Is(err, callstore.ErrBatchState):
 		return BatchView{}, &errs.Error{Kind: errs.Conflict, Message: "batch is cancelled: nothing to " + verb, Err: err}
 	case err != nil:
 		return BatchView{}, err
@@ -179,8 +180,8 @@ func setBatch(ctx context.Context, db *storage.DB, orgID, id, verb string, do fu
 // returns the batch, how many calls it cancelled and the ids of those being
 // dialled (hung up by the dial queue that holds them: at once in the
 // server, within a heartbeat when cancelled from the CLI).
-func CancelBatch(ctx context.Context, db *storage.DB, orgID, id string, now time.Time) (BatchView, int, []string, error) {
-	n, live, err := db.CancelBatch(ctx, orgID, id, now)
+func CancelBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, int, []string, error) {
+	n, live, err := db.Calls.CancelBatch(ctx, orgID, id, now)
 	if errors.Is(err, storage.ErrNotFound) {
 		return BatchView{}, 0, nil, errBatchNotFound(err)
 	}

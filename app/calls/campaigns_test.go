@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Caller ID rotation: local numbers first (same country and area code),
@@ -18,7 +18,7 @@ import (
 // callerId wins; without callerIdRotation the first number.
 func TestCallerPool(t *testing.T) {
 	var p callerPool
-	a := storage.Agent{ID: "a", Config: json.RawMessage(`{"callerIdRotation":true}`),
+	a := agentstore.Agent{ID: "a", Config: json.RawMessage(`{"callerIdRotation":true}`),
 		PhoneNumbers: []string{"+14155550001", "+12125550001", "+12125550002", "+442071838750"}}
 	seen := map[string]int{}
 	for range 4 {

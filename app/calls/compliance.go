@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Compliance at schedule time: the do-not-call list refuses a number, and
@@ -24,7 +24,7 @@ func errDoNotCall(field string) *errs.Error { return invalid(field, MsgDoNotCall
 
 // checkDNC refuses phone when it is on the organization's list.
 func (s *Service) checkDNC(ctx context.Context, orgID, field, phone string) error {
-	listed, err := s.db.DNCListed(ctx, orgID, phone)
+	listed, err := s.db.Calls.DNCListed(ctx, orgID, phone)
 	if err != nil {
 		return err
 	}
@@ -93,5 +93,5 @@ func moveIntoHours(field string, at time.Time, hw *dial.Window) (time.Time, erro
 
 // isWaiting reports whether a stored status waits for a dial.
 func isWaiting(status string) bool {
-	return status == storage.CallInitiated || status == storage.CallScheduled || status == storage.CallQueued
+	return status == callstore.CallInitiated || status == callstore.CallScheduled || status == callstore.CallQueued
 }

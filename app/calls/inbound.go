@@ -8,6 +8,7 @@ import (
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Inbound calls: the dialers report calls that come in (dial.Inbound);
@@ -20,7 +21,7 @@ var _ dial.Inbound = (*Service)(nil)
 // has the called number (dial.ErrNoAgent when none has it).
 func (s *Service) InboundStarted(ctx context.Context, in dial.InboundCall) (string, error) {
 	to := clean.Phone(in.To)
-	agent, err := s.db.VoiceAgentForNumber(ctx, to)
+	agent, err := s.db.Agents.VoiceAgentForNumber(ctx, to)
 	if errors.Is(err, storage.ErrNotFound) {
 		return "", dial.ErrNoAgent
 	}
@@ -37,7 +38,7 @@ func (s *Service) InboundStarted(ctx context.Context, in dial.InboundCall) (stri
 	if at.IsZero() {
 		at = s.now()
 	}
-	c, err := s.db.StartInboundCall(ctx, storage.Call{OrgID: agent.OrgID, AgentID: agent.ID, PhoneNumber: from,
+	c, err := s.db.Calls.StartInboundCall(ctx, callstore.Call{OrgID: agent.OrgID, AgentID: agent.ID, PhoneNumber: from,
 		CallerID: from, Dialer: in.Dialer, SIPParticipantID: in.Key, RoomID: in.RoomID, Metadata: meta}, at)
 	if err != nil {
 		return "", err
@@ -54,7 +55,7 @@ func (s *Service) InboundEnded(ctx context.Context, in dial.InboundCall, status,
 		at = s.now()
 	}
 	for range 100 {
-		id, done, err := s.db.EndInboundCall(ctx, storage.InboundEnd{Dialer: in.Dialer, SIPParticipantID: in.Key,
+		id, done, err := s.db.Calls.EndInboundCall(ctx, callstore.InboundEnd{Dialer: in.Dialer, SIPParticipantID: in.Key,
 			RoomID: in.RoomID, Status: status, Reason: reason, EndedAt: at})
 		if err != nil {
 			s.log.ErrorContext(ctx, "end inbound call", "key", in.Key, "room", in.RoomID, "err", err)

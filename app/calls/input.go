@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Shared input rules of the call endpoints: cleaning, field checks, agent
@@ -319,13 +320,13 @@ func recordMetadata(caller map[string]any, callerID string, priority int) json.R
 
 // agent loads the agent a call is for. The internal service key has no
 // organization: it is taken from the agent.
-func (s *Service) agent(ctx context.Context, c Caller, id string) (storage.Agent, error) {
-	var a storage.Agent
+func (s *Service) agent(ctx context.Context, c Caller, id string) (agentstore.Agent, error) {
+	var a agentstore.Agent
 	var err error
 	if c.Internal {
-		a, err = s.db.GetAgentAnyOrg(ctx, id)
+		a, err = s.db.Agents.GetAgentAnyOrg(ctx, id)
 	} else {
-		a, err = s.db.GetAgent(ctx, c.OrgID, id)
+		a, err = s.db.Agents.GetAgent(ctx, c.OrgID, id)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return a, &errs.Error{Kind: errs.NotFound, Field: "agentId", Message: "agent not found or access denied", Err: err}
@@ -335,7 +336,7 @@ func (s *Service) agent(ctx context.Context, c Caller, id string) (storage.Agent
 
 // checkSchedulable applies the schedule and batch rules: a voice agent
 // with a phone number assigned, not deleted (inactive).
-func checkSchedulable(a storage.Agent) error {
+func checkSchedulable(a agentstore.Agent) error {
 	if a.Type != "voice" {
 		return invalid("agentId", "agent is not a voice agent (type "+a.Type+")")
 	}

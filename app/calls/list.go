@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // ListOptions are the filters, order and page of a call list
@@ -87,11 +88,11 @@ func (o *ListOptions) Validate() error {
 }
 
 // List lists the organization's calls.
-func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Page, error) {
+func List(ctx context.Context, db *storage.Stores, orgID string, o ListOptions) (Page, error) {
 	if err := o.Validate(); err != nil {
 		return Page{}, err
 	}
-	calls, total, err := db.ListCalls(ctx, storage.CallFilter{OrgID: orgID, Statuses: o.Statuses, AgentID: o.AgentID,
+	calls, total, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: orgID, Statuses: o.Statuses, AgentID: o.AgentID,
 		Direction: o.Direction, PhoneNumber: o.PhoneNumber, BatchID: o.BatchID, From: o.From, To: o.To, SortBy: o.SortBy,
 		Desc: o.SortOrder == "desc", Limit: o.Limit, Offset: o.Offset})
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // OutboundRequest is the body of POST /api/v1/calls/outbound.
@@ -98,8 +98,8 @@ func (s *Service) Outbound(ctx context.Context, c Caller, req OutboundRequest) (
 		// A server fault the client may read: its message is sent as is.
 		return Queued{}, errs.New(errs.Internal, "telephony service not configured")
 	}
-	stored, err := s.db.CreateCalls(ctx, []storage.Call{{
-		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallQueued, PhoneNumber: phone,
+	stored, err := s.db.Calls.CreateCalls(ctx, []callstore.Call{{
+		OrgID: agent.OrgID, AgentID: agent.ID, Status: callstore.CallQueued, PhoneNumber: phone,
 		CallerID: callerID, Priority: priority, DueAt: now, StartedAt: &now, Window: windowJSON(window),
 		Metadata: recordMetadata(meta, callerID, priority),
 	}})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Record is a call as GET /api/v1/calls/{id}, the list and the CLI show it.
@@ -100,7 +101,7 @@ func rawOrNull(b json.RawMessage) json.RawMessage {
 }
 
 // record shapes a stored call.
-func record(c storage.Call) Record {
+func record(c callstore.Call) Record {
 	rec := Record{
 		ID: c.ID, Status: c.Status, Direction: c.Direction, AgentID: c.AgentID,
 		Agent:       RecordAgent{ID: c.AgentID, Name: c.AgentName, Type: c.AgentType},
@@ -115,14 +116,14 @@ func record(c storage.Call) Record {
 		Dialer: strPtr(c.Dialer), CreatedAt: formatTime(c.CreatedAt), UpdatedAt: formatTime(c.UpdatedAt),
 	}
 	switch c.Status {
-	case storage.CallInitiated, storage.CallScheduled, storage.CallQueued:
+	case callstore.CallInitiated, callstore.CallScheduled, callstore.CallQueued:
 		rec.NextAttemptAt = timePtr(&c.DueAt)
 		if c.Attempts > 0 || c.ScheduledAt != nil {
 			// Waiting for a computed time (a retry, calling hours): every
 			// computed time is returned in scheduledAt (DECISIONS.md).
 			rec.ScheduledAt = timePtr(&c.DueAt)
 		}
-	case storage.CallFailed:
+	case callstore.CallFailed:
 		rec.FailureReason = strPtr(c.FailureReason)
 	}
 	return rec
@@ -135,19 +136,19 @@ func errCallNotFound(err error) error {
 }
 
 // Get reads one call of the organization with its attempts and result.
-func Get(ctx context.Context, db *storage.DB, orgID, id string) (Record, error) {
-	c, err := db.GetCall(ctx, orgID, id)
+func Get(ctx context.Context, db *storage.Stores, orgID, id string) (Record, error) {
+	c, err := db.Calls.GetCall(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Record{}, errCallNotFound(err)
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	atts, err := db.CallAttempts(ctx, c.ID)
+	atts, err := db.Calls.CallAttempts(ctx, c.ID)
 	if err != nil {
 		return Record{}, err
 	}
-	res, err := db.GetCallResult(ctx, c.ID)
+	res, err := db.Calls.GetCallResult(ctx, c.ID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return View(c, atts, nil), nil
 	}
@@ -159,7 +160,7 @@ func Get(ctx context.Context, db *storage.DB, orgID, id string) (Record, error) 
 
 // View is a call as GET /api/v1/calls/{id} shows it: the record, the voice
 // agent's result (nil: none yet) and the attempt history.
-func View(c storage.Call, atts []storage.CallAttempt, res *storage.CallResult) Record {
+func View(c callstore.Call, atts []callstore.CallAttempt, res *callstore.CallResult) Record {
 	rec := record(c)
 	v := &ResultView{Transcript: json.RawMessage("null")}
 	rec.ResultView = v
@@ -187,7 +188,7 @@ func View(c storage.Call, atts []storage.CallAttempt, res *storage.CallResult) R
 
 // EventView is View of a snapshot taken inside an event's transaction, the
 // data of every call.* event.
-func EventView(s storage.CallSnapshot) any { return View(s.Call, s.Attempts, s.Result) }
+func EventView(s callstore.CallSnapshot) any { return View(s.Call, s.Attempts, s.Result) }
 
 // Get reads one call of the organization.
 func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
@@ -198,9 +199,9 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
 // returns it with the status it had. Hanging up a call being dialled is up
 // to its dial queue: in the server process at once (Service.Cancel), from
 // another process (the CLI) within a heartbeat.
-func Cancel(ctx context.Context, db *storage.DB, orgID, id string) (Record, string, error) {
-	_, prev, err := db.CancelCall(ctx, orgID, id, time.Now().UTC())
-	if errors.Is(err, storage.ErrCallFinished) {
+func Cancel(ctx context.Context, db *storage.Stores, orgID, id string) (Record, string, error) {
+	_, prev, err := db.Calls.CancelCall(ctx, orgID, id, time.Now().UTC())
+	if errors.Is(err, callstore.ErrCallFinished) {
 		return Record{}, prev, &errs.Error{Kind: errs.Conflict,
 			Message: "call is already " + prev + " and cannot be cancelled", Err: err}
 	}
@@ -221,7 +222,7 @@ func (s *Service) Cancel(ctx context.Context, orgID, id string) (Record, string,
 	if err != nil {
 		return Record{}, "", err
 	}
-	if prev == storage.CallConnecting || prev == storage.CallRinging || prev == storage.CallActive {
+	if prev == callstore.CallConnecting || prev == callstore.CallRinging || prev == callstore.CallActive {
 		if s.queue.Cancel(id) {
 			return rec, "Call cancelled and hung up", nil
 		}

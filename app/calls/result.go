@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Limits of a call result. The HTTP body limit (ResultBodyLimit) is above
@@ -64,8 +65,8 @@ type ResultView struct {
 
 // parseResult validates a result into what storage saves. Strings are
 // cleaned like every call endpoint's (DECISIONS.md "Calls").
-func parseResult(req ResultRequest, callID string) (storage.CallResult, error) {
-	out := storage.CallResult{CallID: callID}
+func parseResult(req ResultRequest, callID string) (callstore.CallResult, error) {
+	out := callstore.CallResult{CallID: callID}
 	if req.Summary == nil && req.Transcript == nil && req.Outcome == nil && req.Metadata == nil && req.OptOut == nil {
 		return out, errs.New(errs.Invalid, "nothing to record: give summary, transcript, outcome, metadata or optOut")
 	}
@@ -153,24 +154,24 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 	}
 	now := s.now()
 	if res.Summary != nil || res.Transcript != nil || res.Outcome != nil || res.Metadata != nil {
-		err = s.db.SaveCallResult(ctx, orgID, res, now)
+		err = s.db.Calls.SaveCallResult(ctx, orgID, res, now)
 	} else {
 		err = checkDialled(ctx, s.db, orgID, id)
 	}
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return Record{}, "", errCallNotFound(err)
-	case errors.Is(err, storage.ErrCallNotDialled):
+	case errors.Is(err, callstore.ErrCallNotDialled):
 		return Record{}, "", &errs.Error{Kind: errs.Conflict, Message: "call has not been dialled yet: a result needs an attempt", Err: err}
 	case err != nil:
 		return Record{}, "", err
 	}
 	msg := "Call result recorded"
-	c, err := s.db.GetCall(ctx, orgID, id)
+	c, err := s.db.Calls.GetCall(ctx, orgID, id)
 	if err != nil {
 		return Record{}, "", err
 	}
-	if res.Outcome != nil && *res.Outcome == dial.OutcomeVoicemail && c.Status == storage.CallCompleted {
+	if res.Outcome != nil && *res.Outcome == dial.OutcomeVoicemail && c.Status == callstore.CallCompleted {
 		m, err := s.voicemailEnded(ctx, c, now)
 		if err != nil {
 			return Record{}, "", err
@@ -178,7 +179,7 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 		msg += m
 	}
 	if req.OptOut != nil && *req.OptOut { // after a voicemail retry: it fails that too
-		if _, _, err := s.db.AddDNC(ctx, orgID, []string{c.PhoneNumber}, "opted out on call "+id, now); err != nil {
+		if _, _, err := s.db.Calls.AddDNC(ctx, orgID, []string{c.PhoneNumber}, "opted out on call "+id, now); err != nil {
 			return Record{}, "", err
 		}
 		msg += "; the number is now on the do-not-call list"
@@ -192,7 +193,7 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 
 // voicemailEnded applies a voicemail reported after the attempt ended
 // completed: recorded as voicemail, and retried when the policy says so.
-func (s *Service) voicemailEnded(ctx context.Context, c storage.Call, now time.Time) (string, error) {
+func (s *Service) voicemailEnded(ctx context.Context, c callstore.Call, now time.Time) (string, error) {
 	h, err := s.orgHours(ctx, c.OrgID)
 	if err != nil {
 		return "", err
@@ -205,7 +206,7 @@ func (s *Service) voicemailEnded(ctx context.Context, c storage.Call, now time.T
 	if err != nil {
 		retryAt = nil // no allowed time left: the call stays completed
 	}
-	done, err := s.db.SettleVoicemail(ctx, c.ID, c.Attempts, retryAt, now)
+	done, err := s.db.Calls.SettleVoicemail(ctx, c.ID, c.Attempts, retryAt, now)
 	if err != nil || !done {
 		return "", err
 	}
@@ -218,13 +219,13 @@ func (s *Service) voicemailEnded(ctx context.Context, c storage.Call, now time.T
 
 // checkDialled is SaveCallResult's check alone: the organization's call,
 // dialled at least once.
-func checkDialled(ctx context.Context, db *storage.DB, orgID, id string) error {
-	c, err := db.GetCall(ctx, orgID, id)
+func checkDialled(ctx context.Context, db *storage.Stores, orgID, id string) error {
+	c, err := db.Calls.GetCall(ctx, orgID, id)
 	if err != nil {
 		return err
 	}
 	if c.Attempts == 0 {
-		return fmt.Errorf("call %q: %w", id, storage.ErrCallNotDialled)
+		return fmt.Errorf("call %q: %w", id, callstore.ErrCallNotDialled)
 	}
 	return nil
 }

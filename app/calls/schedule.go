@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // ScheduleRequest is the body of POST /api/v1/calls/schedule. Pointers
@@ -144,8 +144,8 @@ func (s *Service) Schedule(ctx context.Context, c Caller, req ScheduleRequest) (
 			sc.at = &moved // a computed time is returned in scheduledAt
 		}
 	}
-	stored, err := s.db.CreateCalls(ctx, []storage.Call{{
-		OrgID: agent.OrgID, AgentID: agent.ID, Status: storage.CallInitiated, PhoneNumber: sc.phone,
+	stored, err := s.db.Calls.CreateCalls(ctx, []callstore.Call{{
+		OrgID: agent.OrgID, AgentID: agent.ID, Status: callstore.CallInitiated, PhoneNumber: sc.phone,
 		CallerID: callerID, ContactName: sc.name, ContactEmail: sc.email, Priority: sc.priority,
 		ScheduledAt: sc.at, DueAt: due, MaxRetries: sc.policy.MaxRetries, RetryPolicy: policyJSON(sc.policy),
 		Metadata: recordMetadata(sc.meta, callerID, sc.priority), CallMetadata: metadataJSON(sc.callMeta),

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 )
 
@@ -39,7 +39,7 @@ func (c Config) Validate() error {
 	if c.Dialer == "sip" {
 		err = sipdial.CheckConfig(c.Telephony.SIP)
 	} else {
-		err = dial.CheckLiveKitConfig(c.Telephony.LiveKit)
+		err = livekitdial.CheckLiveKitConfig(c.Telephony.LiveKit)
 	}
 	if err != nil {
 		return fmt.Errorf("--dialer %s: %w", c.Dialer, err)

@@ -6,12 +6,13 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 )
 
 // liveKit is the LiveKit dialer when the server dials with LiveKit (also
 // when given as Config.DialerImpl), else nil: webhooks are then not served.
-func (s *Service) liveKit() *dial.LiveKit {
-	lk, _ := s.dialer.(*dial.LiveKit)
+func (s *Service) liveKit() *livekitdial.LiveKit {
+	lk, _ := s.dialer.(*livekitdial.LiveKit)
 	return lk
 }
 
@@ -41,9 +42,9 @@ func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) 
 	}
 	ev, err := lk.HandleWebhook(ctx, auth, body)
 	switch {
-	case errors.Is(err, dial.ErrWebhookReplay):
+	case errors.Is(err, livekitdial.ErrWebhookReplay):
 		return &errs.Error{Kind: errs.Conflict, Message: "webhook event already received", Err: err}
-	case errors.Is(err, dial.ErrWebhookInvalid):
+	case errors.Is(err, livekitdial.ErrWebhookInvalid):
 		return &errs.Error{Kind: errs.Unauthenticated, Message: err.Error()}
 	case err != nil:
 		return err
@@ -54,7 +55,7 @@ func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) 
 		if end.IsZero() {
 			end = s.now()
 		}
-		completed, err = s.db.CompleteCallFromWebhook(ctx, ev.CallID, ev.Attempt, ev.RoomName, end)
+		completed, err = s.db.Calls.CompleteCallFromWebhook(ctx, ev.CallID, ev.Attempt, ev.RoomName, end)
 		if err != nil {
 			return err
 		}
@@ -69,7 +70,7 @@ func (s *Service) LiveKitWebhook(ctx context.Context, auth string, body []byte) 
 // SIP participant joined a room agentd did not create) and ends it when
 // the participant leaves or the room finishes. A number no voice agent has
 // is only logged: LiveKit needs no answer but 200.
-func (s *Service) liveKitInbound(ctx context.Context, ev dial.WebhookEvent) error {
+func (s *Service) liveKitInbound(ctx context.Context, ev livekitdial.WebhookEvent) error {
 	at := ev.CreatedAt
 	if at.IsZero() {
 		at = s.now()

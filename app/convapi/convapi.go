@@ -17,12 +17,12 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
-// AgentLister lists an organization's agents (*storage.DB).
+// AgentLister lists an organization's agents (*storage.Stores).
 type AgentLister interface {
-	ListAgents(ctx context.Context, orgID string, f storage.AgentFilter) ([]storage.Agent, bool, error)
+	ListAgents(ctx context.Context, orgID string, f agentstore.AgentFilter) ([]agentstore.Agent, bool, error)
 }
 
 // Deps are what the handlers use; package app gives its own request

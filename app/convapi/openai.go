@@ -13,7 +13,7 @@ import (
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // The OpenAI-compatible endpoint (/api/v1/openai): a voice worker points
@@ -253,7 +253,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	data := []any{}
 	for off := 0; ; off += 100 {
-		as, more, err := h.d.Agents.ListAgents(r.Context(), h.d.OrgID(r), storage.AgentFilter{Limit: 100, Offset: off})
+		as, more, err := h.d.Agents.ListAgents(r.Context(), h.d.OrgID(r), agentstore.AgentFilter{Limit: 100, Offset: off})
 		if err != nil {
 			return err
 		}
@@ -270,6 +270,6 @@ func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	return nil
 }
 
-func modelView(a storage.Agent) map[string]any {
+func modelView(a agentstore.Agent) map[string]any {
 	return map[string]any{"id": a.ID, "object": "model", "created": a.CreatedAt.Unix(), "owned_by": "agentd", "name": a.Name}
 }

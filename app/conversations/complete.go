@@ -8,12 +8,13 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 )
 
-// CallReader checks that a call is the organization's (*storage.DB).
+// CallReader checks that a call is the organization's (*storage.Stores).
 type CallReader interface {
-	GetCall(ctx context.Context, orgID, id string) (storage.Call, error)
+	GetCall(ctx context.Context, orgID, id string) (callstore.Call, error)
 }
 
 // CompleteInput is a chat completion as a voice worker sends it: the
@@ -64,7 +65,7 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 	}
 	var conv convstore.Conversation
 	if in.CallID != "" {
-		conv, _, err = s.d.Store.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: a.ID, Channel: ChannelVoice, CallID: in.CallID}, render)
+		conv, _, err = s.d.Store.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: a.ID, Channel: ChannelVoice, CallID: in.CallID})
 		if err != nil {
 			return Completion{}, err
 		}

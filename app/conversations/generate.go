@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Names of the tools agentd itself answers.
@@ -98,7 +98,7 @@ func functionName(s string) string {
 }
 
 // agentTools are the agent's tools with a url, by their function name.
-func agentTools(a storage.Agent) map[string]agentTool {
+func agentTools(a agentstore.Agent) map[string]agentTool {
 	var ts []struct {
 		ID, Name, Description, URL string
 		Parameters                 json.RawMessage

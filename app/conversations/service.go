@@ -22,6 +22,7 @@ import (
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
 )
 
@@ -32,9 +33,9 @@ const (
 	ChannelVoice  = "voice"
 )
 
-// AgentReader reads an organization's agent (*storage.DB is one).
+// AgentReader reads an organization's agent (*storage.Stores is one).
 type AgentReader interface {
-	GetAgent(ctx context.Context, orgID, id string) (storage.Agent, error)
+	GetAgent(ctx context.Context, orgID, id string) (agentstore.Agent, error)
 }
 
 // Knowledge searches a collection of the organization (*kb.Service); it
@@ -189,8 +190,12 @@ func messageView(m convstore.Message) Message {
 	return out
 }
 
-// render is the data of conversation events: the conversation, with its
-// transcript when it ended.
+// EventView is the public data of a conversation event rendered from the
+// snapshot its transaction recorded: the conversation, with its transcript
+// when it ended.
+func EventView(s convstore.Snapshot) any { return render(s.Conversation, s.Messages) }
+
+// render is the conversation as its events show it.
 func render(c convstore.Conversation, msgs []convstore.Message) any {
 	if msgs == nil && c.Status == "ended" {
 		msgs = []convstore.Message{}
@@ -227,7 +232,7 @@ func (s *Service) Start(ctx context.Context, orgID, channel string, in StartInpu
 	if err != nil {
 		return View{}, err
 	}
-	c, _, err := s.d.Store.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: a.ID, Channel: channel, Metadata: meta}, render)
+	c, _, err := s.d.Store.Create(ctx, convstore.Conversation{OrgID: orgID, AgentID: a.ID, Channel: channel, Metadata: meta})
 	if err != nil {
 		return View{}, err
 	}
@@ -236,7 +241,7 @@ func (s *Service) Start(ctx context.Context, orgID, channel string, in StartInpu
 
 // agent reads an active agent of the organization: another
 // organization's is not found, an inactive one a conflict.
-func (s *Service) agent(ctx context.Context, orgID, id string) (storage.Agent, error) {
+func (s *Service) agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.d.Agents.GetAgent(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return a, errs.Wrap(errs.NotFound, "agent not found", err)
@@ -314,7 +319,7 @@ func (s *Service) List(ctx context.Context, orgID string, q ListQuery) ([]View, 
 
 // End ends a conversation (conversation.ended carries the transcript).
 func (s *Service) End(ctx context.Context, orgID, id string) (View, error) {
-	c, err := s.d.Store.End(ctx, orgID, id, render)
+	c, err := s.d.Store.End(ctx, orgID, id)
 	if err != nil {
 		return View{}, convErr(err)
 	}

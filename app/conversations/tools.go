@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/signing"
 )
 
 // MaxToolAnswer bounds what a url tool may answer (64 KB); the Poster
@@ -18,7 +18,7 @@ import (
 const MaxToolAnswer = 64 << 10
 
 // newSecret is a fresh tools secret, in the webhooks' format.
-func newSecret() string { return events.NewSecret() }
+func newSecret() string { return signing.NewSecret() }
 
 // toolRequest is the body a url tool receives.
 type toolRequest struct {
@@ -58,7 +58,7 @@ func (s *Service) callURL(ctx context.Context, in runInput, t agentTool, c llm.T
 		"user-agent":        "agentd-tools",
 		"webhook-id":        id,
 		"webhook-timestamp": strconv.FormatInt(now.Unix(), 10),
-		"webhook-signature": events.Sign(id, now, body, secret),
+		"webhook-signature": signing.Sign(id, now, body, secret),
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)
 	defer cancel()

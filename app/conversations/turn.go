@@ -13,8 +13,9 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // maxContent bounds one user message (32,000 characters).
@@ -71,7 +72,7 @@ func checkContent(content string) error {
 // runInput is one turn to answer.
 type runInput struct {
 	orgID          string
-	agent          storage.Agent
+	agent          agentstore.Agent
 	convID, callID string
 	history        []llm.Message // the messages before this turn
 	user           string        // the new user message ("" when the caller sent tool results)
@@ -172,7 +173,7 @@ func (s *Service) retrieve(ctx context.Context, orgID string, k agents.Knowledge
 	}
 	if k.Listings && s.d.Listings != nil {
 		hits, err := s.d.Listings.Search(ctx, listings.Query{Text: truncateRunes(query, 1000),
-			Filter: storage.ListingFilter{OrgID: orgID}, Limit: topK})
+			Filter: listingstore.ListingFilter{OrgID: orgID}, Limit: topK})
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +189,7 @@ func (s *Service) retrieve(ctx context.Context, orgID string, k agents.Knowledge
 	return out[:min(len(out), topK)], nil
 }
 
-func listingCitation(l storage.Listing) Citation {
+func listingCitation(l listingstore.Listing) Citation {
 	var b strings.Builder
 	b.WriteString(l.Description)
 	if p := listings.Price(l); p != nil {
@@ -216,7 +217,7 @@ func truncateRunes(s string, n int) string {
 // builtin answers without a model: the best passage quoted with its title
 // (and the next when it is nearly as good), or the agent's fallback when
 // nothing cleared the search's relevance floor. It never generates.
-func (s *Service) builtin(a storage.Agent, ps []passage, onDelta func(string)) result {
+func (s *Service) builtin(a agentstore.Agent, ps []passage, onDelta func(string)) result {
 	var res result
 	if len(ps) == 0 {
 		res.content = agents.DefaultFallback

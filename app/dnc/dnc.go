@@ -110,7 +110,7 @@ func numbers(in []string) ([]string, error) {
 
 // Add lists the request's numbers for the organization; their waiting
 // calls fail at once (do_not_call).
-func Add(ctx context.Context, db *storage.DB, orgID string, req AddRequest, now time.Time) (Added, error) {
+func Add(ctx context.Context, db *storage.Stores, orgID string, req AddRequest, now time.Time) (Added, error) {
 	nums, err := numbers(req.Numbers)
 	if err != nil {
 		return Added{}, err
@@ -122,7 +122,7 @@ func Add(ctx context.Context, db *storage.DB, orgID string, req AddRequest, now 
 			return Added{}, invalid("reason", fmt.Sprintf("reason is too long (max %d characters)", maxReason))
 		}
 	}
-	added, failed, err := db.AddDNC(ctx, orgID, nums, reason, now)
+	added, failed, err := db.Calls.AddDNC(ctx, orgID, nums, reason, now)
 	if err != nil {
 		return Added{}, err
 	}
@@ -130,12 +130,12 @@ func Add(ctx context.Context, db *storage.DB, orgID string, req AddRequest, now 
 }
 
 // Remove takes the request's numbers off the organization's list.
-func Remove(ctx context.Context, db *storage.DB, orgID string, req RemoveRequest) (Removed, error) {
+func Remove(ctx context.Context, db *storage.Stores, orgID string, req RemoveRequest) (Removed, error) {
 	nums, err := numbers(req.Numbers)
 	if err != nil {
 		return Removed{}, err
 	}
-	n, err := db.RemoveDNC(ctx, orgID, nums)
+	n, err := db.Calls.RemoveDNC(ctx, orgID, nums)
 	if err != nil {
 		return Removed{}, err
 	}
@@ -163,7 +163,7 @@ func ParseQuery(q url.Values) (ListOptions, error) {
 }
 
 // List returns one page of the organization's list.
-func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Page, error) {
+func List(ctx context.Context, db *storage.Stores, orgID string, o ListOptions) (Page, error) {
 	if err := clean.CheckPage(&o.Limit, o.Offset, 1000); err != nil {
 		return Page{}, err
 	}
@@ -174,7 +174,7 @@ func List(ctx context.Context, db *storage.DB, orgID string, o ListOptions) (Pag
 		}
 		o.PhoneNumber = p
 	}
-	es, total, err := db.ListDNC(ctx, orgID, o.PhoneNumber, o.Limit, o.Offset)
+	es, total, err := db.Calls.ListDNC(ctx, orgID, o.PhoneNumber, o.Limit, o.Offset)
 	if err != nil {
 		return Page{}, err
 	}

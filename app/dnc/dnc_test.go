@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 func TestRead(t *testing.T) {
@@ -66,12 +66,8 @@ func TestRead(t *testing.T) {
 
 func TestAddRemoveValidation(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	db := storetest.Open(t, dbtest.Path(t, "d.db"))
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	for _, c := range []struct {
 		req   AddRequest
 		field string
@@ -108,12 +104,8 @@ func TestAddRemoveValidation(t *testing.T) {
 
 func TestImport(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	db := storetest.Open(t, dbtest.Path(t, "d.db"))
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	var b strings.Builder
 	b.WriteString("phone,reason\n")
 	for i := range 12000 {

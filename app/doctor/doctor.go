@@ -15,10 +15,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Status is a check's verdict. Only Fail makes the doctor fail: Warn is
@@ -65,7 +66,7 @@ type Input struct {
 	DBPath    string
 	Dialer    string // none, sim, sip, livekit
 	SIP       sipdial.Config
-	LiveKit   dial.LiveKitConfig
+	LiveKit   livekitdial.LiveKitConfig
 	// Embedder is the configured embedder, or EmbedderErr why it could not
 	// be built.
 	Embedder    embed.Embedder
@@ -90,7 +91,7 @@ const (
 type run struct {
 	in         Input
 	now        func() time.Time
-	state      storage.FileState
+	state      sqldb.FileState
 	haveState  bool
 	serverTime time.Time // the LiveKit server's clock, when probed
 }
@@ -211,9 +212,9 @@ func (r *run) dialer(ctx context.Context) (Status, string) {
 		}
 		return OK, msg
 	case "livekit":
-		p, err := dial.ProbeLiveKit(ctx, r.in.LiveKit)
+		p, err := livekitdial.ProbeLiveKit(ctx, r.in.LiveKit)
 		r.serverTime = p.ServerTime
-		if dial.LiveKitUnauthenticated(err) {
+		if livekitdial.LiveKitUnauthenticated(err) {
 			return Fail, oneLine(err) + ": check --livekit-api-key and --livekit-api-secret"
 		}
 		if err != nil {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -30,7 +30,7 @@ func newDB(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateOrg(context.Background(), "acme"); err != nil {
+	if _, err := db.Orgs.CreateOrg(context.Background(), "acme"); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

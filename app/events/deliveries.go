@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/hookstore"
 )
 
 // Delivery is one event owed to one endpoint, with its latest attempt and
@@ -47,7 +47,7 @@ func intPtr(n int) *int {
 	return &n
 }
 
-func deliveryView(d storage.Delivery) Delivery {
+func deliveryView(d hookstore.Delivery) Delivery {
 	v := Delivery{ID: d.ID, WebhookID: d.EndpointID, EventID: d.EventID, EventType: d.EventType, Status: d.Status,
 		Attempts: d.Attempts, ResponseCode: intPtr(d.LastCode), Error: strPtr(d.LastError),
 		LastAttemptAt: timePtr(d.LastAttemptAt), CreatedAt: formatTime(d.CreatedAt), AttemptHistory: []Attempt{}}
@@ -55,7 +55,7 @@ func deliveryView(d storage.Delivery) Delivery {
 		ms := d.LastDuration.Milliseconds()
 		v.DurationMs = &ms
 	}
-	if d.Status == storage.DeliveryPending {
+	if d.Status == hookstore.DeliveryPending {
 		v.NextAttemptAt = timePtr(&d.NextAttemptAt)
 	}
 	for _, a := range d.History {
@@ -88,8 +88,8 @@ type DeliveryPaging struct {
 	HasMore bool `json:"hasMore"`
 }
 
-var deliveryStatuses = []string{storage.DeliveryPending, storage.DeliveryDelivering, storage.DeliverySucceeded,
-	storage.DeliveryFailed, storage.DeliveryPaused}
+var deliveryStatuses = []string{hookstore.DeliveryPending, hookstore.DeliveryDelivering, hookstore.DeliverySucceeded,
+	hookstore.DeliveryFailed, hookstore.DeliveryPaused}
 
 // Deliveries lists an endpoint's deliveries.
 func (s *Service) Deliveries(ctx context.Context, orgID, id string, q DeliveryQuery) (DeliveryPage, error) {
@@ -105,7 +105,7 @@ func (s *Service) Deliveries(ctx context.Context, orgID, id string, q DeliveryQu
 	if q.Status != "" && !slices.Contains(deliveryStatuses, q.Status) {
 		return DeliveryPage{}, errs.InvalidField("status", "must be pending, delivering, succeeded, failed or paused")
 	}
-	ds, err := s.DB.ListDeliveries(ctx, storage.DeliveryFilter{OrgID: orgID, EndpointID: id, Status: q.Status,
+	ds, err := s.DB.Webhooks.ListDeliveries(ctx, hookstore.DeliveryFilter{OrgID: orgID, EndpointID: id, Status: q.Status,
 		EventID: q.EventID, Limit: q.Limit + 1, Offset: q.Offset})
 	if err != nil {
 		return DeliveryPage{}, notFound(err, "webhook")
@@ -123,11 +123,11 @@ func (s *Service) Deliveries(ctx context.Context, orgID, id string, q DeliveryQu
 // Retry sends a delivery again now (a replay when it had succeeded or
 // failed: one more attempt with the same webhook-id, no new schedule).
 func (s *Service) Retry(ctx context.Context, orgID, id, deliveryID string) (Delivery, error) {
-	d, err := s.DB.RetryDelivery(ctx, orgID, id, deliveryID, time.Now())
+	d, err := s.DB.Webhooks.RetryDelivery(ctx, orgID, id, deliveryID, time.Now())
 	switch {
-	case errors.Is(err, storage.ErrWebhookDisabled):
+	case errors.Is(err, hookstore.ErrWebhookDisabled):
 		return Delivery{}, errs.Wrap(errs.Conflict, "webhook is disabled: enable it (PATCH enabled: true) before retrying", err)
-	case errors.Is(err, storage.ErrDeliveryInFlight):
+	case errors.Is(err, hookstore.ErrDeliveryInFlight):
 		return Delivery{}, errs.Wrap(errs.Conflict, "delivery "+strconv.Quote(deliveryID)+" is being sent; retry once it settles", err)
 	case err != nil:
 		return Delivery{}, notFound(err, "delivery")

@@ -19,7 +19,13 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/eventstore"
+	"github.com/agentd/agentd/storage/hookstore"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/listingstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // TypeInfo is one entry of the event catalogue.
@@ -32,16 +38,16 @@ type TypeInfo struct {
 // the README documents them. ping is not here: it goes only to the endpoint
 // tested, whatever it subscribed to.
 var Catalogue = []TypeInfo{
-	{storage.EventCallQueued, "a call is queued for dialling (outbound, or a scheduled call fell due)"},
-	{storage.EventCallRinging, "the callee's phone is ringing"},
-	{storage.EventCallAnswered, "the callee answered (status active)"},
-	{storage.EventCallRetryScheduled, "an attempt ended busy, unanswered or failed and another is due at nextAttemptAt"},
-	{storage.EventCallEnded, "the call is final: completed, failed, busy, no_answer or cancelled, with duration, failure_reason, attempts and summary"},
-	{storage.EventCallResult, "the voice agent posted its summary, transcript or outcome"},
-	{storage.EventKBSourceCompleted, "a knowledge source was chunked and embedded"},
-	{storage.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
-	{storage.EventListingsSynced, "a listings sync was written"},
-	{storage.EventBatchCompleted, "every call of a batch is final"},
+	{callstore.EventCallQueued, "a call is queued for dialling (outbound, or a scheduled call fell due)"},
+	{callstore.EventCallRinging, "the callee's phone is ringing"},
+	{callstore.EventCallAnswered, "the callee answered (status active)"},
+	{callstore.EventCallRetryScheduled, "an attempt ended busy, unanswered or failed and another is due at nextAttemptAt"},
+	{callstore.EventCallEnded, "the call is final: completed, failed, busy, no_answer or cancelled, with duration, failure_reason, attempts and summary"},
+	{callstore.EventCallResult, "the voice agent posted its summary, transcript or outcome"},
+	{kbstore.EventKBSourceCompleted, "a knowledge source was chunked and embedded"},
+	{kbstore.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
+	{listingstore.EventListingsSynced, "a listings sync was written"},
+	{callstore.EventBatchCompleted, "every call of a batch is final"},
 	{convstore.EventStarted, "a conversation started (conversation API, OpenAI-compatible endpoint with x-agentd-call-id, widget)"},
 	{convstore.EventEnded, "a conversation ended, with its transcript (messages with citations, tool calls and usage)"},
 	{analysis.EventCallAnalyzed, "a call's analysis finished: completed, failed (with the validation errors) or skipped (with the reason)"},
@@ -88,15 +94,16 @@ func strPtr(s string) *string {
 }
 
 // view shapes a stored event.
-func view(e storage.Event) Event {
-	return Event{ID: e.ID, Type: e.Type, CreatedAt: formatTime(e.CreatedAt), OrganizationID: e.OrgID, Data: e.Data}
+func view(e sqldb.Event) Event {
+	return Event{ID: e.ID, Type: e.Type, CreatedAt: formatTime(e.CreatedAt), OrganizationID: e.OrgID, Data: Render(e)}
 }
 
 // Body is the exact bytes a webhook delivery (and an SSE data line)
 // carries: {id, type, createdAt, organizationId, data}. It is built the
 // same way on every attempt, so a signature covers the same bytes.
-func Body(e storage.Event) []byte {
-	b := make([]byte, 0, len(e.Data)+160)
+func Body(e sqldb.Event) []byte {
+	data := Render(e)
+	b := make([]byte, 0, len(data)+160)
 	b = append(b, `{"id":`...)
 	b = appendString(b, e.ID)
 	b = append(b, `,"type":`...)
@@ -106,10 +113,10 @@ func Body(e storage.Event) []byte {
 	b = append(b, `","organizationId":`...)
 	b = appendString(b, e.OrgID)
 	b = append(b, `,"data":`...)
-	if len(e.Data) == 0 {
+	if len(data) == 0 {
 		b = append(b, "null"...)
 	} else {
-		b = append(b, e.Data...)
+		b = append(b, data...)
 	}
 	return append(b, '}')
 }
@@ -161,7 +168,7 @@ func ParseTypes(vals []string) ([]string, error) {
 			if t == "" {
 				continue
 			}
-			if !knownType(t) && t != storage.EventPing {
+			if !knownType(t) && t != hookstore.EventPing {
 				return nil, errs.InvalidField("type", strconv.Quote(t)+" is not an event type (see the event catalogue)")
 			}
 			if !slices.Contains(out, t) {
@@ -174,11 +181,11 @@ func ParseTypes(vals []string) ([]string, error) {
 
 // resolveCursor turns an event id into its place in the log; "" is the
 // start.
-func resolveCursor(ctx context.Context, db *storage.DB, orgID, after string) (int64, error) {
+func resolveCursor(ctx context.Context, db *storage.Stores, orgID, after string) (int64, error) {
 	if after == "" {
 		return 0, nil
 	}
-	seq, err := db.EventSeq(ctx, orgID, after)
+	seq, err := db.Events.EventSeq(ctx, orgID, after)
 	if errors.Is(err, storage.ErrNotFound) {
 		return 0, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
 	}
@@ -186,7 +193,7 @@ func resolveCursor(ctx context.Context, db *storage.DB, orgID, after string) (in
 }
 
 // List pulls one page of the organization's log.
-func List(ctx context.Context, db *storage.DB, orgID string, q Query) (Page, error) {
+func List(ctx context.Context, db *storage.Stores, orgID string, q Query) (Page, error) {
 	switch {
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
@@ -197,7 +204,7 @@ func List(ctx context.Context, db *storage.DB, orgID string, q Query) (Page, err
 	if err != nil {
 		return Page{}, err
 	}
-	evs, err := db.ListEvents(ctx, storage.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
+	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
 	if err != nil {
 		return Page{}, err
 	}

@@ -15,7 +15,8 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // headers are what the worker sends with a body.
@@ -23,21 +24,21 @@ func headers(id string, ts time.Time, body []byte, secrets ...string) http.Heade
 	h := http.Header{}
 	h.Set("webhook-id", id)
 	h.Set("webhook-timestamp", strconv.FormatInt(ts.Unix(), 10))
-	h.Set("webhook-signature", Sign(id, ts, body, secrets...))
+	h.Set("webhook-signature", signing.Sign(id, ts, body, secrets...))
 	return h
 }
 
 // Our signatures are the reference library's, for one secret and for two.
 func TestSignMatchesStandardWebhooks(t *testing.T) {
-	a, b := NewSecret(), NewSecret()
-	if !strings.HasPrefix(a, SecretPrefix) || len(a) != len(SecretPrefix)+44 || a == b {
+	a, b := signing.NewSecret(), signing.NewSecret()
+	if !strings.HasPrefix(a, signing.SecretPrefix) || len(a) != len(signing.SecretPrefix)+44 || a == b {
 		t.Fatalf("secrets %q %q", a, b)
 	}
 	body := []byte(`{"id":"e1","type":"ping","data":{}}`)
 	now := time.Now()
 	ref, _ := standardwebhooks.NewWebhook(a)
 	want, _ := ref.Sign("e1", now, body)
-	if got := Sign("e1", now, body, a); got != want {
+	if got := signing.Sign("e1", now, body, a); got != want {
 		t.Fatalf("Sign %q, library %q", got, want)
 	}
 	h := headers("e1", now, body, b, a)
@@ -47,11 +48,11 @@ func TestSignMatchesStandardWebhooks(t *testing.T) {
 			t.Errorf("verify with either secret: %v", err)
 		}
 	}
-	other, _ := standardwebhooks.NewWebhook(NewSecret())
+	other, _ := standardwebhooks.NewWebhook(signing.NewSecret())
 	if other.Verify(body, h) == nil {
 		t.Error("a third secret verifies")
 	}
-	if Sign("e1", now, body, "whsec_not base64!") != "" {
+	if signing.Sign("e1", now, body, "whsec_not base64!") != "" {
 		t.Error("a malformed secret signs")
 	}
 }
@@ -136,14 +137,14 @@ func FuzzEventBody(f *testing.F) {
 	f.Add("e-1", "call.ended", "org-1", []byte(`{"id":"c1","status":"completed"}`), int64(1767225600123))
 	f.Add("\"quoted\"\n", "ping", "<org>&", []byte(`null`), int64(0))
 	f.Add("ü", "", "", []byte(`[1,2,{"a":"\u2028"}]`), int64(-1))
-	secret := NewSecret()
+	secret := signing.NewSecret()
 	v, _ := standardwebhooks.NewWebhook(secret)
 	f.Fuzz(func(t *testing.T, id, typ, org string, data []byte, at int64) {
 		if !json.Valid(data) || !utf8.ValidString(id) || !utf8.ValidString(typ) || !utf8.ValidString(org) {
 			return
 		}
 		at = at % (1 << 45) // years 0 to ~3000
-		ev := storage.Event{ID: id, Type: typ, OrgID: org, Data: data, CreatedAt: time.UnixMilli(at)}
+		ev := sqldb.Event{ID: id, Type: typ, OrgID: org, Data: data, CreatedAt: time.UnixMilli(at)}
 		body := Body(ev)
 		var back Event
 		if err := json.Unmarshal(body, &back); err != nil {

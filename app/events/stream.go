@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/eventstore"
 )
 
 // StreamConfig is how a live stream of the log behaves.
@@ -26,7 +27,7 @@ type Sink interface {
 // the sink fails. It polls the log, so events written by any process on
 // the database arrive; this process's own commits wake it at once. An
 // unknown cursor is an error before Open.
-func Stream(ctx context.Context, db *storage.DB, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
+func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
@@ -36,7 +37,7 @@ func Stream(ctx context.Context, db *storage.DB, orgID, after string, types []st
 	var seq int64
 	var err error
 	if after == "" {
-		seq, err = db.LastEventSeq(ctx)
+		seq, err = db.Events.LastEventSeq(ctx)
 	} else {
 		seq, err = resolveCursor(ctx, db, orgID, after)
 	}
@@ -50,8 +51,8 @@ func Stream(ctx context.Context, db *storage.DB, orgID, after string, types []st
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
-		committed := db.EventsCommitted()
-		evs, err := db.ListEvents(ctx, storage.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
+		committed := db.Events.EventsCommitted()
+		evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
 		if err != nil {
 			return err
 		}

@@ -1,42 +1,70 @@
 package events
 
 import (
+	"encoding/json"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/jsonbody"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/listingstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// Views are the GET shapes of the resources events carry. The call, source
-// and listing views belong to their features; the package app passes them
-// in (Install), so an event's data is exactly what the resource's GET
-// shows, built from the state the event's transaction left.
-type Views struct {
-	Call    func(storage.CallSnapshot) any // as GET /api/v1/calls/{id}
-	Source  func(storage.Source) any       // as an item of GET /api/v1/kb/sources
-	Listing func(storage.Listing) any      // as an item of GET /api/v1/listings/sync
+// The data of an event is what its transaction recorded: a storage-owned
+// snapshot of the call, source, listings sync or batch (sqldb.Event.Version
+// says its format). Render turns it into the public body where the event
+// leaves the process (the list, the stream, a webhook delivery), with the
+// views of the features that own the resources, so an event's data is
+// exactly what the resource's GET shows, built from the state the event's
+// transaction left. Nothing is installed into storage at run time.
+
+// Render is the public data of e: its recorded snapshot through the owning
+// feature's view, or, for version 0 (pings, events logged before
+// snapshots), the body as stored.
+func Render(e sqldb.Event) json.RawMessage {
+	if e.Version == 0 {
+		return e.Data
+	}
+	v, err := renderView(e)
+	if err != nil { // a snapshot this build cannot read: say which resource
+		_, id, _ := strings.Cut(e.Subject, ":")
+		v = map[string]string{"id": id}
+	}
+	b, err := jsonbody.Encode(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
 }
 
-// FeatureViews are the views of the features that own the resources, the
-// ones every process (server and CLI) installs.
-func FeatureViews() Views {
-	return Views{Call: calls.EventView, Source: kb.SourceEventView, Listing: listings.EventView}
-}
-
-// Install makes db render every event it writes with v, plus this
-// package's own views of a listings sync and a finished batch. Every
-// process that writes (the server, the CLI) installs the same views.
-func Install(db *storage.DB, v Views) {
-	db.SetEventViews(storage.EventViews{
-		Call:   v.Call,
-		Source: v.Source,
-		Listings: func(s storage.ListingsSynced) any {
-			return listingsSyncView(s, v.Listing)
-		},
-		Batch: func(s storage.BatchSummary) any { return batchView(s) },
-	})
+// renderView decodes e's snapshot and applies the view of its type.
+func renderView(e sqldb.Event) (any, error) {
+	switch {
+	case e.Type == callstore.EventBatchCompleted:
+		s, err := callstore.DecodeBatchSummary(e.Data, e.Version)
+		return batchView(s), err
+	case strings.HasPrefix(e.Type, "call."):
+		s, err := callstore.DecodeCallSnapshot(e.Data, e.Version)
+		return calls.EventView(s), err
+	case strings.HasPrefix(e.Type, "kb.source."):
+		s, err := kbstore.DecodeSource(e.Data, e.Version)
+		return kb.SourceEventView(s), err
+	case strings.HasPrefix(e.Type, "conversation."):
+		s, err := convstore.DecodeSnapshot(e.Data, e.Version)
+		return conversations.EventView(s), err
+	case e.Type == listingstore.EventListingsSynced:
+		s, err := listingstore.DecodeListingsSynced(e.Data, e.Version)
+		return listingsSyncView(s, listings.EventView), err
+	}
+	return nil, fmt.Errorf("events: no view of %s data version %d", e.Type, e.Version)
 }
 
 // ListingsSync is the data of listings.sync.completed: the counts of what
@@ -51,16 +79,12 @@ type ListingsSync struct {
 	Listings []any   `json:"listings"`
 }
 
-func listingsSyncView(s storage.ListingsSynced, item func(storage.Listing) any) ListingsSync {
+func listingsSyncView(s listingstore.ListingsSynced, item func(listingstore.Listing) any) ListingsSync {
 	out := ListingsSync{Imported: len(s.Created), Updated: len(s.Updated), Failed: s.Failed, Deleted: s.Deleted,
 		Category: s.Category, Listings: make([]any, 0, len(s.Created)+len(s.Updated))}
-	for _, group := range [][]storage.Listing{s.Created, s.Updated} {
+	for _, group := range [][]listingstore.SyncedListing{s.Created, s.Updated} {
 		for _, l := range group {
-			if item != nil {
-				out.Listings = append(out.Listings, item(l))
-			} else {
-				out.Listings = append(out.Listings, map[string]string{"id": l.ID, "externalId": l.ExternalID})
-			}
+			out.Listings = append(out.Listings, item(l.Listing()))
 		}
 	}
 	return out
@@ -78,9 +102,9 @@ type Batch struct {
 	EndedAt   string         `json:"endedAt"`
 }
 
-func batchView(s storage.BatchSummary) Batch {
+func batchView(s callstore.BatchSummary) Batch {
 	st := map[string]int{}
-	for _, k := range []string{storage.CallCompleted, storage.CallFailed, storage.CallBusy, storage.CallNoAnswer, storage.CallCancelled} {
+	for _, k := range []string{callstore.CallCompleted, callstore.CallFailed, callstore.CallBusy, callstore.CallNoAnswer, callstore.CallCancelled} {
 		st[k] = s.ByStatus[k]
 	}
 	end := s.EndedAt

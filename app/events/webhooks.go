@@ -12,8 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/safehttp"
+	"github.com/agentd/agentd/app/signing"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/hookstore"
 )
 
 // URLGuard decides whether a receiver URL may be called at all: the
@@ -35,7 +36,7 @@ const (
 
 // Service holds the webhook use cases over storage.
 type Service struct {
-	DB    *storage.DB
+	DB    *storage.Stores
 	Guard URLGuard // nil: only the URL's syntax is checked
 }
 
@@ -63,7 +64,7 @@ type WebhookSecret struct {
 }
 
 // webhookView shapes a stored endpoint.
-func webhookView(e storage.WebhookEndpoint, now time.Time) Webhook {
+func webhookView(e hookstore.WebhookEndpoint, now time.Time) Webhook {
 	w := Webhook{ID: e.ID, URL: e.URL, Events: e.Events, Description: e.Description, Enabled: e.Enabled,
 		DisabledReason: strPtr(e.DisabledReason), DisabledAt: timePtr(e.DisabledAt),
 		CreatedAt: formatTime(e.CreatedAt), UpdatedAt: formatTime(e.UpdatedAt)}
@@ -101,12 +102,6 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	}
 	if s.Guard != nil {
 		if err := s.Guard.CheckURL(ctx, raw); err != nil {
-			if errors.Is(err, safehttp.ErrForbiddenAddress) {
-				// Say what the address is and how a trusted network opts in.
-				return "", errs.InvalidField("url", fmt.Sprintf("host %s is a private, loopback, link-local or metadata address, refused "+
-					"by default; an operator delivering to their own network starts the server with --webhook-allow-private "+
-					"(env AGENTD_WEBHOOK_ALLOW_PRIVATE)", u.Hostname()))
-			}
 			return "", errs.InvalidField("url", err.Error())
 		}
 	}
@@ -154,8 +149,8 @@ func notFound(err error, what string) error {
 }
 
 // validateNew checks a create's input and returns the endpoint to store.
-func (s *Service) validateNew(ctx context.Context, in Input) (storage.WebhookEndpoint, error) {
-	var e storage.WebhookEndpoint
+func (s *Service) validateNew(ctx context.Context, in Input) (hookstore.WebhookEndpoint, error) {
+	var e hookstore.WebhookEndpoint
 	if in.URL == nil {
 		return e, errs.InvalidField("url", "is required")
 	}
@@ -183,14 +178,14 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (WebhookSe
 	if err != nil {
 		return WebhookSecret{}, err
 	}
-	if have, err := s.DB.ListWebhooks(ctx, orgID); err != nil {
+	if have, err := s.DB.Webhooks.ListWebhooks(ctx, orgID); err != nil {
 		return WebhookSecret{}, err
 	} else if len(have) >= MaxEndpointsPerOrg {
 		return WebhookSecret{}, errs.New(errs.Conflict, fmt.Sprintf("an organization has at most %d webhook endpoints: delete one first", MaxEndpointsPerOrg))
 	}
-	secret := NewSecret()
+	secret := signing.NewSecret()
 	nw.OrgID, nw.Secret = orgID, secret
-	e, err := s.DB.CreateWebhook(ctx, nw)
+	e, err := s.DB.Webhooks.CreateWebhook(ctx, nw)
 	if err != nil {
 		return WebhookSecret{}, err
 	}
@@ -204,7 +199,7 @@ const MaxEndpointsPerOrg = 50
 
 // List is every endpoint of the organization, oldest first.
 func (s *Service) List(ctx context.Context, orgID string) ([]Webhook, error) {
-	es, err := s.DB.ListWebhooks(ctx, orgID)
+	es, err := s.DB.Webhooks.ListWebhooks(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +213,7 @@ func (s *Service) List(ctx context.Context, orgID string) ([]Webhook, error) {
 
 // Get reads one endpoint.
 func (s *Service) Get(ctx context.Context, orgID, id string) (Webhook, error) {
-	e, err := s.DB.GetWebhook(ctx, orgID, id)
+	e, err := s.DB.Webhooks.GetWebhook(ctx, orgID, id)
 	if err != nil {
 		return Webhook{}, notFound(err, "webhook")
 	}
@@ -228,7 +223,7 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (Webhook, error) {
 // Update changes the given fields. Enabling a disabled endpoint clears its
 // disabled reason and resumes its paused deliveries.
 func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (Webhook, error) {
-	var p storage.WebhookPatch
+	var p hookstore.WebhookPatch
 	if in.URL != nil {
 		u, err := s.checkURL(ctx, *in.URL)
 		if err != nil {
@@ -251,7 +246,7 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (Webho
 		p.Description = &d
 	}
 	p.Enabled = in.Enabled
-	e, err := s.DB.UpdateWebhook(ctx, orgID, id, p)
+	e, err := s.DB.Webhooks.UpdateWebhook(ctx, orgID, id, p)
 	if err != nil {
 		return Webhook{}, notFound(err, "webhook")
 	}
@@ -260,14 +255,14 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (Webho
 
 // Delete removes an endpoint with its deliveries.
 func (s *Service) Delete(ctx context.Context, orgID, id string) error {
-	return notFound(s.DB.DeleteWebhook(ctx, orgID, id), "webhook")
+	return notFound(s.DB.Webhooks.DeleteWebhook(ctx, orgID, id), "webhook")
 }
 
 // RotateSecret gives the endpoint a new secret, shown once; deliveries are
 // signed with both the new and the previous secret for RotationOverlap.
 func (s *Service) RotateSecret(ctx context.Context, orgID, id string) (WebhookSecret, error) {
-	secret := NewSecret()
-	e, err := s.DB.RotateWebhookSecret(ctx, orgID, id, secret, time.Now().Add(RotationOverlap))
+	secret := signing.NewSecret()
+	e, err := s.DB.Webhooks.RotateWebhookSecret(ctx, orgID, id, secret, time.Now().Add(RotationOverlap))
 	if err != nil {
 		return WebhookSecret{}, notFound(err, "webhook")
 	}
@@ -282,8 +277,8 @@ type Ping struct {
 
 // Test logs a ping for the endpoint alone and queues its delivery.
 func (s *Service) Test(ctx context.Context, orgID, id string) (Event, error) {
-	ev, err := s.DB.PingWebhook(ctx, orgID, id, Ping{WebhookID: id, Message: "Test event from agentd"})
-	if errors.Is(err, storage.ErrWebhookDisabled) {
+	ev, err := s.DB.Webhooks.PingWebhook(ctx, orgID, id, Ping{WebhookID: id, Message: "Test event from agentd"})
+	if errors.Is(err, hookstore.ErrWebhookDisabled) {
 		return Event{}, errs.Wrap(errs.Conflict, "webhook is disabled: enable it (PATCH enabled: true) before testing it", err)
 	}
 	if err != nil {

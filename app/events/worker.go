@@ -12,7 +12,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/app/signing"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/hookstore"
 )
 
 // Sender posts one webhook request. internal/safehttp's Client is the
@@ -33,7 +35,7 @@ const MaxResponse = 1024
 
 // WorkerConfig configures the delivery worker; zero fields take defaults.
 type WorkerConfig struct {
-	DB          *storage.DB
+	DB          *storage.Stores
 	Sender      Sender
 	Log         *slog.Logger
 	Concurrency int             // requests in flight per process; default 64
@@ -119,18 +121,18 @@ func (w *Worker) Wake() {
 func (w *Worker) Run(ctx context.Context) error {
 	sendCtx, stopSends := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopSends()
-	results := make(chan storage.DeliveryResult, w.cfg.Concurrency)
+	results := make(chan hookstore.DeliveryResult, w.cfg.Concurrency)
 	flushed := make(chan struct{})
 	go w.record(results, flushed)
 	var sends sync.WaitGroup
 	var lastPrune time.Time
 	for ctx.Err() == nil {
-		if _, err := w.cfg.DB.FanOutEvents(ctx); err != nil && ctx.Err() == nil {
+		if _, err := w.cfg.DB.Webhooks.FanOutEvents(ctx); err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("webhook fan-out", "err", err)
 		}
 		if time.Since(lastPrune) > time.Hour && w.cfg.Retention > 0 {
 			lastPrune = time.Now()
-			if _, err := w.cfg.DB.PruneEvents(ctx, lastPrune.Add(-w.cfg.Retention), 10000); err != nil && ctx.Err() == nil {
+			if _, err := w.cfg.DB.Events.PruneEvents(ctx, lastPrune.Add(-w.cfg.Retention), 10000); err != nil && ctx.Err() == nil {
 				w.cfg.Log.Warn("pruning events", "err", err)
 			}
 		}
@@ -140,7 +142,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		inflight := int(w.inflight.Load())
 		if free := w.cfg.Concurrency - inflight; free > 0 && (inflight == 0 || free >= w.cfg.Concurrency/4) {
 			now := time.Now()
-			jobs, err := w.cfg.DB.ClaimDeliveries(ctx, storage.DeliveryClaim{Token: uuid.NewString(), WorkerID: w.id,
+			jobs, err := w.cfg.DB.Webhooks.ClaimDeliveries(ctx, hookstore.DeliveryClaim{Token: uuid.NewString(), WorkerID: w.id,
 				Now: now, LeaseUntil: now.Add(w.cfg.Lease), Limit: free, PerEndpoint: w.cfg.PerEndpoint, PerOrg: w.cfg.PerOrg})
 			if err != nil && ctx.Err() == nil {
 				w.cfg.Log.Warn("claiming webhook deliveries", "err", err)
@@ -173,7 +175,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // result, the next due retry, or the poll interval.
 func (w *Worker) sleep(ctx context.Context) {
 	d := w.cfg.Poll
-	if next, ok, err := w.cfg.DB.NextDeliveryDue(ctx); err == nil && ok {
+	if next, ok, err := w.cfg.DB.Webhooks.NextDeliveryDue(ctx); err == nil && ok {
 		d = min(d, max(time.Until(next), time.Millisecond))
 	}
 	t := time.NewTimer(d)
@@ -181,19 +183,19 @@ func (w *Worker) sleep(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case <-w.wake:
-	case <-w.cfg.DB.EventsCommitted():
+	case <-w.cfg.DB.Events.EventsCommitted():
 	case <-t.C:
 	}
 }
 
 // record writes results in batches (one transaction each) and wakes the
 // loop: a recorded success may unblock the next event of the same subject.
-func (w *Worker) record(results <-chan storage.DeliveryResult, flushed chan<- struct{}) {
+func (w *Worker) record(results <-chan hookstore.DeliveryResult, flushed chan<- struct{}) {
 	defer close(flushed)
-	off := storage.EndpointFailure{After: w.cfg.DisableAfter, Reason: func(last string) string {
+	off := hookstore.EndpointFailure{After: w.cfg.DisableAfter, Reason: func(last string) string {
 		return fmt.Sprintf("every delivery failed for %s (last error: %s)", w.cfg.DisableAfter, last)
 	}}
-	batch := make([]storage.DeliveryResult, 0, 256)
+	batch := make([]hookstore.DeliveryResult, 0, 256)
 	for r := range results {
 		batch = append(batch[:0], r)
 	more:
@@ -209,7 +211,7 @@ func (w *Worker) record(results <-chan storage.DeliveryResult, flushed chan<- st
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		disabled, err := w.cfg.DB.FinishDeliveries(ctx, batch, time.Now(), off)
+		disabled, err := w.cfg.DB.Webhooks.FinishDeliveries(ctx, batch, time.Now(), off)
 		cancel()
 		if err != nil {
 			w.cfg.Log.Error("recording webhook deliveries", "err", err, "deliveries", len(batch))
@@ -223,8 +225,8 @@ func (w *Worker) record(results <-chan storage.DeliveryResult, flushed chan<- st
 }
 
 // send makes one attempt of a claimed delivery.
-func (w *Worker) send(ctx context.Context, j storage.DeliveryJob) storage.DeliveryResult {
-	res := storage.DeliveryResult{ID: j.ID, Token: j.Token, Attempt: j.Attempt, StartedAt: time.Now()}
+func (w *Worker) send(ctx context.Context, j hookstore.DeliveryJob) hookstore.DeliveryResult {
+	res := hookstore.DeliveryResult{ID: j.ID, Token: j.Token, Attempt: j.Attempt, StartedAt: time.Now()}
 	body := Body(j.Event)
 	secrets := []string{j.Secret}
 	if j.PrevSecret != "" && j.PrevSecretUntil != nil && res.StartedAt.Before(*j.PrevSecretUntil) {
@@ -235,7 +237,7 @@ func (w *Worker) send(ctx context.Context, j storage.DeliveryJob) storage.Delive
 		"User-Agent":        "agentd-webhooks/1",
 		"webhook-id":        j.Event.ID,
 		"webhook-timestamp": strconv.FormatInt(res.StartedAt.Unix(), 10),
-		"webhook-signature": Sign(j.Event.ID, res.StartedAt, body, secrets...),
+		"webhook-signature": signing.Sign(j.Event.ID, res.StartedAt, body, secrets...),
 	}
 	rctx, cancel := context.WithTimeout(ctx, w.cfg.Timeout)
 	code, resp, err := w.cfg.Sender.Post(rctx, j.URL, header, body)

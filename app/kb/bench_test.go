@@ -10,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/vectorstore"
 )
 
 // benchVocab is a synthetic vocabulary of pronounceable words; text drawn
@@ -49,11 +51,11 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 			b.Fatal(err)
 		}
 		defer db.Close()
-		o, err := db.FindOrg(ctx, "bench")
+		o, err := db.Orgs.FindOrg(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := db.FindCollection(ctx, o.ID, "bench")
+		c, err := db.KB.FindCollection(ctx, o.ID, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,29 +69,29 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	o, err := db.CreateOrg(ctx, "bench")
+	o, err := db.Orgs.CreateOrg(ctx, "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	c, err := db.CreateCollection(ctx, o.ID, "bench", "")
+	c, err := db.KB.CreateCollection(ctx, o.ID, "bench", "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	emb, _ := embed.NewBuiltin(dims)
-	m := storage.VectorModel{Embedder: emb.Name(), Model: emb.Model(), Dims: dims}
+	m := vectorstore.VectorModel{Embedder: emb.Name(), Model: emb.Model(), Dims: dims}
 	vocab := benchVocab(30_000)
 	r := rand.New(rand.NewSource(11))
 	z := rand.NewZipf(r, 1.07, 2, uint64(len(vocab)-1))
 	const perSource = 100
 	for s := 0; s < n/perSource; s++ {
-		if _, err := db.UpsertSource(ctx, o.ID, c.ID, storage.SourceInput{ExternalID: fmt.Sprint(s), Title: "Source " + fmt.Sprint(s), Content: fmt.Sprint(s)}); err != nil {
+		if _, err := db.KB.UpsertSource(ctx, o.ID, c.ID, kbstore.SourceInput{ExternalID: fmt.Sprint(s), Title: "Source " + fmt.Sprint(s), Content: fmt.Sprint(s)}); err != nil {
 			b.Fatal(err)
 		}
-		jobs, _, err := db.ClaimKBSources(ctx, "seed", 1e12, 1, 0)
+		jobs, _, err := db.KB.ClaimKBSources(ctx, "seed", 1e12, 1, 0)
 		if err != nil || len(jobs) != 1 {
 			b.Fatal(jobs, err)
 		}
-		chunks := make([]storage.KBChunk, perSource)
+		chunks := make([]kbstore.KBChunk, perSource)
 		texts := make([]string, perSource)
 		for i := range chunks {
 			words := make([]string, 120)
@@ -97,13 +99,13 @@ func seedKBBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 				words[w] = vocab[z.Uint64()]
 			}
 			texts[i] = strings.Join(words, " ")
-			chunks[i] = storage.KBChunk{Index: i, Content: texts[i], HeadingPath: []string{}, Tokens: 120, Body: texts[i]}
+			chunks[i] = kbstore.KBChunk{Index: i, Content: texts[i], HeadingPath: []string{}, Tokens: 120, Body: texts[i]}
 		}
 		vecs, _ := emb.Embed(ctx, texts)
 		for i := range chunks {
 			chunks[i].Vec = vecs[i]
 		}
-		if n, err := db.CompleteKBSources(ctx, "seed", m, []storage.KBDone{{Job: jobs[0], Chunks: chunks}}); err != nil || n != 1 {
+		if n, err := db.KB.CompleteKBSources(ctx, "seed", m, []kbstore.KBDone{{Job: jobs[0], Chunks: chunks}}); err != nil || n != 1 {
 			b.Fatal(n, err)
 		}
 	}
@@ -160,11 +162,11 @@ func BenchmarkHybridSearch(b *testing.B) {
 			for _, q := range queries[:30] {
 				v, _ := emb.Embed(ctx, []string{q})
 				want := map[int64]bool{}
-				ex, _ := s.index.SearchExact(ctx, storage.KBSpace(colID), v[0], 10)
+				ex, _ := s.index.SearchExact(ctx, kbstore.KBSpace(colID), v[0], 10)
 				for _, h := range ex {
 					want[h.ID] = true
 				}
-				got, _ := s.index.Search(ctx, storage.KBSpace(colID), v[0], 10, nil)
+				got, _ := s.index.Search(ctx, kbstore.KBSpace(colID), v[0], 10, nil)
 				for _, h := range got {
 					if want[h.ID] {
 						found++

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // Collection limits (DECISIONS.md "Knowledge base").
@@ -73,23 +74,23 @@ func conflict(name string) error {
 
 // CreateCollection validates and creates a collection of the organization.
 // The API and the CLI both create through it, so both refuse the same names.
-func CreateCollection(ctx context.Context, db *storage.DB, orgID, name, description string) (storage.Collection, error) {
+func CreateCollection(ctx context.Context, db *storage.Stores, orgID, name, description string) (kbstore.Collection, error) {
 	return Create(ctx, db, orgID, CollectionInput{Name: name, Description: description})
 }
 
 // Create validates and creates a collection with its settings.
-func Create(ctx context.Context, db *storage.DB, orgID string, in CollectionInput) (storage.Collection, error) {
+func Create(ctx context.Context, db *storage.Stores, orgID string, in CollectionInput) (kbstore.Collection, error) {
 	name, err := validName(in.Name)
 	if err != nil {
-		return storage.Collection{}, err
+		return kbstore.Collection{}, err
 	}
 	if utf8.RuneCountInString(in.Description) > maxCollectionDescription {
-		return storage.Collection{}, invalid("description", "description too long, max 2000 characters")
+		return kbstore.Collection{}, invalid("description", "description too long, max 2000 characters")
 	}
 	if err := validAlpha("searchAlpha", in.SearchAlpha); err != nil {
-		return storage.Collection{}, err
+		return kbstore.Collection{}, err
 	}
-	c, err := db.CreateCollectionWith(ctx, storage.Collection{OrgID: orgID, Name: name, Description: in.Description, SearchAlpha: in.SearchAlpha})
+	c, err := db.KB.CreateCollectionWith(ctx, kbstore.Collection{OrgID: orgID, Name: name, Description: in.Description, SearchAlpha: in.SearchAlpha})
 	if errors.Is(err, storage.ErrConflict) {
 		return c, conflict(name)
 	}
@@ -98,12 +99,12 @@ func Create(ctx context.Context, db *storage.DB, orgID string, in CollectionInpu
 
 // UpdateCollection validates and applies a partial update to a collection
 // of the organization.
-func UpdateCollection(ctx context.Context, db *storage.DB, orgID, id string, p CollectionPatch) (storage.Collection, error) {
+func UpdateCollection(ctx context.Context, db *storage.Stores, orgID, id string, p CollectionPatch) (kbstore.Collection, error) {
 	c, err := GetCollection(ctx, db, orgID, id)
 	if err != nil {
 		return c, err
 	}
-	u := storage.CollectionUpdate{Description: p.Description, SetSearchAlpha: p.SearchAlpha.Set, SearchAlpha: p.SearchAlpha.Value}
+	u := kbstore.CollectionUpdate{Description: p.Description, SetSearchAlpha: p.SearchAlpha.Set, SearchAlpha: p.SearchAlpha.Value}
 	if p.Name != nil {
 		name, err := validName(*p.Name)
 		if err != nil {
@@ -117,7 +118,7 @@ func UpdateCollection(ctx context.Context, db *storage.DB, orgID, id string, p C
 	if err := validAlpha("searchAlpha", p.SearchAlpha.Value); err != nil {
 		return c, err
 	}
-	c, err = db.UpdateCollection(ctx, orgID, c.ID, u)
+	c, err = db.KB.UpdateCollection(ctx, orgID, c.ID, u)
 	switch {
 	case errors.Is(err, storage.ErrConflict):
 		return c, conflict(*u.Name)
@@ -129,11 +130,11 @@ func UpdateCollection(ctx context.Context, db *storage.DB, orgID, id string, p C
 
 // GetCollection loads a collection of the organization by id; another
 // organization's collection is the same not-found as a missing one.
-func GetCollection(ctx context.Context, db *storage.DB, orgID, id string) (storage.Collection, error) {
+func GetCollection(ctx context.Context, db *storage.Stores, orgID, id string) (kbstore.Collection, error) {
 	if id == "" {
-		return storage.Collection{}, invalid("collectionId", "collectionId is required")
+		return kbstore.Collection{}, invalid("collectionId", "collectionId is required")
 	}
-	c, err := db.GetCollection(ctx, orgID, id)
+	c, err := db.KB.GetCollection(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
@@ -142,49 +143,49 @@ func GetCollection(ctx context.Context, db *storage.DB, orgID, id string) (stora
 
 // FindCollection loads a collection of the organization by name or id (the
 // CLI lets people type either).
-func FindCollection(ctx context.Context, db *storage.DB, orgID, nameOrID string) (storage.Collection, error) {
-	return db.FindCollection(ctx, orgID, nameOrID)
+func FindCollection(ctx context.Context, db *storage.Stores, orgID, nameOrID string) (kbstore.Collection, error) {
+	return db.KB.FindCollection(ctx, orgID, nameOrID)
 }
 
 // ListCollections is one page of the organization's collections and their
 // total count.
-func ListCollections(ctx context.Context, db *storage.DB, orgID string, p Page) ([]storage.Collection, int, error) {
-	return db.ListCollections(ctx, orgID, p.Limit, p.Offset)
+func ListCollections(ctx context.Context, db *storage.Stores, orgID string, p Page) ([]kbstore.Collection, int, error) {
+	return db.KB.ListCollections(ctx, orgID, p.Limit, p.Offset)
 }
 
 // DeleteCollection removes a collection with its sources, chunks and vectors.
-func DeleteCollection(ctx context.Context, db *storage.DB, orgID, id string) error {
-	return db.DeleteCollection(ctx, orgID, id)
+func DeleteCollection(ctx context.Context, db *storage.Stores, orgID, id string) error {
+	return db.KB.DeleteCollection(ctx, orgID, id)
 }
 
 // CreateCollection is CreateCollection on the server's database.
-func (s *Service) CreateCollection(ctx context.Context, orgID, name, description string) (storage.Collection, error) {
+func (s *Service) CreateCollection(ctx context.Context, orgID, name, description string) (kbstore.Collection, error) {
 	return CreateCollection(ctx, s.db, orgID, name, description)
 }
 
 // Create is Create on the server's database.
-func (s *Service) Create(ctx context.Context, orgID string, in CollectionInput) (storage.Collection, error) {
+func (s *Service) Create(ctx context.Context, orgID string, in CollectionInput) (kbstore.Collection, error) {
 	return Create(ctx, s.db, orgID, in)
 }
 
 // UpdateCollection is UpdateCollection on the server's database.
-func (s *Service) UpdateCollection(ctx context.Context, orgID, id string, p CollectionPatch) (storage.Collection, error) {
+func (s *Service) UpdateCollection(ctx context.Context, orgID, id string, p CollectionPatch) (kbstore.Collection, error) {
 	return UpdateCollection(ctx, s.db, orgID, id, p)
 }
 
 // Collection is GetCollection on the server's database.
-func (s *Service) Collection(ctx context.Context, orgID, id string) (storage.Collection, error) {
+func (s *Service) Collection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
 	return GetCollection(ctx, s.db, orgID, id)
 }
 
 // checkCollection is Collection without the source count, which costs time
 // in proportion to the sources: for searches and source writes, which only
 // need to know the collection is the organization's.
-func (s *Service) checkCollection(ctx context.Context, orgID, id string) (storage.Collection, error) {
+func (s *Service) checkCollection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
 	if id == "" {
-		return storage.Collection{}, invalid("collectionId", "collectionId is required")
+		return kbstore.Collection{}, invalid("collectionId", "collectionId is required")
 	}
-	c, err := s.db.CheckCollection(ctx, orgID, id)
+	c, err := s.db.KB.CheckCollection(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
@@ -192,13 +193,13 @@ func (s *Service) checkCollection(ctx context.Context, orgID, id string) (storag
 }
 
 // ListCollections is ListCollections on the server's database.
-func (s *Service) ListCollections(ctx context.Context, orgID string, p Page) ([]storage.Collection, int, error) {
+func (s *Service) ListCollections(ctx context.Context, orgID string, p Page) ([]kbstore.Collection, int, error) {
 	return ListCollections(ctx, s.db, orgID, p)
 }
 
 // DeleteCollection deletes a collection of the organization by id,
 // returning what was deleted (not found when it is not the caller's).
-func (s *Service) DeleteCollection(ctx context.Context, orgID, id string) (storage.Collection, error) {
+func (s *Service) DeleteCollection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
 	c, err := GetCollection(ctx, s.db, orgID, id)
 	if err != nil {
 		return c, err

@@ -121,7 +121,7 @@ func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
 }
 
 // newWorker builds the chunker and worker for an embedder.
-func newWorker(db *storage.DB, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
+func newWorker(db *storage.Stores, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
 	ch, err := embed.NewChunker(embed.DefaultChunkTokens, embed.DefaultOverlap)
 	if err != nil {
 		return nil, fmt.Errorf("chunker: %w", err)

@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // testEmbedder is the built-in embedder that, for a text holding
@@ -46,27 +48,23 @@ func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 func testCfg(emb embed.Embedder) Config { return Config{TestEmbedder: emb, PollInterval: -1} }
 
 // openDB opens (or creates) the database file at path, closed at cleanup.
-func openDB(t testing.TB, path string) *storage.DB {
+func openDB(t testing.TB, path string) *storage.Stores {
 	t.Helper()
-	db, err := storage.Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, path)
 	return db
 }
 
 // testKB is a started knowledge base on a database, like serve runs it.
 type testKB struct {
 	t   testing.TB
-	db  *storage.DB
+	db  *storage.Stores
 	svc *Service
 	org string
 }
 
 // startKB opens the service on db and runs its worker and warm-up until
 // stop (or the test's cleanup).
-func startKB(t testing.TB, db *storage.DB, org string, cfg Config) (*testKB, func()) {
+func startKB(t testing.TB, db *storage.Stores, org string, cfg Config) (*testKB, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	svc, err := Open(ctx, db, cfg, nil)
@@ -98,9 +96,9 @@ func newKB(t testing.TB, cfg Config) *testKB {
 }
 
 // newOrg creates an organization and returns its id.
-func newOrg(t testing.TB, db *storage.DB, name string) string {
+func newOrg(t testing.TB, db *storage.Stores, name string) string {
 	t.Helper()
-	o, err := db.CreateOrg(context.Background(), name)
+	o, err := db.Orgs.CreateOrg(context.Background(), name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +127,7 @@ func (k *testKB) upsert(col, externalID, title, content string) UpsertResult {
 }
 
 // sources lists a collection's sources (first 100).
-func (k *testKB) sources(col string) []storage.Source {
+func (k *testKB) sources(col string) []kbstore.Source {
 	k.t.Helper()
 	srcs, _, err := k.svc.ListSources(context.Background(), k.org, SourceQuery{CollectionID: col, Page: Page{Limit: 100}})
 	if err != nil {
@@ -139,7 +137,7 @@ func (k *testKB) sources(col string) []storage.Source {
 }
 
 // waitProcessed polls the list until no source is pending or processing.
-func (k *testKB) waitProcessed(col string) []storage.Source {
+func (k *testKB) waitProcessed(col string) []kbstore.Source {
 	k.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // SourceView is a source as GET /api/v1/kb/sources lists it.
@@ -23,7 +23,7 @@ type SourceView struct {
 }
 
 // ViewOf is s as the source list shows it.
-func ViewOf(s storage.Source) SourceView {
+func ViewOf(s kbstore.Source) SourceView {
 	return SourceView{ID: s.ID, ExternalID: s.ExternalID, Title: s.Title, Status: s.Status,
 		ChunkCount: s.ChunkCount, FileSize: s.FileSize, Error: s.Error, ContentRole: s.ContentRole,
 		CreatedAt: apitime.Format(s.CreatedAt), UpdatedAt: apitime.Format(s.UpdatedAt), Metadata: json.RawMessage(s.Metadata)}
@@ -37,6 +37,6 @@ type sourceEventView struct {
 }
 
 // SourceEventView is the data of kb.source.* events.
-func SourceEventView(s storage.Source) any {
+func SourceEventView(s kbstore.Source) any {
 	return sourceEventView{SourceView: ViewOf(s), CollectionID: s.CollectionID}
 }

@@ -29,7 +29,7 @@ type ReindexOptions struct {
 // works beside a running server: claims are leases in the database. A
 // source that fails again because the embedding service is still
 // unavailable keeps its scheduled retry, which a running server makes.
-func Reindex(ctx context.Context, db *storage.DB, cfg Config, opt ReindexOptions) (queued, done int, err error) {
+func Reindex(ctx context.Context, db *storage.Stores, cfg Config, opt ReindexOptions) (queued, done int, err error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
@@ -41,14 +41,14 @@ func Reindex(ctx context.Context, db *storage.DB, cfg Config, opt ReindexOptions
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, err := db.ResetUnfinishedKB(ctx); err != nil {
+	if _, err := db.KB.ResetUnfinishedKB(ctx); err != nil {
 		return 0, 0, err
 	}
-	if queued, err = db.SyncKBModel(ctx, w.Model(), opt.CollectionID, opt.Force); err != nil {
+	if queued, err = db.KB.SyncKBModel(ctx, w.Model(), opt.CollectionID, opt.Force); err != nil {
 		return 0, 0, err
 	}
 	if opt.Failed { // after the sync, which may have queued some already
-		n, err := db.RequeueFailedKB(ctx, opt.CollectionID)
+		n, err := db.KB.RequeueFailedKB(ctx, opt.CollectionID)
 		if err != nil {
 			return queued, 0, err
 		}
@@ -64,7 +64,7 @@ func Reindex(ctx context.Context, db *storage.DB, cfg Config, opt ReindexOptions
 		}
 		done += did
 		if opt.Progress != nil {
-			n, _ := db.KBBacklog(ctx, "")
+			n, _ := db.KB.KBBacklog(ctx, "")
 			opt.Progress(done, n)
 		}
 	}

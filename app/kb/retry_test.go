@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/embedtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/embedtest"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // retryCfg embeds through srv with no retries inside the client (each
@@ -19,7 +19,7 @@ func retryCfg(srv *embedtest.Server, retries int, backoff time.Duration) Config 
 }
 
 // waitSource polls the collection's one source until ok holds.
-func (k *testKB) waitSource(col string, limit time.Duration, what string, ok func(storage.Source) bool) storage.Source {
+func (k *testKB) waitSource(col string, limit time.Duration, what string, ok func(kbstore.Source) bool) kbstore.Source {
 	k.t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -34,11 +34,11 @@ func (k *testKB) waitSource(col string, limit time.Duration, what string, ok fun
 	}
 }
 
-func failedWith(re *regexp.Regexp) func(storage.Source) bool {
-	return func(s storage.Source) bool { return s.Status == "failed" && s.Error != nil && re.MatchString(*s.Error) }
+func failedWith(re *regexp.Regexp) func(kbstore.Source) bool {
+	return func(s kbstore.Source) bool { return s.Status == "failed" && s.Error != nil && re.MatchString(*s.Error) }
 }
 
-func completed(s storage.Source) bool { return s.Status == "completed" }
+func completed(s kbstore.Source) bool { return s.Status == "completed" }
 
 // An embedding service that answers 503, times out or refuses connections
 // fails the source with a scheduled retry in its error; once the service

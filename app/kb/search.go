@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
 )
 
@@ -36,7 +36,7 @@ type SearchRequest struct {
 	Query        string
 	Limit        int
 	Mode         string
-	Filter       storage.KBFilter
+	Filter       kbstore.KBFilter
 	// Alpha, when set, is this search's weight of the semantic half
 	// (hybrid mode), over the collection's and the embedder's.
 	Alpha *float64
@@ -133,9 +133,9 @@ func hybridDepth(limit int) int { return max(4*limit, 40) }
 // returns nothing. Hybrid ranks by search.FuseScores of both halves' scores.
 func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, error) {
 	depth := hybridDepth(req.Limit)
-	space := storage.KBSpace(req.CollectionID)
-	var kw []storage.ScoredID
-	var vh []storage.VectorHit
+	space := kbstore.KBSpace(req.CollectionID)
+	var kw []search.ScoredID
+	var vh []search.VectorHit
 	var qvec []float32
 	var err error
 	if req.Mode != ModeSemantic {
@@ -183,7 +183,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 	for i, f := range ranked {
 		ids[i] = f.ID
 	}
-	chunks, err := s.db.KBChunks(ctx, ids)
+	chunks, err := s.db.KB.KBChunks(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func (s *Service) search(ctx context.Context, req SearchRequest) ([]Result, erro
 // the semantic ones not already in), completes each half's score for the
 // hits only the other half found, and drops those under the relevance
 // floor. qvec nil means no semantic half.
-func (s *Service) candidates(ctx context.Context, space, query string, kw []storage.ScoredID, vh []storage.VectorHit, qvec []float32) ([]search.Candidate, error) {
+func (s *Service) candidates(ctx context.Context, space, query string, kw []search.ScoredID, vh []search.VectorHit, qvec []float32) ([]search.Candidate, error) {
 	ids := make([]int64, 0, len(kw)+len(vh))
 	cos := make(map[int64]float64, len(kw)+len(vh))
 	for _, h := range kw {
@@ -248,32 +248,32 @@ func (s *Service) candidates(ctx context.Context, space, query string, kw []stor
 
 // keywordSearch ranks the collection's chunks by BM25 (in-memory index)
 // and keeps the k best that pass the filter.
-func (s *Service) keywordSearch(ctx context.Context, req SearchRequest, k int) ([]storage.ScoredID, error) {
-	allow, err := s.db.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
+func (s *Service) keywordSearch(ctx context.Context, req SearchRequest, k int) ([]search.ScoredID, error) {
+	allow, err := s.db.KB.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
 	if err != nil {
 		return nil, err
 	}
-	return s.text.Search(ctx, storage.KBSpace(req.CollectionID), req.Query, k, allow)
+	return s.text.Search(ctx, kbstore.KBSpace(req.CollectionID), req.Query, k, allow)
 }
 
 // semanticSearch embeds the query and finds the k nearest chunks that pass
 // the filter; it returns the query vector too.
-func (s *Service) semanticSearch(ctx context.Context, req SearchRequest, k int) ([]float32, []storage.VectorHit, error) {
+func (s *Service) semanticSearch(ctx context.Context, req SearchRequest, k int) ([]float32, []search.VectorHit, error) {
 	vecs, err := s.emb.Embed(ctx, []string{req.Query})
 	if err != nil || len(vecs) != 1 {
 		return nil, nil, errs.Wrap(errs.Unavailable, "embedding service unavailable; try mode keyword", err)
 	}
-	allow, err := s.db.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
+	allow, err := s.db.KB.KBAllowedChunks(ctx, req.CollectionID, req.Filter)
 	if err != nil {
 		return nil, nil, err
 	}
-	hits, err := s.index.Search(ctx, storage.KBSpace(req.CollectionID), vecs[0], k, allow)
+	hits, err := s.index.Search(ctx, kbstore.KBSpace(req.CollectionID), vecs[0], k, allow)
 	return vecs[0], hits, err
 }
 
 // foundBy says which ranking found each hit (keyword, semantic or both),
 // which the dashboard shows beside a result.
-func foundBy(mode string, kw []storage.ScoredID, vh []storage.VectorHit) map[int64]string {
+func foundBy(mode string, kw []search.ScoredID, vh []search.VectorHit) map[int64]string {
 	found := make(map[int64]string, len(kw)+len(vh))
 	if mode != ModeSemantic {
 		for _, h := range kw {

@@ -6,18 +6,19 @@ import (
 
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
 )
 
 // Service is the knowledge base of a running server: the embedder, the
 // background worker that chunks and embeds sources, and the in-memory
 // indexes searches read. One per process; safe for concurrent use.
 type Service struct {
-	db     *storage.DB
+	db     *storage.Stores
 	log    *slog.Logger
 	emb    embed.Embedder
 	worker *embed.Worker
-	index  *storage.VectorIndex
-	text   *storage.TextIndex
+	index  *search.VectorIndex
+	text   *search.TextIndex
 	tuning embed.SearchTuning
 }
 
@@ -25,7 +26,7 @@ type Service struct {
 // left unfinished by a previous run and collections indexed by another
 // embedder are queued again, so the server takes requests on a consistent
 // queue. Run and Warm are then started by the caller beside the server.
-func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*Service, error) {
+func Open(ctx context.Context, db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -44,7 +45,7 @@ func Open(ctx context.Context, db *storage.DB, cfg Config, log *slog.Logger) (*S
 		return nil, err
 	}
 	return &Service{db: db, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
-		index: storage.NewVectorIndex(db), text: storage.NewKBTextIndex(db)}, nil
+		index: search.NewVectorIndex(db.Vectors), text: search.NewTextIndex(db.Vectors, db.KB.LoadText)}, nil
 }
 
 // Run processes queued sources until ctx ends; a source cut by the end is
@@ -73,4 +74,4 @@ func (s *Service) SearchTuning() embed.SearchTuning { return s.tuning }
 
 // VectorIndex is the in-memory vector index, shared with listings so the
 // process holds one.
-func (s *Service) VectorIndex() *storage.VectorIndex { return s.index }
+func (s *Service) VectorIndex() *search.VectorIndex { return s.index }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // Source statuses a client sees.
@@ -36,13 +36,13 @@ func (s *Service) UpsertSource(ctx context.Context, orgID string, body SourceInp
 	if err != nil {
 		return UpsertResult{}, err
 	}
-	res, err := s.db.UpsertSource(ctx, orgID, c.ID, in)
+	res, err := s.db.KB.UpsertSource(ctx, orgID, c.ID, in)
 	if err != nil {
 		return UpsertResult{}, err
 	}
 	out := UpsertResult{DocumentID: res.DocumentID, ExternalID: in.ExternalID,
 		Status: StatusProcessing, Message: "Source queued for chunking and embedding"}
-	if res.Status == storage.SourceUnchanged {
+	if res.Status == kbstore.SourceUnchanged {
 		out.Status, out.Message = StatusUnchanged, "Content unchanged; nothing reprocessed"
 	} else {
 		s.worker.Wake()
@@ -92,7 +92,7 @@ func (s *Service) UpsertBatch(ctx context.Context, orgID string, body BatchInput
 	}
 	out := BatchResult{Results: make([]BatchItem, len(b.Sources))}
 	sum := &out.Summary
-	results, errs := s.db.UpsertSources(ctx, orgID, c.ID, b.Sources)
+	results, errs := s.db.KB.UpsertSources(ctx, orgID, c.ID, b.Sources)
 	for i, in := range b.Sources {
 		res, err := results[i], errs[i]
 		item := BatchItem{ExternalID: in.ExternalID, DocumentID: res.DocumentID, Status: res.Status}
@@ -100,11 +100,11 @@ func (s *Service) UpsertBatch(ctx context.Context, orgID string, body BatchInput
 			item = BatchItem{ExternalID: in.ExternalID, Status: StatusFailed, Error: "could not store the source", Err: err}
 		}
 		switch item.Status {
-		case storage.SourceCreated:
+		case kbstore.SourceCreated:
 			sum.Created++
-		case storage.SourceUpdated:
+		case kbstore.SourceUpdated:
 			sum.Updated++
-		case storage.SourceUnchanged:
+		case kbstore.SourceUnchanged:
 			sum.Unchanged++
 		case StatusFailed:
 			sum.Failed++
@@ -134,7 +134,7 @@ type SourceQuery struct {
 
 // ListSources is one page of a collection's sources (of the organization)
 // and their total count.
-func (s *Service) ListSources(ctx context.Context, orgID string, q SourceQuery) ([]storage.Source, int, error) {
+func (s *Service) ListSources(ctx context.Context, orgID string, q SourceQuery) ([]kbstore.Source, int, error) {
 	if q.Status != "" && !sourceStatuses[q.Status] {
 		return nil, 0, invalid("status", "status must be one of pending, processing, completed, failed")
 	}
@@ -142,8 +142,8 @@ func (s *Service) ListSources(ctx context.Context, orgID string, q SourceQuery) 
 	if err != nil {
 		return nil, 0, err
 	}
-	f := storage.SourceFilter{ExternalID: q.ExternalID, Status: q.Status, Limit: q.Page.Limit, Offset: q.Page.Offset}
-	return s.db.ListSources(ctx, c.ID, f)
+	f := kbstore.SourceFilter{ExternalID: q.ExternalID, Status: q.Status, Limit: q.Page.Limit, Offset: q.Page.Offset}
+	return s.db.KB.ListSources(ctx, c.ID, f)
 }
 
 // DeleteInput is a bulk delete by externalId.
@@ -187,7 +187,7 @@ func (s *Service) DeleteSources(ctx context.Context, orgID string, in DeleteInpu
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	deleted, notFound, err := s.db.DeleteSources(ctx, c.ID, ids)
+	deleted, notFound, err := s.db.KB.DeleteSources(ctx, c.ID, ids)
 	if err != nil {
 		return DeleteResult{}, err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
 )
 
@@ -48,11 +49,11 @@ func seedSpeedBench(b *testing.B, n, dims int) (path, orgID, colID string) {
 	ctx := context.Background()
 	if _, err := os.Stat(path + ".done"); err == nil {
 		db := openDB(b, path)
-		o, err := db.FindOrg(ctx, "bench")
+		o, err := db.Orgs.FindOrg(ctx, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := db.FindCollection(ctx, o.ID, "bench")
+		c, err := db.KB.FindCollection(ctx, o.ID, "bench")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,10 +96,10 @@ func schemaTag() string {
 }
 
 // waitBacklog waits until no source of the collection is pending or processing.
-func waitBacklog(b testing.TB, db *storage.DB, colID string, limit time.Duration) {
+func waitBacklog(b testing.TB, db *storage.Stores, colID string, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for {
-		n, err := db.KBBacklog(context.Background(), colID)
+		n, err := db.KB.KBBacklog(context.Background(), colID)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -233,18 +234,18 @@ func BenchmarkSearchVsExact(b *testing.B) {
 			}
 		}
 	}
-	space := storage.KBSpace(colID)
+	space := kbstore.KBSpace(colID)
 	var tExact, tSem, tHyb, tDenseExact, tDense time.Duration
 	found, foundD, total := 0, 0, 0
 	rd := rand.New(rand.NewSource(5))
 	// matches counts the hits of got whose exact score reaches the
 	// reference's 10th (ties count as found).
-	matches := func(q []float32, want []scored, got []storage.VectorHit) int {
+	matches := func(q []float32, want []scored, got []search.VectorHit) int {
 		ids := make([]int64, len(got))
 		for i, h := range got {
 			ids[i] = h.ID
 		}
-		chunks, err := s.db.KBChunks(ctx, ids)
+		chunks, err := s.db.KB.KBChunks(ctx, ids)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,7 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/app/jsonbody"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // Knowledge source limits (API.md "Limits"; "500KB" is 512,000 bytes).
@@ -41,8 +42,8 @@ type SourceInput struct {
 // Validate checks a source's fields and converts it for storage. The error
 // names the field; its message is the reason alone, as the single endpoint
 // shows it (a batch prefixes the item's path).
-func (b SourceInput) Validate() (storage.SourceInput, *errs.Error) {
-	var in storage.SourceInput
+func (b SourceInput) Validate() (kbstore.SourceInput, *errs.Error) {
+	var in kbstore.SourceInput
 	switch {
 	case b.ExternalID == nil || strings.TrimSpace(*b.ExternalID) == "":
 		return in, invalid("externalId", "externalId is required")
@@ -60,7 +61,7 @@ func (b SourceInput) Validate() (storage.SourceInput, *errs.Error) {
 	if b.ContentRole != nil && !ValidContentRole(*b.ContentRole) {
 		return in, invalid("contentRole", "contentRole must be 1 to 64 characters of a-z, 0-9, _ or -")
 	}
-	in = storage.SourceInput{ExternalID: *b.ExternalID, Title: *b.Title, Content: *b.Content}
+	in = kbstore.SourceInput{ExternalID: *b.ExternalID, Title: *b.Title, Content: *b.Content}
 	if b.ContentRole != nil {
 		in.ContentRole = *b.ContentRole
 	}
@@ -89,15 +90,7 @@ func ValidContentRole(s string) bool {
 
 // marshal is JSON with sorted keys and no HTML escaping, so equal metadata
 // always stores the same bytes.
-func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
+func marshal(v any) ([]byte, error) { return jsonbody.Encode(v) }
 
 // BatchInput is the body of a batch upsert with its items still raw, so a
 // wrongly typed field is reported with the item's index.
@@ -109,7 +102,7 @@ type BatchInput struct {
 // Batch is a validated batch.
 type Batch struct {
 	CollectionID string
-	Sources      []storage.SourceInput
+	Sources      []kbstore.SourceInput
 }
 
 // Validate checks a batch all-or-nothing: the first invalid field anywhere
@@ -124,7 +117,7 @@ func (b BatchInput) Validate() (Batch, error) {
 	if len(b.Sources) < 1 || len(b.Sources) > MaxBatch {
 		return Batch{}, invalid("sources", fmt.Sprintf("sources must hold 1 to %d items, got %d", MaxBatch, len(b.Sources)))
 	}
-	out := Batch{CollectionID: b.CollectionID, Sources: make([]storage.SourceInput, len(b.Sources))}
+	out := Batch{CollectionID: b.CollectionID, Sources: make([]kbstore.SourceInput, len(b.Sources))}
 	for i, item := range b.Sources {
 		prefix := fmt.Sprintf("sources.%d", i)
 		if t := bytes.TrimSpace(item); len(t) == 0 || t[0] != '{' {

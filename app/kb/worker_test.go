@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // A source whose processing is cut by shutdown is given back and finished
@@ -38,7 +39,7 @@ func TestRestartWhileProcessing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, _, err := db.ListSources(context.Background(), col, storage.SourceFilter{Limit: 10})
+	srcs, _, err := db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{Limit: 10})
 	db.Close()
 	if err != nil || len(srcs) != 1 || srcs[0].Status != "pending" {
 		t.Fatalf("after shutdown: %+v %v (want pending: unfinished work given back)", srcs, err)
@@ -67,13 +68,13 @@ func TestCrashedClaimIsTakenOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.UpsertSource(ctx, org, col, storage.SourceInput{ExternalID: "x", Title: "t", Content: "orphaned work"}); err != nil {
+	if _, err := db.KB.UpsertSource(ctx, org, col, kbstore.SourceInput{ExternalID: "x", Title: "t", Content: "orphaned work"}); err != nil {
 		t.Fatal(err)
 	}
-	if jobs, _, err := db.ClaimKBSources(ctx, "dead-process", 300*time.Millisecond, 1, 0); err != nil || len(jobs) != 1 {
+	if jobs, _, err := db.KB.ClaimKBSources(ctx, "dead-process", 300*time.Millisecond, 1, 0); err != nil || len(jobs) != 1 {
 		t.Fatal(jobs, err)
 	}
-	if jobs, _, err := db.ClaimKBSources(ctx, "live-process", time.Minute, 1, 0); err != nil || len(jobs) != 0 {
+	if jobs, _, err := db.KB.ClaimKBSources(ctx, "live-process", time.Minute, 1, 0); err != nil || len(jobs) != 0 {
 		t.Fatal("a live lease was taken over", err)
 	}
 	db.Close()
@@ -130,7 +131,7 @@ func TestEmbedderChangeReindexes(t *testing.T) {
 	db := openDB(t, path)
 	k, _ := startKB(t, db, org, testCfg(newTestEmbedder(t, 128)))
 	k.waitProcessed(col)
-	m, err := db.VectorSpaceModel(context.Background(), storage.KBSpace(col))
+	m, err := db.Vectors.VectorSpaceModel(context.Background(), kbstore.KBSpace(col))
 	if err != nil || m.Dims != 128 {
 		t.Fatalf("space model %+v %v", m, err)
 	}

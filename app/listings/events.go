@@ -2,7 +2,7 @@ package listings
 
 import (
 	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // listingEventView is a listing as GET /api/v1/listings/sync lists it.
@@ -17,7 +17,7 @@ type listingEventView struct {
 }
 
 // EventView is a listing in the data of listings.sync.completed.
-func EventView(l storage.Listing) any {
+func EventView(l listingstore.Listing) any {
 	var src *string
 	if l.SourceURL != "" {
 		src = &l.SourceURL

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // MaxSync is the most listings one sync may carry.
@@ -20,7 +21,7 @@ const MaxList = 10000
 // Service is the listings feature over one database, so callers hand over
 // the database and the vector side once instead of on every call.
 type Service struct {
-	DB      *storage.DB
+	DB      *storage.Stores
 	Vectors *Vectors // nil: no embedder, search is keyword-only
 }
 
@@ -60,10 +61,10 @@ func (r *SyncReport) Add(o SyncReport) {
 // List is the active listings of the organization (at most MaxList) and
 // how many there are in all, for a client diffing its catalogue. An empty
 // category means every category.
-func (s *Service) List(ctx context.Context, orgID, category string) ([]storage.Listing, int, error) {
+func (s *Service) List(ctx context.Context, orgID, category string) ([]listingstore.Listing, int, error) {
 	var cat *string
 	if category != "" {
 		cat = &category
 	}
-	return s.DB.ActiveListings(ctx, orgID, cat, MaxList)
+	return s.DB.Listings.ActiveListings(ctx, orgID, cat, MaxList)
 }

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // maxPriceCents is the largest accepted price, 999,999,999,999.99.
@@ -93,7 +93,7 @@ func formatCents(c int64) string {
 
 // Price is the API form of a stored price: "12.50", or nil (JSON null)
 // for a listing without one.
-func Price(l storage.Listing) *string {
+func Price(l listingstore.Listing) *string {
 	if !l.HasPrice {
 		return nil
 	}

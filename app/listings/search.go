@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 	"github.com/agentd/agentd/storage/search"
 )
 
@@ -23,7 +24,7 @@ const (
 // Query is a parsed listing search (GET /api/v1/listings/search).
 type Query struct {
 	Text   string
-	Filter storage.ListingFilter
+	Filter listingstore.ListingFilter
 	Limit  int
 }
 
@@ -31,7 +32,7 @@ type Query struct {
 // key matches any of its values) and limit; problems are an Invalid error
 // with every field in its Details.
 func ParseQuery(orgID string, v url.Values) (Query, error) {
-	q := Query{Limit: defaultSearchLimit, Filter: storage.ListingFilter{OrgID: orgID}}
+	q := Query{Limit: defaultSearchLimit, Filter: listingstore.ListingFilter{OrgID: orgID}}
 	var details []errs.FieldError
 	q.Text = strings.TrimSpace(v.Get("q"))
 	if utf8.RuneCountInString(q.Text) > maxSearchQuery {
@@ -79,7 +80,7 @@ func ParseQuery(orgID string, v url.Values) (Query, error) {
 		if !ok {
 			i = len(q.Filter.Attrs)
 			byKey[key] = i
-			q.Filter.Attrs = append(q.Filter.Attrs, storage.AttrFilter{Key: key})
+			q.Filter.Attrs = append(q.Filter.Attrs, listingstore.AttrFilter{Key: key})
 		}
 		for _, val := range v[k] {
 			q.Filter.Attrs[i].Values = append(q.Filter.Attrs[i].Values, attrTextForms(val)...)
@@ -96,7 +97,7 @@ func ParseQuery(orgID string, v url.Values) (Query, error) {
 
 // Hit is one search result; Score is nil when there was no text query.
 type Hit struct {
-	Listing storage.Listing
+	Listing listingstore.Listing
 	Score   *float64
 }
 
@@ -119,7 +120,7 @@ func (s *Service) SearchParams(ctx context.Context, orgID string, v url.Values) 
 func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	db, vec := s.DB, s.Vectors
 	if q.Text == "" {
-		ls, err := db.FilterListings(ctx, q.Filter, q.Limit)
+		ls, err := db.Listings.FilterListings(ctx, q.Filter, q.Limit)
 		if err != nil {
 			return nil, err
 		}
@@ -135,7 +136,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	var allowSet map[int64]bool
 	if !q.Filter.Empty() {
 		var err error
-		if allow, err = db.FilterListingSeqs(ctx, q.Filter); err != nil {
+		if allow, err = db.Listings.FilterListingSeqs(ctx, q.Filter); err != nil {
 			return nil, err
 		}
 		if len(allow) == 0 {
@@ -146,7 +147,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 			allowSet[s] = true
 		}
 	}
-	kw, err := db.KeywordListings(ctx, q.Filter.OrgID, q.Text, allowSet, depth)
+	kw, err := db.Listings.KeywordListings(ctx, q.Filter.OrgID, q.Text, allowSet, depth)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		seqs = append(seqs, f.ID)
 		scores[f.ID] = f.Score
 	}
-	ls, err := db.ListingsBySeq(ctx, q.Filter.OrgID, seqs)
+	ls, err := db.Listings.ListingsBySeq(ctx, q.Filter.OrgID, seqs)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +182,8 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 
 // keywordCandidates are the keyword hits alone (no embedder), with their
 // BM25 scores, less those that hold only stopwords of the query.
-func keywordCandidates(ctx context.Context, db *storage.DB, q Query, kw []int64) ([]search.Candidate, error) {
-	match, err := db.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, kw)
+func keywordCandidates(ctx context.Context, db *storage.Stores, q Query, kw []int64) ([]search.Candidate, error) {
+	match, err := db.Listings.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, kw)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func keywordCandidates(ctx context.Context, db *storage.DB, q Query, kw []int64)
 // candidates joins the keyword hits and the depth nearest listings within
 // allow (nil: all), with both scores of each, less those under the
 // relevance floor.
-func (v *Vectors) candidates(ctx context.Context, db *storage.DB, q Query, kw, allow []int64, depth int) ([]search.Candidate, error) {
+func (v *Vectors) candidates(ctx context.Context, db *storage.Stores, q Query, kw, allow []int64, depth int) ([]search.Candidate, error) {
 	vecs, err := v.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable", err)
@@ -236,7 +237,7 @@ func (v *Vectors) candidates(ctx context.Context, db *storage.DB, q Query, kw, a
 			cos[h.ID] = float64(h.Score)
 		}
 	}
-	match, err := db.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, ids)
+	match, err := db.Listings.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, ids)
 	if err != nil {
 		return nil, err
 	}

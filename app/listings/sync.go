@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // embedBatch is how many texts go to the embedder per call.
@@ -40,7 +41,7 @@ func (s *Service) SyncFromBody(ctx context.Context, orgID string, body SyncBody)
 // plannedWrite is one storage write and the report entries it decides.
 type plannedWrite struct {
 	in      *Input
-	w       storage.ListingWrite
+	w       listingstore.ListingWrite
 	text    string // embedded text; "" when the stored vector stays
 	created bool
 	vec     []float32
@@ -58,7 +59,7 @@ func (s *Service) Sync(ctx context.Context, req SyncRequest) (SyncReport, error)
 	for i := range req.Items {
 		ids = append(ids, req.Items[i].ExternalID)
 	}
-	states, err := db.ListingStates(ctx, req.OrgID, ids)
+	states, err := db.Listings.ListingStates(ctx, req.OrgID, ids)
 	if err != nil {
 		return rep, err
 	}
@@ -124,7 +125,7 @@ func (s *Service) Sync(ctx context.Context, req SyncRequest) (SyncReport, error)
 	if err := embedPlan(ctx, vec, plan); err != nil {
 		return rep, err
 	}
-	var writes []storage.ListingWrite
+	var writes []listingstore.ListingWrite
 	var wplan []*plannedWrite
 	for _, pw := range plan {
 		if pw.failed == "" {
@@ -133,15 +134,15 @@ func (s *Service) Sync(ctx context.Context, req SyncRequest) (SyncReport, error)
 			wplan = append(wplan, pw)
 		}
 	}
-	var stale *storage.StaleScope
+	var stale *listingstore.StaleScope
 	if req.DeleteStale {
-		stale = &storage.StaleScope{Category: req.StaleCategory, Keep: append(ids, req.Keep...)}
+		stale = &listingstore.StaleScope{Category: req.StaleCategory, Keep: append(ids, req.Keep...)}
 	}
-	var vs *storage.VectorSpec
+	var vs *listingstore.VectorSpec
 	if vec.enabled() {
-		vs = &storage.VectorSpec{Space: Space(req.OrgID), Model: vec.model()}
+		vs = &listingstore.VectorSpec{Space: Space(req.OrgID), Model: vec.model()}
 	}
-	out, err := db.SyncListings(ctx, req.OrgID, writes, stale, vs)
+	out, err := db.Listings.SyncListings(ctx, req.OrgID, writes, stale, vs)
 	if err != nil {
 		return rep, err
 	}

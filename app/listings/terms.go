@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // Attribute equality (a README decision): keys and values compare without
@@ -46,10 +46,10 @@ func attrTextForms(s string) []string {
 }
 
 // listingTerms are the attribute index rows of a canonical attributes object.
-func listingTerms(attrs json.RawMessage) []storage.AttrTerm {
+func listingTerms(attrs json.RawMessage) []listingstore.AttrTerm {
 	m := decodeAttrs(attrs)
-	var out []storage.AttrTerm
-	seen := map[storage.AttrTerm]bool{}
+	var out []listingstore.AttrTerm
+	seen := map[listingstore.AttrTerm]bool{}
 	addVal := func(key string, v any) {
 		var forms []string
 		switch x := v.(type) {
@@ -63,7 +63,7 @@ func listingTerms(attrs json.RawMessage) []storage.AttrTerm {
 			forms = []string{strconv.FormatBool(x)}
 		}
 		for _, f := range forms {
-			t := storage.AttrTerm{Key: key, Value: f}
+			t := listingstore.AttrTerm{Key: key, Value: f}
 			if !seen[t] {
 				seen[t] = true
 				out = append(out, t)
@@ -164,9 +164,9 @@ func textHash(text, space string) []byte {
 }
 
 // listingWrite turns a validated input into the storage write.
-func (in *Input) listingWrite() storage.ListingWrite {
-	return storage.ListingWrite{
-		Listing: storage.Listing{
+func (in *Input) listingWrite() listingstore.ListingWrite {
+	return listingstore.ListingWrite{
+		Listing: listingstore.Listing{
 			ExternalID: in.ExternalID, Title: in.Title, Description: in.Description, Category: in.Category,
 			HasPrice: in.HasPrice, PriceCents: in.PriceCents, Currency: in.Currency,
 			Attributes: in.Attributes, SourceURL: in.SourceURL,

@@ -3,6 +3,8 @@ package listings
 import (
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/search"
+	"github.com/agentd/agentd/storage/vectorstore"
 )
 
 // Vectors is the vector side of listings: the embedder and the shared
@@ -11,7 +13,7 @@ import (
 // organization's listings are the space Space(orgID).
 type Vectors struct {
 	Embedder embed.Embedder
-	Index    *storage.VectorIndex
+	Index    *search.VectorIndex
 	// Tuning is how far search trusts the embedder (embed.TuningOf by
 	// default; the server passes the knowledge base's, with its overrides).
 	Tuning embed.SearchTuning
@@ -22,12 +24,12 @@ type Vectors struct {
 // process without a server: agentd import --db writes the vectors the
 // server then picks up from its vector log). Without an embedder it is
 // nil: listings get no vectors and search is keyword-only.
-func NewVectors(db *storage.DB, emb embed.Embedder, idx *storage.VectorIndex) *Vectors {
+func NewVectors(db *storage.Stores, emb embed.Embedder, idx *search.VectorIndex) *Vectors {
 	if emb == nil {
 		return nil
 	}
 	if idx == nil {
-		idx = storage.NewVectorIndex(db)
+		idx = search.NewVectorIndex(db.Vectors)
 	}
 	return &Vectors{Embedder: emb, Index: idx, Tuning: embed.TuningOf(emb)}
 }
@@ -40,8 +42,8 @@ const SpacePrefix = "listings:"
 func Space(orgID string) string { return SpacePrefix + orgID }
 
 // model identifies the embedder's vectors.
-func (v *Vectors) model() storage.VectorModel {
-	return storage.VectorModel{Embedder: v.Embedder.Name(), Model: v.Embedder.Model(), Dims: v.Embedder.Dimensions()}
+func (v *Vectors) model() vectorstore.VectorModel {
+	return vectorstore.VectorModel{Embedder: v.Embedder.Name(), Model: v.Embedder.Model(), Dims: v.Embedder.Dimensions()}
 }
 
 // enabled reports whether listings get vectors at all.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/internal/llmtest"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 func newClient(t *testing.T, url string, timeout time.Duration) *llm.OpenAI {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Settings are an organization's settings as the API shows them.
@@ -64,7 +65,7 @@ func view(h dial.CallingHours, enforce bool, updated time.Time) Settings {
 
 // Get reads the organization's settings (the defaults when never saved:
 // calling hours off, 08:00-21:00 every day, UTC).
-func Get(ctx context.Context, db *storage.DB, orgID string) (Settings, error) {
+func Get(ctx context.Context, db *storage.Stores, orgID string) (Settings, error) {
 	h, st, err := load(ctx, db, orgID)
 	if err != nil {
 		return Settings{}, err
@@ -73,8 +74,8 @@ func Get(ctx context.Context, db *storage.DB, orgID string) (Settings, error) {
 }
 
 // load reads the stored settings and parses their calling hours.
-func load(ctx context.Context, db *storage.DB, orgID string) (dial.CallingHours, storage.OrgSettings, error) {
-	st, err := db.GetOrgSettings(ctx, orgID)
+func load(ctx context.Context, db *storage.Stores, orgID string) (dial.CallingHours, callstore.OrgSettings, error) {
+	st, err := db.Calls.GetOrgSettings(ctx, orgID)
 	if err != nil {
 		return dial.CallingHours{}, st, err
 	}
@@ -84,7 +85,7 @@ func load(ctx context.Context, db *storage.DB, orgID string) (dial.CallingHours,
 
 // Update applies a patch and saves the whole result; the first invalid
 // field is bad input named by its path (callingHours.start).
-func Update(ctx context.Context, db *storage.DB, orgID string, p Patch, now time.Time) (Settings, error) {
+func Update(ctx context.Context, db *storage.Stores, orgID string, p Patch, now time.Time) (Settings, error) {
 	h, st, err := load(ctx, db, orgID)
 	if err != nil {
 		return Settings{}, err
@@ -126,7 +127,7 @@ func Update(ctx context.Context, db *storage.DB, orgID string, p Patch, now time
 	if err != nil {
 		return Settings{}, err
 	}
-	if err := db.SaveOrgSettings(ctx, orgID, storage.OrgSettings{CallingHours: raw, EnforceV1Roles: st.EnforceV1Roles}, now); err != nil {
+	if err := db.Calls.SaveOrgSettings(ctx, orgID, callstore.OrgSettings{CallingHours: raw, EnforceV1Roles: st.EnforceV1Roles}, now); err != nil {
 		return Settings{}, err
 	}
 	return view(h, st.EnforceV1Roles, now), nil

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/internal/dbtest"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
 func sp(s string) *string { return &s }
@@ -16,12 +16,8 @@ func bp(b bool) *bool     { return &b }
 
 func TestUpdate(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	org, _ := db.CreateOrg(ctx, "o")
+	db := storetest.Open(t, dbtest.Path(t, "s.db"))
+	org, _ := db.Orgs.CreateOrg(ctx, "o")
 	s, err := Get(ctx, db, org.ID)
 	if err != nil || s.CallingHours.Enabled || s.CallingHours.Start != "08:00" || s.CallingHours.End != "21:00" ||
 		len(s.CallingHours.Days) != 7 || s.CallingHours.DefaultTimezone != "UTC" || s.UpdatedAt != nil {

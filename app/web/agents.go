@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 const agentsPerPage = 25
@@ -24,7 +24,7 @@ var (
 )
 
 type agentsData struct {
-	Agents []storage.Agent
+	Agents []agentstore.Agent
 	Type   string
 	Pager  pager
 }
@@ -59,7 +59,7 @@ type agentForm struct {
 type agentPageData struct {
 	Form        agentForm
 	New         bool
-	Jobs        []storage.Job
+	Jobs        []agentstore.Job
 	Types       []string
 	Statuses    []string
 	Positions   []string
@@ -106,7 +106,7 @@ func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
 func (s *Site) createAgent(w http.ResponseWriter, r *http.Request, u user) error {
 	f := readAgentForm(r)
 	in, err := f.input(nil)
-	var a storage.Agent
+	var a agentstore.Agent
 	if err == nil {
 		a, err = agents.Create(r.Context(), s.cfg.DB, u.OrgID, in)
 	}
@@ -172,7 +172,7 @@ func readAgentForm(r *http.Request) agentForm {
 }
 
 // formOf fills the form from a stored agent.
-func formOf(a storage.Agent) agentForm {
+func formOf(a agentstore.Agent) agentForm {
 	f := agentForm{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, Model: a.Model, Instructions: a.Instructions,
 		Phones: strings.Join(a.PhoneNumbers, "\n"), Specialty: a.Specialty, DisplayRole: a.DisplayRole}
 	if t := strings.TrimSpace(string(a.Tools)); t != "" && t != "[]" && t != "null" {

@@ -11,7 +11,8 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // BenchmarkPages is the server time of the dashboard's pages (session check
@@ -23,14 +24,14 @@ func BenchmarkPages(b *testing.B) {
 	e := newSiteEnv(b)
 	owner := e.org("acme")
 	ctx := context.Background()
-	a, err := e.db.CreateAgent(ctx, storage.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active"})
+	a, err := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	week := storage.WeekOfCalls(owner.orgID, a.ID, 100_000, time.Now().UTC())
+	week := dashstore.WeekOfCalls(owner.orgID, a.ID, 100_000, time.Now().UTC())
 	for len(week) > 0 {
 		n := min(len(week), 10_000)
-		if err := e.db.SeedHistory(ctx, week[:n]); err != nil {
+		if err := e.db.Dashboard.SeedHistory(ctx, week[:n]); err != nil {
 			b.Fatal(err)
 		}
 		week = week[n:]

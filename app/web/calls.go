@@ -10,7 +10,9 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // callStatuses are the statuses the calls filter offers.
@@ -28,7 +30,7 @@ type callsData struct {
 	Filter   callFilter
 	Calls    []calls.Record
 	Pager    pager
-	Agents   []storage.Agent
+	Agents   []agentstore.Agent
 	Statuses []string
 	Filtered bool
 }
@@ -54,7 +56,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 	} else if f.To != "" {
 		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
 	}
-	ags, _, err := s.cfg.DB.ListAgents(r.Context(), u.OrgID, storage.AgentFilter{Limit: 200})
+	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
 	if err != nil {
 		return err
 	}
-	d := callData{Call: c, Final: storage.CallFinal(c.Status), Timeline: timeline(c)}
+	d := callData{Call: c, Final: callstore.CallFinal(c.Status), Timeline: timeline(c)}
 	if c.ResultView != nil && len(c.Transcript) > 0 {
 		_ = json.Unmarshal(c.Transcript, &d.Transcript) // validated when stored; null stays empty
 	}
@@ -145,10 +147,10 @@ func timeline(c calls.Record) []timelineEntry {
 		add(a.EndedAt, what, "st-"+a.Status)
 	}
 	add(c.AnsweredAt, "answered", "st-active")
-	if c.Status != storage.CallCompleted || len(c.AttemptHistory) == 0 {
+	if c.Status != callstore.CallCompleted || len(c.AttemptHistory) == 0 {
 		add(c.EndedAt, "ended: "+label(c.Status), "st-"+c.Status)
 	}
-	if c.NextAttemptAt != nil && !storage.CallFinal(c.Status) {
+	if c.NextAttemptAt != nil && !callstore.CallFinal(c.Status) {
 		add(c.NextAttemptAt, "next attempt due", "")
 	}
 	if c.ResultView != nil {
@@ -170,7 +172,7 @@ func (s *Site) cancelCall(w http.ResponseWriter, r *http.Request, u user) error 
 const batchesPerPage = 20
 
 type batchesData struct {
-	Batches []storage.BatchProgress
+	Batches []dashstore.BatchProgress
 	Pager   pager
 	Order   []string
 	Names   map[string]string // batch id -> campaign name
@@ -178,7 +180,7 @@ type batchesData struct {
 
 func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error {
 	offset := pageParams(r)
-	bs, total, err := s.cfg.DB.BatchProgresses(r.Context(), u.OrgID, batchesPerPage, offset)
+	bs, total, err := s.cfg.DB.Dashboard.BatchProgresses(r.Context(), u.OrgID, batchesPerPage, offset)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Campaigns: a batch of calls started from the dashboard (pasted numbers or
@@ -84,15 +84,15 @@ type campaignForm struct {
 
 type newCampaignData struct {
 	Form   campaignForm
-	Agents []storage.Agent
+	Agents []agentstore.Agent
 	// Result is the answer to the last dry run (or a start that failed).
 	Result *calls.BatchData
 	DryRun bool
 }
 
-func (s *Site) voiceAgents(r *http.Request, u user) ([]storage.Agent, error) {
-	as, _, err := s.cfg.DB.ListAgents(r.Context(), u.OrgID, storage.AgentFilter{Limit: 200})
-	var voice []storage.Agent
+func (s *Site) voiceAgents(r *http.Request, u user) ([]agentstore.Agent, error) {
+	as, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	var voice []agentstore.Agent
 	for _, a := range as {
 		if a.Type == "voice" {
 			voice = append(voice, a)
@@ -162,7 +162,7 @@ func (s *Site) startCampaign(w http.ResponseWriter, r *http.Request, u user) err
 		b, _ := json.Marshal(item)
 		req.Calls = append(req.Calls, b)
 	}
-	out, err := s.f.Calls.Batch(r.Context(), caller(u), req, func(b []byte, dst any) error { return json.Unmarshal(b, dst) })
+	out, err := s.f.Calls.Batch(r.Context(), caller(u), req)
 	if err != nil {
 		return fail(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // A campaign from pasted numbers: the dry run lists each number and
@@ -19,7 +19,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 	e := newSiteEnv(t)
 	owner := e.org("acme")
 	ctx := context.Background()
-	a, _ := e.db.CreateAgent(ctx, storage.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
+	a, _ := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
 	form := url.Values{"name": {"Spring reminders"}, "agentId": {a.ID},
 		"numbers": {"+14155550100, Ann\n+14155550101\nnot a number\n\n+14155550102,Bob"}}
 	dry := cloneForm(form)
@@ -107,7 +107,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 func TestPlaceOneCall(t *testing.T) {
 	e := newSiteEnv(t)
 	owner := e.org("acme")
-	a, _ := e.db.CreateAgent(context.Background(), storage.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
+	a, _ := e.db.Agents.CreateAgent(context.Background(), agentstore.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
 	if code, body, _ := e.get(owner, "/calls/new"); code != 200 || !strings.Contains(body, `name="phoneNumber"`) {
 		t.Fatalf("form: %d", code)
 	}

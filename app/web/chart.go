@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // chartDays is the span of the overview's week: today and the 6 days
@@ -38,7 +38,7 @@ type bar struct {
 
 // todayBars are the 24 hours of the day starting at midnight, labelled
 // every 3 hours; hours after now stay empty.
-func todayBars(hours []storage.HourCount, midnight time.Time, loc *time.Location) []bar {
+func todayBars(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) []bar {
 	bars := make([]bar, 24)
 	for i := range bars {
 		t := midnight.Add(time.Duration(i) * time.Hour).In(loc)
@@ -62,7 +62,7 @@ func todayBars(hours []storage.HourCount, midnight time.Time, loc *time.Location
 
 // weekBars are the days from first (a midnight) to today, one bar a day,
 // the same days as dailyRows.
-func weekBars(hours []storage.HourCount, first time.Time, loc *time.Location) []bar {
+func weekBars(hours []dashstore.HourCount, first time.Time, loc *time.Location) []bar {
 	bars := make([]bar, chartDays)
 	index := map[string]int{}
 	for i := range bars {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // Today's chart stacks each hour's outcomes and titles every bar with its
@@ -14,7 +14,7 @@ import (
 func TestCharts(t *testing.T) {
 	first := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 	today := first.AddDate(0, 0, 6)
-	hours := []storage.HourCount{
+	hours := []dashstore.HourCount{
 		{Hour: first.Add(9 * time.Hour), Status: "completed", N: 3},
 		{Hour: first.Add(9 * time.Hour), Status: "busy", N: 1},
 		{Hour: first.Add(30 * time.Hour), Status: "failed", N: 7},

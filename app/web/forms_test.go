@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // The agent form creates and edits voice and chat agents, shows a refusal
@@ -33,7 +35,7 @@ func TestAgentAndJobForms(t *testing.T) {
 		t.Fatalf("create voice agent: %d", code)
 	}
 	id := strings.TrimPrefix(strings.Split(h.Get("Location"), "?")[0], "/agents/")
-	a, err := e.db.GetAgent(context.Background(), owner.orgID, id)
+	a, err := e.db.Agents.GetAgent(context.Background(), owner.orgID, id)
 	if err != nil || a.Type != "voice" || len(a.PhoneNumbers) != 2 || string(a.Config) != `{"speed":1.2,"voice":"alloy"}` {
 		t.Fatalf("stored agent %+v %s: %v", a, a.Config, err)
 	}
@@ -49,7 +51,7 @@ func TestAgentAndJobForms(t *testing.T) {
 		"triggerType": {"schedule"}, "trustLevel": {"supervised"}}); code != http.StatusSeeOther {
 		t.Fatalf("create job: %d", code)
 	}
-	jobs, _ := e.db.ListJobs(context.Background(), owner.orgID, id)
+	jobs, _ := e.db.Agents.ListJobs(context.Background(), owner.orgID, id)
 	if len(jobs) != 1 || jobs[0].TriggerType != "schedule" {
 		t.Fatalf("jobs %+v", jobs)
 	}
@@ -57,7 +59,7 @@ func TestAgentAndJobForms(t *testing.T) {
 		"trustLevel": {"autonomous"}}); code != http.StatusSeeOther {
 		t.Fatalf("update job: %d", code)
 	}
-	if j, _ := e.db.GetJob(context.Background(), owner.orgID, jobs[0].ID); j.Status != "paused" || j.TrustLevel != "autonomous" {
+	if j, _ := e.db.Agents.GetJob(context.Background(), owner.orgID, jobs[0].ID); j.Status != "paused" || j.TrustLevel != "autonomous" {
 		t.Fatalf("job after edit %+v", j)
 	}
 	if code, _, _ := e.post(owner, "/jobs/"+jobs[0].ID+"/delete", nil); code != http.StatusSeeOther {
@@ -81,7 +83,7 @@ func TestKeyShownOnceAndRevoked(t *testing.T) {
 	if strings.Contains(list, secret) || !strings.Contains(list, secret[:10]) {
 		t.Fatal("the key list shows the secret, or not the prefix")
 	}
-	ks, _ := e.db.ListKeys(context.Background(), owner.orgID)
+	ks, _ := e.db.Orgs.ListKeys(context.Background(), owner.orgID)
 	var id string
 	for _, k := range ks {
 		if k.Name == "crm" {
@@ -106,7 +108,7 @@ func TestMemberForms(t *testing.T) {
 	if code, _, _ := e.post(owner, "/members", url.Values{"email": {"m@acme.test"}, "role": {"member"}}); code != http.StatusSeeOther {
 		t.Fatalf("add: %d", code)
 	}
-	m, err := e.db.FindUser(context.Background(), owner.orgID, "m@acme.test")
+	m, err := e.db.Orgs.FindUser(context.Background(), owner.orgID, "m@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +161,7 @@ func TestKnowledgeForms(t *testing.T) {
 	go func() { done <- e.site.f.KB.Run(ctx) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		srcs, _, _ := e.db.ListSources(context.Background(), col, storage.SourceFilter{Limit: 10})
+		srcs, _, _ := e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{Limit: 10})
 		if len(srcs) == 1 && srcs[0].Status == "completed" {
 			break
 		}
@@ -189,8 +191,8 @@ func TestCancelCall(t *testing.T) {
 	e := newSiteEnv(t)
 	owner := e.org("acme")
 	ctx := context.Background()
-	a, _ := e.db.CreateAgent(ctx, storage.Agent{OrgID: owner.orgID, Name: "A", Type: "voice", Status: "active"})
-	if err := e.db.SeedHistory(ctx, []storage.HistoryCall{{OrgID: owner.orgID, AgentID: a.ID, Status: "queued", CreatedAt: time.Now()}}); err != nil {
+	a, _ := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: owner.orgID, Name: "A", Type: "voice", Status: "active"})
+	if err := e.db.Dashboard.SeedHistory(ctx, []dashstore.HistoryCall{{OrgID: owner.orgID, AgentID: a.ID, Status: "queued", CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
 	p, _ := calls.List(ctx, e.db, owner.orgID, calls.ListOptions{})

@@ -7,14 +7,14 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 const keysPerPage = 25
 
 // keyRow is one API key as the list shows it.
 type keyRow struct {
-	Key    storage.APIKey
+	Key    orgstore.APIKey
 	Status string
 }
 
@@ -32,7 +32,7 @@ func (s *Site) keysPage(w http.ResponseWriter, r *http.Request, u user) error {
 // renderKeys lists the organization's keys, newest first, one page at a
 // time (the list is small and cached by storage).
 func (s *Site) renderKeys(w http.ResponseWriter, r *http.Request, u user, status int, d keysData, msg string) error {
-	ks, err := s.cfg.DB.ListKeys(r.Context(), u.OrgID)
+	ks, err := s.cfg.DB.Orgs.ListKeys(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 const (
@@ -21,7 +21,7 @@ const (
 var sourceStatuses = []string{"pending", "processing", "completed", "failed"}
 
 type collectionsData struct {
-	Collections []storage.Collection
+	Collections []kbstore.Collection
 	Pager       pager
 	Backlog     int
 }
@@ -32,7 +32,7 @@ func (s *Site) collectionsPage(w http.ResponseWriter, r *http.Request, u user) e
 	if err != nil {
 		return err
 	}
-	backlog, err := s.cfg.DB.OrgKBBacklog(r.Context(), u.OrgID)
+	backlog, err := s.cfg.DB.Dashboard.OrgKBBacklog(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,8 @@ type sourceForm struct {
 }
 
 type collectionData struct {
-	Collection storage.Collection
-	Sources    []storage.Source
+	Collection kbstore.Collection
+	Sources    []kbstore.Source
 	Status     string
 	Statuses   []string
 	Pager      pager
@@ -152,7 +152,7 @@ func (s *Site) deleteSource(w http.ResponseWriter, r *http.Request, u user) erro
 }
 
 type searchData struct {
-	Collection storage.Collection
+	Collection kbstore.Collection
 	Query      string
 	Mode       string
 	Modes      []string

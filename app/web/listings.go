@@ -10,7 +10,8 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // Listing search has no offset: "more" asks for a longer list, up to the
@@ -22,7 +23,7 @@ const (
 
 // listingRow is one listing as the table shows it.
 type listingRow struct {
-	Listing storage.Listing
+	Listing listingstore.Listing
 	Price   string
 	Attrs   []attr
 	Score   *float64
@@ -31,7 +32,7 @@ type listingRow struct {
 type attr struct{ Key, Value string }
 
 type listingsData struct {
-	Categories []storage.CategoryCount
+	Categories []dashstore.CategoryCount
 	Category   string
 	Query      string
 	MinPrice   string
@@ -45,7 +46,7 @@ func (s *Site) listingsPage(w http.ResponseWriter, r *http.Request, u user) erro
 	q := r.URL.Query()
 	d := listingsData{Category: q.Get("category"), Query: q.Get("q"), MinPrice: q.Get("minPrice"),
 		MaxPrice: q.Get("maxPrice"), Attrs: q.Get("attrs")}
-	cats, err := s.cfg.DB.ListingCategories(r.Context(), u.OrgID)
+	cats, err := s.cfg.DB.Dashboard.ListingCategories(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

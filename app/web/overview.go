@@ -4,11 +4,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // outcomes are the final call statuses in the order the overview shows them.
-var outcomes = []string{storage.CallCompleted, storage.CallNoAnswer, storage.CallBusy, storage.CallFailed, storage.CallCancelled}
+var outcomes = []string{callstore.CallCompleted, callstore.CallNoAnswer, callstore.CallBusy, callstore.CallFailed, callstore.CallCancelled}
 
 // outcomeCount is one outcome's count for a template.
 type outcomeCount struct {
@@ -39,24 +39,24 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	loc := s.cfg.Location
 	now := s.cfg.Now().In(loc)
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
-	ov, err := s.cfg.DB.CallOverview(ctx, u.OrgID, midnight)
+	ov, err := s.cfg.DB.Dashboard.CallOverview(ctx, u.OrgID, midnight)
 	if err != nil {
 		return err
 	}
-	backlog, err := s.cfg.DB.OrgKBBacklog(ctx, u.OrgID)
+	backlog, err := s.cfg.DB.Dashboard.OrgKBBacklog(ctx, u.OrgID)
 	if err != nil {
 		return err
 	}
 	// One read covers both charts: the week's days from midnight 6 days
 	// ago, today's hours among them.
 	first := midnight.AddDate(0, 0, -(chartDays - 1))
-	hours, err := s.cfg.DB.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
+	hours, err := s.cfg.DB.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
 	if err != nil {
 		return err
 	}
 	d := overviewData{Ended: ov.Ended(), Answered: ov.Answered, Queued: ov.Queued, Scheduled: ov.Scheduled,
 		Active: ov.Active, KBBacklog: backlog, Outcomes: outcomes, ZoneName: zoneName(now)}
-	d.Dialled = d.Ended - ov.EndedByStatus[storage.CallCancelled]
+	d.Dialled = d.Ended - ov.EndedByStatus[callstore.CallCancelled]
 	for _, st := range outcomes {
 		d.Today = append(d.Today, outcomeCount{st, ov.EndedByStatus[st]})
 	}

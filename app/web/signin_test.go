@@ -72,14 +72,14 @@ func TestAdminCannotRevokeOwnerKeyInDashboard(t *testing.T) {
 	e := newSiteEnv(t)
 	owner := e.org("acme")
 	admin := e.add(owner, "adm@acme.test", "admin")
-	ks, _ := e.db.ListKeys(context.Background(), owner.orgID)
+	ks, _ := e.db.Orgs.ListKeys(context.Background(), owner.orgID)
 	if len(ks) == 0 {
 		t.Fatal("no owner key")
 	}
 	if code, _, _ := e.post(admin, "/keys/"+ks[0].ID+"/revoke", nil); code != http.StatusForbidden {
 		t.Fatalf("admin revokes the owner's key: %d, want 403", code)
 	}
-	if ks, _ = e.db.ListKeys(context.Background(), owner.orgID); ks[0].RevokedAt != nil {
+	if ks, _ = e.db.Orgs.ListKeys(context.Background(), owner.orgID); ks[0].RevokedAt != nil {
 		t.Fatal("the refused revocation revoked the key")
 	}
 }

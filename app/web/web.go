@@ -34,6 +34,7 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 //go:embed templates/*.html static/*
@@ -44,7 +45,7 @@ const SessionCookie = "agentd_session"
 
 // Config is what the pages need from the server process.
 type Config struct {
-	DB  *storage.DB
+	DB  *storage.Stores
 	Log *slog.Logger
 	// Now is the clock (UTC); nil means time.Now.
 	Now func() time.Time
@@ -205,7 +206,7 @@ func (s *Site) Routes() []Route {
 
 // user is the signed-in user of a page request.
 type user struct {
-	storage.Session
+	orgstore.Session
 	token string
 }
 

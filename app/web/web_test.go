@@ -18,15 +18,19 @@ import (
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // siteEnv is the dashboard over a real database, served by a standard
 // library mux built from Routes (the server uses its own router).
 type siteEnv struct {
 	t    testing.TB
-	db   *storage.DB
+	db   *storage.Stores
 	site *Site
 	h    http.Handler
 }
@@ -48,11 +52,7 @@ func testExplain(err error) (int, string) {
 func newSiteEnv(t testing.TB) *siteEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "web.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t, dbtest.Path(t, "web.db"))
 	log := slog.New(slog.DiscardHandler)
 	site, err := New(Config{DB: db, Log: log, Location: time.UTC, Explain: testExplain})
 	if err != nil {
@@ -93,7 +93,7 @@ func (e *siteEnv) org(name string) member {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	u, _ := e.db.FirstOwner(context.Background(), o.ID)
+	u, _ := e.db.Orgs.FirstOwner(context.Background(), o.ID)
 	return e.signIn(u)
 }
 
@@ -107,7 +107,7 @@ func (e *siteEnv) add(owner member, email, role string) member {
 	return e.signIn(u)
 }
 
-func (e *siteEnv) signIn(u storage.User) member {
+func (e *siteEnv) signIn(u orgstore.User) member {
 	e.t.Helper()
 	ctx := context.Background()
 	if err := access.SetPassword(ctx, e.db, u.ID, "a long password"); err != nil {
@@ -162,12 +162,12 @@ func TestPagesRenderAndNeedSignIn(t *testing.T) {
 	e := newSiteEnv(t)
 	owner := e.org("acme")
 	ctx := context.Background()
-	a, err := e.db.CreateAgent(ctx, storage.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active",
+	a, err := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active",
 		PhoneNumbers: []string{"+15550001111"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.db.SeedHistory(ctx, storage.WeekOfCalls(owner.orgID, a.ID, 300, time.Now().UTC())); err != nil {
+	if err := e.db.Dashboard.SeedHistory(ctx, dashstore.WeekOfCalls(owner.orgID, a.ID, 300, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	c, err := e.site.f.KB.CreateCollection(ctx, owner.orgID, "docs", "")
@@ -243,7 +243,7 @@ func TestRolesCSRFAndCrossOrigin(t *testing.T) {
 	if code, _, _ := e.post(owner, "/logout", nil, "Origin", "https://evil.example", "Sec-Fetch-Site", ""); code != 403 {
 		t.Fatalf("cross-origin sign out: %d", code)
 	}
-	if as, _, _ := e.db.ListAgents(context.Background(), owner.orgID, storage.AgentFilter{Limit: 10}); len(as) != 0 {
+	if as, _, _ := e.db.Agents.ListAgents(context.Background(), owner.orgID, agentstore.AgentFilter{Limit: 10}); len(as) != 0 {
 		t.Fatalf("a refused form created %d agents", len(as))
 	}
 	code, _, h := e.post(owner, "/agents", form)
@@ -259,8 +259,8 @@ func TestTenantIsolation(t *testing.T) {
 	ctx := context.Background()
 	a := e.org("acme")
 	b := e.org("globex")
-	ag, _ := e.db.CreateAgent(ctx, storage.Agent{OrgID: a.orgID, Name: "Acme agent", Type: "voice", Status: "active"})
-	if err := e.db.SeedHistory(ctx, storage.WeekOfCalls(a.orgID, ag.ID, 10, time.Now().UTC())); err != nil {
+	ag, _ := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: a.orgID, Name: "Acme agent", Type: "voice", Status: "active"})
+	if err := e.db.Dashboard.SeedHistory(ctx, dashstore.WeekOfCalls(a.orgID, ag.ID, 10, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	cs, _ := calls.List(ctx, e.db, a.orgID, calls.ListOptions{Limit: 1})
@@ -285,7 +285,7 @@ func TestTenantIsolation(t *testing.T) {
 			}
 		}
 	}
-	if _, err := e.db.GetAgent(ctx, a.orgID, ag.ID); err != nil {
+	if _, err := e.db.Agents.GetAgent(ctx, a.orgID, ag.ID); err != nil {
 		t.Fatal("acme's agent is gone")
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/events"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Webhooks from the dashboard: created with the secret shown once, its
@@ -17,7 +17,6 @@ import (
 // refused. The event log lists the events, filtered by type.
 func TestWebhookPagesAndEventLog(t *testing.T) {
 	e := newSiteEnv(t)
-	events.Install(e.db, events.FeatureViews()) // as the server does: events render their data
 	owner := e.org("acme")
 	ctx := context.Background()
 	code, body, _ := e.post(owner, "/webhooks", url.Values{"url": {"https://hooks.example.com/a"}, "events": {"call.queued", "call.ended"}, "description": {"CRM"}})
@@ -38,7 +37,7 @@ func TestWebhookPagesAndEventLog(t *testing.T) {
 	}
 	id := ws[0].ID
 	// A call queues an event, owed to the endpoint.
-	a, _ := e.db.CreateAgent(ctx, storage.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
+	a, _ := e.db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: owner.orgID, Name: "Ava", Type: "voice", Status: "active", PhoneNumbers: []string{"+15550001111"}})
 	if code, _, _ := e.post(owner, "/calls", url.Values{"agentId": {a.ID}, "phoneNumber": {"+14155550100"}}); code != http.StatusSeeOther {
 		t.Fatalf("call: %d", code)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 func TestProbeSIPAnswered(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/dial"
 
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 // fakeInbound records what the SIP dialer reports.

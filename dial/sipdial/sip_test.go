@@ -17,7 +17,7 @@ import (
 
 	"github.com/agentd/agentd/dial"
 
-	"github.com/agentd/agentd/internal/sipptest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
 // newTestSIP starts a SIP dialer against trunk; edit may change the config.

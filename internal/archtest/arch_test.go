@@ -34,6 +34,14 @@ var storeImports = map[string][]string{
 	// conversation (analysisstore.Enqueue*), so a crash never loses one.
 	module + "/storage/callstore": {module + "/storage/analysisstore"},
 	module + "/storage/convstore": {module + "/storage/analysisstore"},
+	// Chunk vectors are written in the knowledge transaction; the keyword
+	// documents it loads are search.TextDoc.
+	module + "/storage/kbstore": {module + "/storage/vectorstore", searchPkg},
+	// Listing vectors are written in the sync transaction; the store keeps
+	// the keyword mirror of listings (search.TextIndex).
+	module + "/storage/listingstore": {module + "/storage/vectorstore", searchPkg},
+	// The change log implements search.ChangeLog and loads search.VectorSpace.
+	module + "/storage/vectorstore": {searchPkg},
 }
 
 // httpAllowed are the packages under app/ that may import net/http, and
@@ -182,26 +190,17 @@ func TestImportsPointInward(t *testing.T) {
 // AGENTD_ARCH_STRICT=1 applies the limits to them anyway.
 var pendingShrink = map[string]bool{}
 
-// Packages stay small: no package's non-test Go code over 4,000 lines, and
-// the HTTP layer (package app, its own files) under 3,500.
+// Packages stay small: no package's non-test Go code over 3,000 lines,
+// but the HTTP layer (package app, its own files) under 3,500 while its
+// remaining non-HTTP parts move out.
 func TestPackageSizes(t *testing.T) {
 	strict := os.Getenv("AGENTD_ARCH_STRICT") == "1"
 	for _, p := range listPackages(t) {
-		limit := 4000
+		limit := 3000
 		if p.ImportPath == appPkg {
 			limit = 3500
 		}
-		n := 0
-		for _, f := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join(p.Dir, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += bytes.Count(b, []byte("\n"))
-		}
+		n := countLines(t, p)
 		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if name == "" {
 			name = "main"
@@ -218,4 +217,22 @@ func TestPackageSizes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countLines counts the lines of a package's non-test Go files, other
+// platforms' included.
+func countLines(t *testing.T, p pkg) int {
+	t.Helper()
+	n := 0
+	for _, f := range slices.Concat(p.GoFiles, p.IgnoredGoFiles) {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(p.Dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	return n
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Store is what the store collector reads at scrape time; *storage.DB is
-// one. Reading the shared database rather than counting in the process
-// makes the queue and backlog gauges true for every agentd process on
+// Store is what the store collector reads at scrape time (app adapts the
+// calls and knowledge stores to it). Reading the shared database rather
+// than counting in the process makes the queue and backlog gauges true for every agentd process on
 // the file.
 type Store interface {
 	CallsInFlight(ctx context.Context) (map[string]int, error)

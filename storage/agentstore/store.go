@@ -1,5 +1,5 @@
 // Package agentstore is the SQL of agents (voice and chat), the workforce
-// view of them, and jobs. Package storage embeds Agents in its DB.
+// view of them, and jobs. storage.Stores holds it as its Agents field.
 package agentstore
 
 import (

@@ -44,14 +44,6 @@ type BatchSummary struct {
 	EndedAt   time.Time      // the last call's end (this transition)
 }
 
-// Views turn records read inside an event's transaction into the data of
-// call and batch events (storage.EventViews' Call and Batch); a nil view
-// falls back to {"id": ...}.
-type Views struct {
-	Call  func(CallSnapshot) any
-	Batch func(BatchSummary) any
-}
-
 // callEventType is the event a call's new status reports ("" for none).
 func callEventType(status string, retry bool) string {
 	switch {
@@ -69,7 +61,7 @@ func callEventType(status string, retry bool) string {
 	return ""
 }
 
-// emitCalls writes one event of type typ for each call, rendered from tx,
+// emitCalls writes one event of type typ for each call, a snapshot read in tx,
 // and batch.completed for every batch a call.ended finished.
 func (db *Calls) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []string) error {
 	if typ == "" || len(ids) == 0 {
@@ -79,15 +71,11 @@ func (db *Calls) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []st
 	if err != nil {
 		return err
 	}
-	view := db.views().Call
 	evs := make([]sqldb.PendingEvent, 0, len(snaps))
 	var batches [][2]string // batch, the call that ended
 	for _, s := range snaps {
-		var data any = map[string]string{"id": s.Call.ID}
-		if view != nil {
-			data = view(s)
-		}
-		evs = append(evs, sqldb.PendingEvent{Type: typ, Subject: "call:" + s.Call.ID, OrgID: s.Call.OrgID, Data: data})
+		evs = append(evs, sqldb.PendingEvent{Type: typ, Subject: "call:" + s.Call.ID, OrgID: s.Call.OrgID, Data: s,
+			Version: SnapshotVersion})
 		if typ == EventCallEnded && s.Call.BatchID != "" {
 			batches = append(batches, [2]string{s.Call.BatchID, s.Call.ID})
 		}
@@ -209,7 +197,6 @@ func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map
 func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]string) error {
 	seen := map[string]bool{}
 	var evs []sqldb.PendingEvent
-	view := db.views().Batch
 	for _, bc := range batches {
 		b := bc[0]
 		if seen[b] {
@@ -261,11 +248,8 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 		if err := tx.QueryRowContext(ctx, "SELECT name FROM call_batches WHERE id = ?", b).Scan(&s.Name); err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("storage: batch name: %w", err)
 		}
-		var data any = map[string]string{"id": b}
-		if view != nil {
-			data = view(s)
-		}
-		evs = append(evs, sqldb.PendingEvent{Type: EventBatchCompleted, Subject: "call:" + bc[1], OrgID: s.OrgID, Data: data})
+		evs = append(evs, sqldb.PendingEvent{Type: EventBatchCompleted, Subject: "call:" + bc[1], OrgID: s.OrgID, Data: s,
+			Version: SnapshotVersion})
 	}
 	_, err := db.c.InsertEvents(ctx, tx, evs)
 	return err

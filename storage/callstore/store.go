@@ -2,7 +2,7 @@
 // (claims, leases, attempts, retries), inbound calls, telephony results,
 // batches, the do-not-call list and each organization's calling rules.
 // Every transition writes its call.* and batch.completed events in its own
-// transaction. Package storage embeds Calls in its DB.
+// transaction. storage.Stores holds it as its Calls field.
 package callstore
 
 import (
@@ -13,13 +13,9 @@ import (
 
 // Calls is the calls store over the shared connection.
 type Calls struct {
-	c     *sqldb.DB
-	r     *sql.DB
-	views func() Views
+	c *sqldb.DB
+	r *sql.DB
 }
 
-// New returns the calls store over c; views gives the current renderers
-// of call and batch event data (storage's SetEventViews sets them).
-func New(c *sqldb.DB, views func() Views) *Calls {
-	return &Calls{c: c, r: c.Reader(), views: views}
-}
+// New returns the calls store over c.
+func New(c *sqldb.DB) *Calls { return &Calls{c: c, r: c.Reader()} }

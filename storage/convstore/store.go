@@ -62,10 +62,6 @@ type Message struct {
 	CreatedAt      time.Time
 }
 
-// Render turns a conversation (and, for the end, its messages) into an
-// event's data; the feature passes it, so the body is its public view.
-type Render func(Conversation, []Message) any
-
 const convCols = `id, org_id, agent_id, channel, status, call_id, metadata, message_count, created_at, updated_at, ended_at`
 
 func scanConv(s sqldb.Scanner) (Conversation, error) {
@@ -90,10 +86,11 @@ func notFound(id string, err error) error {
 	return err
 }
 
-// Create stores a new conversation and its conversation.started event.
+// Create stores a new conversation and its conversation.started event (a
+// Snapshot of it).
 // With a CallID it returns the call's conversation when one exists
 // (created is false then, and no event is written).
-func (s *Store) Create(ctx context.Context, c Conversation, render Render) (conv Conversation, created bool, err error) {
+func (s *Store) Create(ctx context.Context, c Conversation) (conv Conversation, created bool, err error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	c.ID, c.Status, c.CreatedAt, c.UpdatedAt = uuid.NewString(), "active", now, now
 	if len(c.Metadata) == 0 {
@@ -117,7 +114,7 @@ func (s *Store) Create(ctx context.Context, c Conversation, render Render) (conv
 		}
 		conv, created = c, true
 		_, err := s.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventStarted, Subject: "conversation:" + c.ID,
-			OrgID: c.OrgID, Data: render(c, nil)}})
+			OrgID: c.OrgID, Data: Snapshot{Conversation: c}, Version: SnapshotVersion}})
 		return err
 	})
 	if err != nil {
@@ -260,9 +257,9 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 }
 
 // End ends a conversation and writes conversation.ended with its
-// transcript. Ending an ended conversation changes nothing (and writes no
+// transcript (a Snapshot with the messages). Ending an ended conversation changes nothing (and writes no
 // second event).
-func (s *Store) End(ctx context.Context, orgID, id string, render Render) (Conversation, error) {
+func (s *Store) End(ctx context.Context, orgID, id string) (Conversation, error) {
 	var c Conversation
 	err := s.c.Write(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -287,7 +284,7 @@ func (s *Store) End(ctx context.Context, orgID, id string, render Render) (Conve
 			return err
 		}
 		_, err = s.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventEnded, Subject: "conversation:" + id,
-			OrgID: orgID, Data: render(c, msgs)}})
+			OrgID: orgID, Data: Snapshot{Conversation: c, Messages: msgs}, Version: SnapshotVersion}})
 		return err
 	})
 	if err != nil {

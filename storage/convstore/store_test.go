@@ -7,12 +7,14 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentd/agentd/internal/dbtest"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/eventstore"
 )
 
-func open(t *testing.T) (*storage.DB, string, string) {
+func open(t *testing.T) (*storage.Stores, string, string) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := storage.Open(ctx, dbtest.Path(t, "conv.db"))
@@ -20,19 +22,15 @@ func open(t *testing.T) (*storage.DB, string, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	o, err := db.CreateOrg(ctx, "acme")
+	o, err := db.Orgs.CreateOrg(ctx, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := db.CreateAgent(ctx, storage.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return db, o.ID, a.ID
-}
-
-func render(c convstore.Conversation, ms []convstore.Message) any {
-	return map[string]any{"id": c.ID, "status": c.Status, "messages": len(ms)}
 }
 
 // Turns are numbered in order even when sent at once; an ended
@@ -41,7 +39,7 @@ func TestTurnsAndEnd(t *testing.T) {
 	ctx := context.Background()
 	db, org, agent := open(t)
 	s := db.Conversations
-	c, created, err := s.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "api"}, render)
+	c, created, err := s.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "api"})
 	if err != nil || !created {
 		t.Fatal(err)
 	}
@@ -71,17 +69,17 @@ func TestTurnsAndEnd(t *testing.T) {
 	if _, err := s.AppendTurn(ctx, "other-org", c.ID, []convstore.Message{{Role: "user", Content: "x"}}); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("append as another org: %v", err)
 	}
-	ended, err := s.End(ctx, org, c.ID, render)
+	ended, err := s.End(ctx, org, c.ID)
 	if err != nil || ended.Status != "ended" || ended.EndedAt == nil {
 		t.Fatalf("end: %+v %v", ended, err)
 	}
-	if _, err := s.End(ctx, org, c.ID, render); err != nil {
+	if _, err := s.End(ctx, org, c.ID); err != nil {
 		t.Fatalf("second end: %v", err)
 	}
 	if _, err := s.AppendTurn(ctx, org, c.ID, []convstore.Message{{Role: "user", Content: "x"}}); !errors.Is(err, convstore.ErrEnded) {
 		t.Fatalf("append after end: %v", err)
 	}
-	evs, err := db.ListEvents(ctx, storage.EventFilter{OrgID: org, Limit: 100})
+	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: org, Limit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,6 +89,12 @@ func TestTurnsAndEnd(t *testing.T) {
 	}
 	if len(types) != 2 || types[0] != convstore.EventStarted || types[1] != convstore.EventEnded {
 		t.Fatalf("events %v", types)
+	}
+	// The end records the conversation with its transcript, byte for byte.
+	snap, err := convstore.DecodeSnapshot(evs[1].Data, evs[1].Version)
+	if err != nil || snap.Conversation.Status != "ended" || len(snap.Messages) != 16 ||
+		string(snap.Messages[1].Usage) != `{"totalTokens":3}` || snap.Messages[0].Usage != nil {
+		t.Fatalf("ended snapshot %+v %v", snap, err)
 	}
 	got, total, err := s.List(ctx, org, convstore.Filter{Status: "ended", Limit: 10})
 	if err != nil || total != 1 || got[0].MessageCount != 16 {
@@ -106,7 +110,7 @@ func TestCallConversationIsOne(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 6; i++ {
 		wg.Go(func() {
-			c, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "voice", CallID: "call-1"}, render)
+			c, _, err := db.Conversations.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "voice", CallID: "call-1"})
 			if err != nil {
 				t.Error(err)
 			}

@@ -1,7 +1,7 @@
 // Package dashstore is the SQL of the dashboard's aggregates (call
 // overview, calls per hour, batch progress, knowledge backlog, listing
-// categories) and of its seeded history. Package storage embeds Dashboard
-// in its DB.
+// categories) and of its seeded history.
+// storage.Stores holds it as its Dashboard field.
 package dashstore
 
 import (

@@ -1,6 +1,6 @@
 // Package hookstore is the SQL of webhooks: endpoints, the fan-out of
 // logged events to their deliveries, delivery claims, attempts and
-// retries. Package storage embeds Webhooks in its DB.
+// retries. storage.Stores holds it as its Webhooks field.
 package hookstore
 
 import (

@@ -94,7 +94,7 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 			var data string
 			var created int64
 			if err := rows.Scan(&j.ID, &j.Attempt, &j.Replay, &j.EndpointID, &j.URL, &j.Secret, &prev, &prevUntil,
-				&j.Event.Seq, &j.Event.ID, &j.Event.OrgID, &j.Event.Type, &j.Event.Subject, &data, &created); err != nil {
+				&j.Event.Seq, &j.Event.ID, &j.Event.OrgID, &j.Event.Type, &j.Event.Subject, &data, &j.Event.Version, &created); err != nil {
 				return err
 			}
 			j.PrevSecret, j.PrevSecretUntil = prev.String, sqldb.OptMS(prevUntil)
@@ -149,7 +149,7 @@ const (
 		WHERE id IN (SELECT id FROM ranked WHERE load <= ?6 AND org_load <= ?7 ORDER BY next_attempt_at, event_seq LIMIT ?2)
 		RETURNING id`
 	qClaimedJobs = `SELECT d.id, d.attempts, d.replay, e.id, e.url, e.secret, e.prev_secret,
-		e.prev_secret_until, ev.seq, ev.id, ev.org_id, ev.type, ev.subject, ev.data, ev.created_at
+		e.prev_secret_until, ev.seq, ev.id, ev.org_id, ev.type, ev.subject, ev.data, ev.data_version, ev.created_at
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events ev ON ev.seq = d.event_seq
 		WHERE d.id IN (SELECT value FROM json_each(?)) ORDER BY d.event_seq`
 )

@@ -1,6 +1,6 @@
 // Package orgstore is the SQL of organizations, their users, API keys,
-// dashboard sessions and setup tokens: what authentication reads. Package
-// storage embeds Orgs in its DB.
+// dashboard sessions and setup tokens: what authentication reads.
+// storage.Stores holds it as its Orgs field.
 package orgstore
 
 import (

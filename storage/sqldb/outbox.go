@@ -21,7 +21,8 @@ type Event struct {
 	OrgID     string
 	Type      string
 	Subject   string          // the resource: call:<id>, kb_source:<id>, ...
-	Data      json.RawMessage // the resource as its GET shows it
+	Data      json.RawMessage // what the change recorded (see Version)
+	Version   int             // 0: Data is the public body; n > 0: snapshot format n of Type, rendered on read
 	CreatedAt time.Time
 }
 
@@ -29,7 +30,8 @@ type Event struct {
 type PendingEvent struct {
 	Type, Subject string
 	OrgID         string
-	Data          any    // rendered to JSON as the API does
+	Data          any    // encoded to JSON as the API does
+	Version       int    // Data's snapshot format (0: Data is the public body)
 	Target        string // one webhook endpoint only ("" for every subscriber)
 }
 
@@ -41,21 +43,21 @@ func (db *DB) InsertEvents(ctx context.Context, tx *sql.Tx, evs []PendingEvent) 
 	}
 	now := time.Now().UTC()
 	out := make([]Event, 0, len(evs))
-	const row = "(?, ?, ?, ?, ?, ?, ?)"
+	const row = "(?, ?, ?, ?, ?, ?, ?, ?)"
 	const chunk = 500
 	for lo := 0; lo < len(evs); lo += chunk {
 		part := evs[lo:min(lo+chunk, len(evs))]
-		args := make([]any, 0, 7*len(part))
+		args := make([]any, 0, 8*len(part))
 		for _, e := range part {
 			data, err := marshalData(e.Data)
 			if err != nil {
 				return nil, fmt.Errorf("storage: render %s event: %w", e.Type, err)
 			}
-			ev := Event{ID: uuid.NewString(), OrgID: e.OrgID, Type: e.Type, Subject: e.Subject, Data: data, CreatedAt: now}
+			ev := Event{ID: uuid.NewString(), OrgID: e.OrgID, Type: e.Type, Subject: e.Subject, Data: data, Version: e.Version, CreatedAt: now}
 			out = append(out, ev)
-			args = append(args, ev.ID, ev.OrgID, ev.Type, ev.Subject, string(data), NullStr(e.Target), MS(now))
+			args = append(args, ev.ID, ev.OrgID, ev.Type, ev.Subject, string(data), e.Version, NullStr(e.Target), MS(now))
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, org_id, type, subject, data, target_endpoint, created_at)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (id, org_id, type, subject, data, data_version, target_endpoint, created_at)
 			VALUES `+row+strings.Repeat(", "+row, len(part)-1), args...); err != nil {
 			return nil, fmt.Errorf("storage: insert events: %w", err)
 		}
@@ -69,7 +71,7 @@ func (db *DB) InsertEvents(ctx context.Context, tx *sql.Tx, evs []PendingEvent) 
 // event stream wake on it (other processes' events are found by polling).
 func (db *DB) EventsCommitted() <-chan struct{} { return db.eventSig.wait() }
 
-// marshalData encodes a view like the API does (no HTML escaping).
+// marshalData encodes event data like the API does (no HTML escaping).
 func marshalData(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

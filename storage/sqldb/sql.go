@@ -1,9 +1,11 @@
 package sqldb
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -92,4 +94,41 @@ func NonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// RowsPerStatement is the rows per multi-row statement: at 14 arguments a
+// row, 500 rows stay far below both engines' limits on bound parameters.
+const RowsPerStatement = 500
+
+// ExecRows runs head + n rows + tail for the flat args of n rows of width
+// arguments, RowsPerStatement rows per statement.
+func ExecRows(ctx context.Context, tx *sql.Tx, head, row, tail string, width int, args []any) error {
+	for len(args) > 0 {
+		part := args[:min(len(args), width*RowsPerStatement)]
+		args = args[len(part):]
+		if _, err := tx.ExecContext(ctx, head+Placeholders(row, len(part)/width)+tail, part...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CountBy runs query, which reads (key, count) rows, on a reader: the
+// metrics collectors' backlog counts.
+func (db *DB) CountBy(ctx context.Context, query string) (map[string]int, error) {
+	rows, err := db.r.QueryContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("storage: metrics: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			return nil, fmt.Errorf("storage: metrics: %w", err)
+		}
+		out[k] = n
+	}
+	return out, rows.Err()
 }

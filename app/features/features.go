@@ -1,0 +1,162 @@
+// Package features is agentd's one composition root: it builds every
+// feature once over the stores, with its settings, and hands out the
+// background workers they need. It speaks no HTTP: agentd serve (package
+// app) wraps the set with the API and the dashboard.
+package features
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/agentd/agentd/app/agenttest"
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/safehttp"
+	"github.com/agentd/agentd/storage"
+)
+
+// Config is the settings of every feature.
+type Config struct {
+	Calls    calls.Config
+	KB       kb.Config
+	Webhooks events.Config
+	LLM      llm.Config
+	// Analysis tunes the analysis worker (its Model is set from LLM).
+	Analysis analysis.Config
+	Log      *slog.Logger
+}
+
+// Set is every feature, each built once over the same stores.
+type Set struct {
+	Stores   *storage.Stores
+	Calls    *calls.Service
+	KB       *kb.Service
+	Listings *listings.Service
+	Events   *events.Service
+	// Conversations is the conversation engine on the configured model.
+	Conversations *conversations.Service
+	// Analysis is post-call analysis; AgentTests runs agent test files
+	// through Conversations.
+	Analysis   *analysis.Service
+	AgentTests agenttest.Runner
+	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
+	// turns it off).
+	Deliveries *events.Worker
+
+	log     *slog.Logger
+	workers []func(context.Context) error
+	closers []func() error
+}
+
+// Open builds the features over stores in dependency order (listings
+// share the knowledge base's embedder and vector index). The workers it
+// collects are run by Run; Close releases what Open acquired.
+func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	s := &Set{Stores: stores, log: cfg.Log}
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openAnalysis, s.openCalls} {
+		if err := open(ctx, cfg); err != nil {
+			s.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Workers are the background loops of the features, each to run until its
+// context ends.
+func (s *Set) Workers() []func(context.Context) error { return s.workers }
+
+// Close releases the features' resources, last opened first.
+func (s *Set) Close() error {
+	var first error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.closers = nil
+	return first
+}
+
+// openEvents builds the webhook service and, unless turned off, the
+// delivery worker, both sending through the forgery-guarded client.
+func (s *Set) openEvents(_ context.Context, cfg Config) error {
+	wc := cfg.Webhooks
+	client := safehttp.New(safehttp.Options{AllowPrivate: wc.AllowPrivate, Resolver: wc.Resolver, MaxBody: events.MaxResponse})
+	s.Events = &events.Service{DB: s.Stores, Guard: client}
+	if wc.Disabled {
+		return nil
+	}
+	s.Deliveries = events.NewWorker(events.WorkerConfig{DB: s.Stores, Sender: client, Log: s.log, Concurrency: wc.Concurrency,
+		Timeout: wc.Timeout, Lease: wc.Lease, Poll: wc.Poll, Schedule: wc.Schedule, DisableAfter: wc.DisableAfter})
+	s.workers = append(s.workers, s.Deliveries.Run)
+	return nil
+}
+
+// openKB builds the knowledge base: its embedder, the embedding worker and
+// the search indexes (loaded in the background).
+func (s *Set) openKB(ctx context.Context, cfg Config) error {
+	svc, err := kb.Open(ctx, s.Stores, cfg.KB, s.log)
+	if err != nil {
+		return err
+	}
+	s.KB = svc
+	s.workers = append(s.workers, svc.Run, svc.Warm)
+	return nil
+}
+
+// openListings builds listings on the knowledge base's embedder and vector
+// index; without an embedder search is keyword-only.
+func (s *Set) openListings(context.Context, Config) error {
+	v := listings.NewVectors(s.Stores, s.KB.Embedder(), s.KB.VectorIndex())
+	if v != nil {
+		v.Tuning = s.KB.SearchTuning()
+		// Load the listing spaces in the background so the first search
+		// after a start does not pay for it.
+		s.workers = append(s.workers, func(ctx context.Context) error {
+			if err := v.Index.Warm(ctx, listings.SpacePrefix); err != nil && ctx.Err() == nil {
+				s.log.Warn("loading listing vectors", "err", err)
+			}
+			return nil
+		})
+	}
+	s.Listings = &listings.Service{DB: s.Stores, Vectors: v}
+	return nil
+}
+
+// openCalls builds the dialer, the dial queue and the scheduler.
+func (s *Set) openCalls(_ context.Context, cfg Config) error {
+	svc, err := calls.New(s.Stores, cfg.Calls, s.log)
+	if err != nil {
+		return err
+	}
+	s.Calls = svc
+	s.closers = append(s.closers, svc.Close)
+	s.workers = append(s.workers, svc.Workers()...)
+	return nil
+}
+
+// openConversations builds the engine on the configured model, the
+// knowledge base, listings and the forgery-guarded client that url tools
+// are called through (the webhooks' address rules).
+func (s *Set) openConversations(_ context.Context, cfg Config) error {
+	model, err := llm.New(cfg.LLM)
+	if err != nil {
+		return err
+	}
+	guard := safehttp.New(safehttp.Options{AllowPrivate: cfg.Webhooks.AllowPrivate, Resolver: cfg.Webhooks.Resolver,
+		MaxBody: conversations.MaxToolAnswer + 1})
+	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
+		Listings: s.Listings, Log: s.log}
+	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens})
+	s.Conversations = svc
+	return err
+}

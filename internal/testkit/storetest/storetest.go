@@ -1,0 +1,42 @@
+// Package storetest opens the stores for the tests of the store packages
+// under storage/ (their external test packages), on the backend dbtest
+// picks: SQLite by default, PostgreSQL when AGENTD_TEST_POSTGRES is set.
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/storage"
+)
+
+// Open opens the stores on path (several calls on one path: several
+// processes on one database), closed when the test ends.
+func Open(t testing.TB, path string) *storage.Stores {
+	t.Helper()
+	db, err := storage.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// Fresh opens the stores on a new, empty database.
+func Fresh(t testing.TB) *storage.Stores {
+	t.Helper()
+	return Open(t, dbtest.Path(t, "agentd.db"))
+}
+
+// WithOrg opens the stores on a new database holding one organization,
+// "acme", and returns its id.
+func WithOrg(t testing.TB) (*storage.Stores, string) {
+	t.Helper()
+	db := Fresh(t)
+	o, err := db.Orgs.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, o.ID
+}

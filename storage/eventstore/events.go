@@ -1,0 +1,119 @@
+// Package eventstore is the SQL of the event log: reading it (list, stream,
+// resolving an id), pruning it, and the signal of new events. Events are
+// written by the store whose change they report, in the change's own
+// transaction (sqldb.InsertEvents).
+package eventstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
+)
+
+// Events is the event-log store over the shared connection.
+type Events struct {
+	c *sqldb.DB
+	r *sql.DB
+}
+
+// New returns the event-log store over c.
+func New(c *sqldb.DB) *Events { return &Events{c: c, r: c.Reader()} }
+
+// EventsCommitted returns a channel closed at the next commit, in this
+// process, of a transaction that wrote events: the delivery worker and the
+// event stream wake on it (other processes' events are found by polling).
+func (db *Events) EventsCommitted() <-chan struct{} { return db.c.EventsCommitted() }
+
+// EventSeq resolves an event id of the organization to its place in the
+// log; an unknown id (or another organization's) is sqldb.ErrNotFound.
+func (db *Events) EventSeq(ctx context.Context, orgID, eventID string) (int64, error) {
+	var seq int64
+	err := db.c.ReadRow(ctx, "SELECT seq FROM events WHERE id = ? AND org_id = ?", eventID, orgID).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("event %q: %w", eventID, sqldb.ErrNotFound)
+	}
+	return seq, err
+}
+
+// LastEventSeq is the newest event's place in the log (0 when empty).
+func (db *Events) LastEventSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&seq)
+	return seq, err
+}
+
+// EventFilter selects events of one organization after a place in the log.
+type EventFilter struct {
+	OrgID    string
+	AfterSeq int64
+	Types    []string // empty: every type
+	Limit    int
+}
+
+// ListEvents returns the organization's events after AfterSeq, oldest
+// first.
+func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event, error) {
+	q := "SELECT seq, id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND seq > ?"
+	args := []any{f.OrgID, f.AfterSeq}
+	if len(f.Types) > 0 {
+		q += " AND type IN (?" + strings.Repeat(", ?", len(f.Types)-1) + ")"
+		for _, t := range f.Types {
+			args = append(args, t)
+		}
+	}
+	q += " ORDER BY seq LIMIT ?"
+	rows, err := db.r.QueryContext(ctx, q, append(args, f.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list events: %w", err)
+	}
+	defer rows.Close()
+	out := []sqldb.Event{}
+	for rows.Next() {
+		var e sqldb.Event
+		var data string
+		var created int64
+		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
+			return nil, err
+		}
+		e.Data, e.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PruneEvents deletes events created before cutoff with their deliveries
+// and attempts, oldest first, at most limit events per call; it returns how
+// many events it removed.
+func (db *Events) PruneEvents(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	var n int64
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		var hi sql.NullInt64
+		// created_at grows with seq (one writer at a time): the oldest
+		// events are the first rows, no index needed.
+		if err := tx.QueryRowContext(ctx, `SELECT max(seq) FROM (SELECT seq, created_at FROM events ORDER BY seq LIMIT ?) e
+			WHERE created_at < ?`, limit, sqldb.MS(cutoff)).Scan(&hi); err != nil || !hi.Valid {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE event_seq <= ?
+			AND status NOT IN ('pending', 'delivering')`, hi.Int64); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM events WHERE seq <= ? AND created_at < ?
+			AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_seq = events.seq)`, hi.Int64, sqldb.MS(cutoff))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storage: prune events: %w", err)
+	}
+	return int(n), nil
+}

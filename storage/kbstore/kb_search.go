@@ -1,0 +1,162 @@
+package kbstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentd/agentd/storage/search"
+)
+
+// KBFilter restricts a knowledge search: by content role and by equality
+// of top-level metadata keys (values are strings, numbers or booleans).
+type KBFilter struct {
+	ContentRole string
+	Metadata    map[string]any
+}
+
+func (f KBFilter) empty() bool { return f.ContentRole == "" && len(f.Metadata) == 0 }
+
+// where returns SQL conditions on kb_sources aliased s, with their args.
+// On PostgreSQL (pg) they compare as SQLite's json_extract does: a string
+// equals only a JSON string, a number equals a JSON number or a boolean
+// (true is 1, false 0), and a boolean filter is that number.
+func (f KBFilter) where(pg bool) (string, []any) {
+	var b strings.Builder
+	var args []any
+	if f.ContentRole != "" {
+		b.WriteString(" AND s.content_role = ?")
+		args = append(args, f.ContentRole)
+	}
+	for k, v := range f.Metadata {
+		if bv, ok := v.(bool); ok {
+			v = 0
+			if bv {
+				v = 1
+			}
+		}
+		if !pg {
+			b.WriteString(" AND json_extract(s.metadata, ?) = ?")
+			args = append(args, `$."`+strings.ReplaceAll(k, `"`, `""`)+`"`, v)
+			continue
+		}
+		if str, ok := v.(string); ok {
+			b.WriteString(" AND s.metadata::jsonb -> ?::text = to_jsonb(?::text)")
+			args = append(args, k, str)
+			continue
+		}
+		b.WriteString(` AND (CASE jsonb_typeof(s.metadata::jsonb -> ?::text)
+			WHEN 'number' THEN (s.metadata::jsonb ->> ?::text)::float8
+			WHEN 'boolean' THEN ((s.metadata::jsonb ->> ?::text)::boolean)::int END) = ?::float8`)
+		args = append(args, k, k, k, v)
+	}
+	return b.String(), args
+}
+
+// LoadText reads knowledge chunks as keyword documents, the search.TextLoader
+// of their keyword index (space "kb:<collectionId>", the chunks' vector
+// space: every chunk is written with its vector, which logs it): title,
+// heading path and chunk text.
+func (db *Knowledge) LoadText(ctx context.Context, tx *sql.Tx, space string, ids []int64) ([]search.TextDoc, error) {
+	col, ok := strings.CutPrefix(space, "kb:")
+	if !ok {
+		return nil, nil
+	}
+	q := `SELECT c.id, s.title, c.heading_path, c.content FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id WHERE c.collection_id = ?`
+	args := []any{col}
+	if ids != nil {
+		if len(ids) == 0 {
+			return nil, nil
+		}
+		q += " AND c.id IN (" + strings.Repeat("?,", len(ids)-1) + "?)"
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: load chunk text: %w", err)
+	}
+	defer rows.Close()
+	var out []search.TextDoc
+	for rows.Next() {
+		var id int64
+		var title, hp, content string
+		if err := rows.Scan(&id, &title, &hp, &content); err != nil {
+			return nil, err
+		}
+		var path []string
+		json.Unmarshal([]byte(hp), &path)
+		out = append(out, search.TextDoc{ID: id, Fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}})
+	}
+	return out, rows.Err()
+}
+
+// KBAllowedChunks returns the ids of a collection's chunks that pass f, as
+// the candidate list of a filtered vector search; nil when f is empty (no
+// restriction).
+func (db *Knowledge) KBAllowedChunks(ctx context.Context, collectionID string, f KBFilter) ([]int64, error) {
+	if f.empty() {
+		return nil, nil
+	}
+	cond, args := f.where(db.c.Postgres())
+	rows, err := db.r.QueryContext(ctx, `SELECT c.id FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id
+		WHERE c.collection_id = ?`+cond, append([]any{collectionID}, args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: filter chunks: %w", err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// KBChunkHit is a chunk as search returns it, with its source.
+type KBChunkHit struct {
+	ChunkID     int64
+	SourceID    string
+	ExternalID  string
+	Title       string
+	ChunkIndex  int
+	HeadingPath []string
+	Content     string
+}
+
+// KBChunks reads chunks with their source by id (missing ids are absent).
+func (db *Knowledge) KBChunks(ctx context.Context, ids []int64) (map[int64]KBChunkHit, error) {
+	out := make(map[int64]KBChunkHit, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	// Prepared once per id count (a search reads at most 50).
+	rows, err := db.c.ReadRows(ctx, `SELECT c.id, s.id, s.external_id, s.title, c.chunk_index, c.heading_path, c.content
+		FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id WHERE c.id IN (`+strings.Repeat("?,", len(ids)-1)+`?)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h KBChunkHit
+		var hp string
+		if err := rows.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal([]byte(hp), &h.HeadingPath); err != nil || h.HeadingPath == nil {
+			h.HeadingPath = []string{}
+		}
+		out[h.ChunkID] = h
+	}
+	return out, rows.Err()
+}
