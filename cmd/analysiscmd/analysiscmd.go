@@ -1,4 +1,7 @@
-package cmd
+// Package analysiscmd is the CLI of post-call analysis and agent tests:
+// agentd test and agentd analyze, both clients of a running agentd (its
+// own package keeps cmd under its size limit).
+package analysiscmd
 
 import (
 	"bytes"
@@ -65,7 +68,16 @@ func (a *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 	return json.Unmarshal(env.Data, out)
 }
 
-func analysisCommands(*globals) []*cobra.Command {
+// envString is the environment variable's value, or def when unset.
+func envString(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok {
+		return v
+	}
+	return def
+}
+
+// Commands are agentd test and agentd analyze.
+func Commands() []*cobra.Command {
 	var server, key string
 	serverFlags := func(c *cobra.Command) {
 		c.Flags().StringVar(&server, "server", envString("AGENTD_SERVER", ""), "base URL of a running agentd, e.g. http://127.0.0.1:8080 (env AGENTD_SERVER)")
