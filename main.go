@@ -8,11 +8,14 @@ import (
 	"syscall"
 
 	"github.com/agentd/agentd/cmd"
+	"github.com/agentd/agentd/cmd/analysiscmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cmd.Execute(ctx, cmd.NewRoot())
+	root := cmd.NewRoot()
+	root.AddCommand(analysiscmd.Commands()...) // agentd test, agentd analyze (kept out of cmd, at its size limit)
+	err := cmd.Execute(ctx, root)
 	stop()
 	if err != nil {
 		os.Exit(1)

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/storage"
@@ -92,7 +93,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // wireFeatures builds every feature once (app/features) and hands the
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
-	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log}
+	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
+		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
 	if !a.db.Webhooks.Sealing() {
@@ -115,6 +117,8 @@ func (a *App) wireFeatures(ctx context.Context) error {
 	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
 	a.srv.conv.Use(f.Conversations)
 	a.srv.widget.Use(f.Widget)
+	a.srv.analysis.Use(f.Analysis)
+	a.srv.analysis.UseTests(f.AgentTests)
 	return nil
 }
 

@@ -38,4 +38,10 @@ type Config struct {
 	Webhooks events.Config
 	LLM      llm.Config    // the model conversations answer with (app/llm)
 	Widget   widget.Config // the chat widget's limits (app/widget)
+	// AnalysisPoll is how often the analysis worker looks at its queue
+	// when idle (0: 500 ms); tests shorten it.
+	AnalysisPoll time.Duration
+	// AnalysisRetry is the first wait before asking a model that was down
+	// again, doubling each time (0: 2 s); tests shorten it.
+	AnalysisRetry time.Duration
 }

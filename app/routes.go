@@ -142,6 +142,15 @@ func (s *Server) routes() {
 	wg("POST", "/api/public/chat/:agentId/sessions", "widgetSession", 8<<10, "Start a widget conversation from a listed site: a short-lived visitor token", s.widget.Start)
 	wg("GET", "/api/public/chat/sessions/:id/messages", "widgetHistory", 0, "The visitor's conversation so far, with a renewed token", s.widget.History)
 	wg("POST", "/api/public/chat/sessions/:id/messages", "widgetMessage", 64<<10, "Send a visitor message; the answer streams as server-sent events", s.widget.Send)
+	// Post-call analysis (app/analysisapi over app/analysis, issue 24).
+	cv("GET", "/api/v1/agents/:id/analysis-plan", capAgentRead, "getAnalysisPlan", 0, FamilyV2, "Read an agent's analysis plan", s.analysis.GetPlan)
+	cv("PUT", "/api/v1/agents/:id/analysis-plan", capAgentWrite, "putAnalysisPlan", 64<<10, FamilyV2, "Set an agent's analysis plan (summary, structured data with a JSON Schema, success evaluation)", s.analysis.PutPlan)
+	cv("GET", "/api/v1/calls/:id/analysis", capAgentRead, "getCallAnalysis", 0, FamilyV2, "Read a call's analysis", s.analysis.CallAnalysis)
+	cv("POST", "/api/v1/calls/:id/analyze", capCallsWrite, "analyzeCall", 0, FamilyV2, "Analyse a call again", s.analysis.AnalyzeCall)
+	cv("POST", "/api/v1/analyses", capCallsWrite, "reanalyzeCalls", 0, FamilyV2, "Analyse calls again in bulk (ids, a batch or an agent's calls)", s.analysis.Bulk)
+	cv("GET", "/api/v1/analyses", capAgentRead, "analysisProgress", 0, FamilyV2, "A batch's analysis progress, success rate and answers per field", s.analysis.Progress)
+	cv("POST", "/api/v1/agents/:id/tests", capConversationWrite, "runAgentTests", 1<<20, FamilyV2, "Run a test file (YAML or JSON scenarios) against an agent through the conversation engine", s.analysis.RunTests)
+	cv("GET", "/api/v1/conversations/:id/analysis", capConversationRead, "getConversationAnalysis", 0, FamilyV2, "Read a conversation's analysis", s.analysis.ConversationAnalysis)
 
 	// The dashboard (app/web): HTML pages that check the session cookie
 	// themselves; not API routes, so not in the OpenAPI document.

@@ -19,6 +19,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
@@ -73,9 +74,10 @@ type Server struct {
 	listings listingsState
 	calls    callsState
 	webhooks webhooksState
-	conv     *convapi.Handlers   // conversations (app/convapi)
-	widget   *widgetapi.Handlers // the chat widget's public routes (app/widgetapi)
-	site     *web.Site           // the dashboard (app/web)
+	conv     *convapi.Handlers     // conversations (app/convapi)
+	widget   *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
+	analysis *analysisapi.Handlers // post-call analysis (app/analysisapi)
+	site     *web.Site             // the dashboard (app/web)
 }
 
 // newServer builds the server and its route table.
@@ -97,6 +99,7 @@ func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	s.site = s.newSite()
 	s.conv = s.newConvAPI()
 	s.widget = s.newWidgetAPI()
+	s.analysis = s.newAnalysisAPI()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/internal/secretbox"
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/dashstore"
@@ -52,6 +53,8 @@ type Stores struct {
 	Conversations *convstore.Store
 	// Widget is the chat widget's store (signing key, daily counts).
 	Widget *widgetstore.Store
+	// Analyses is post-call analysis (plans, queue and results).
+	Analyses *analysisstore.Store
 
 	c *sqldb.DB
 }
@@ -68,7 +71,7 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 	db := &Stores{c: c, Calls: callstore.New(c), Agents: agentstore.New(c), Orgs: orgstore.New(c),
 		Webhooks: hookstore.New(c), Dashboard: dashstore.New(c), KB: kbstore.New(c),
 		Listings: listingstore.New(c, vec), Events: eventstore.New(c), Vectors: vec,
-		Conversations: convstore.New(c), Widget: widgetstore.New(c)}
+		Conversations: convstore.New(c), Widget: widgetstore.New(c), Analyses: analysisstore.New(c)}
 	// Secrets at rest: the key is kept outside the database (secretbox).
 	box, err := secretbox.Load(path, c.Postgres())
 	if err != nil {

@@ -140,6 +140,14 @@ func familyShapeOK(path string, body []byte) bool {
 	if e["code"] == "RATE_LIMITED" {
 		return true
 	}
+	// Post-call analysis and agent tests (issue 24) answer in the v2 family
+	// under v1 paths, as conversations do: {error: {message, status}}; a
+	// path the router does not match answers in the prefix's family.
+	for _, suffix := range []string{"/analysis-plan", "/tests", "/analysis", "/analyze"} {
+		if strings.HasSuffix(path, suffix) && e["status"] != nil {
+			return true
+		}
+	}
 	switch {
 	case strings.HasPrefix(path, "/api/v1/agents"):
 		return m["success"] == false && e["code"] != nil

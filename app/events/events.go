@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
@@ -49,6 +50,8 @@ var Catalogue = []TypeInfo{
 	{callstore.EventBatchCompleted, "every call of a batch is final"},
 	{convstore.EventStarted, "a conversation started (conversation API, OpenAI-compatible endpoint with x-agentd-call-id, widget)"},
 	{convstore.EventEnded, "a conversation ended, with its transcript (messages with citations, tool calls and usage)"},
+	{analysis.EventCallAnalyzed, "a call's analysis finished: completed, failed (with the validation errors) or skipped (with the reason)"},
+	{analysis.EventConversationAnalyzed, "a conversation's analysis finished: completed, failed or skipped"},
 }
 
 // knownType reports whether t is in the catalogue.

@@ -8,6 +8,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/agentd/agentd/app/agenttest"
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/events"
@@ -26,6 +28,8 @@ type Config struct {
 	Webhooks events.Config
 	LLM      llm.Config
 	Widget   widget.Config
+	// Analysis tunes the analysis worker (its Model is set from LLM).
+	Analysis analysis.Config
 	Log      *slog.Logger
 }
 
@@ -40,6 +44,10 @@ type Set struct {
 	Conversations *conversations.Service
 	// Widget is the chat widget's rules over the engine.
 	Widget *widget.Service
+	// Analysis is post-call analysis; AgentTests runs agent test files
+	// through Conversations.
+	Analysis   *analysis.Service
+	AgentTests agenttest.Runner
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -57,7 +65,7 @@ func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error)
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	s := &Set{Stores: stores, log: cfg.Log}
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openCalls} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -100,6 +101,7 @@ type callData struct {
 	Final      bool
 	Timeline   []timelineEntry
 	Transcript []calls.TranscriptItem
+	Analysis   *analysis.View // nil when the call was never queued for analysis
 }
 
 func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
@@ -110,6 +112,11 @@ func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
 	d := callData{Call: c, Final: callstore.CallFinal(c.Status), Timeline: timeline(c)}
 	if c.ResultView != nil && len(c.Transcript) > 0 {
 		_ = json.Unmarshal(c.Transcript, &d.Transcript) // validated when stored; null stays empty
+	}
+	if s.f.Analysis != nil {
+		if v, err := s.f.Analysis.Get(r.Context(), u.OrgID, "call", c.ID); err == nil {
+			d.Analysis = &v
+		}
 	}
 	s.render(w, r, http.StatusOK, "call", page{Title: "Call " + c.PhoneNumber, Nav: "calls", User: u, Data: d})
 	return nil

@@ -1,13 +1,16 @@
 package web
 
 import (
+	"context"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -182,6 +185,48 @@ type campaignData struct {
 	Outcomes []outcomeCount
 	Done     int
 	Chart    chart
+	Analysis *analysis.Progress // nil when no call of the batch was analysed
+	Fields   []fieldChart
+}
+
+// fieldChart is the answers to one enum or boolean field of the batch's
+// analyses, most frequent first.
+type fieldChart struct {
+	Name    string
+	Total   int
+	Answers []answerCount
+}
+
+type answerCount struct {
+	Answer string
+	N      int
+}
+
+// analysisCharts reads the batch's analysis progress and charts its fields.
+func (s *Site) analysisCharts(ctx context.Context, orgID, batchID string, d *campaignData) {
+	if s.f.Analysis == nil {
+		return
+	}
+	p, err := s.f.Analysis.BatchProgress(ctx, orgID, batchID)
+	if err != nil || p.Total == 0 {
+		return
+	}
+	d.Analysis = &p
+	for name, answers := range p.Fields {
+		fc := fieldChart{Name: name}
+		for a, n := range answers {
+			fc.Answers = append(fc.Answers, answerCount{a, n})
+			fc.Total += n
+		}
+		sort.Slice(fc.Answers, func(i, j int) bool {
+			if fc.Answers[i].N != fc.Answers[j].N {
+				return fc.Answers[i].N > fc.Answers[j].N
+			}
+			return fc.Answers[i].Answer < fc.Answers[j].Answer
+		})
+		d.Fields = append(d.Fields, fc)
+	}
+	sort.Slice(d.Fields, func(i, j int) bool { return d.Fields[i].Name < d.Fields[j].Name })
 }
 
 func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) error {
@@ -199,6 +244,7 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 	for _, o := range d.Outcomes {
 		d.Done += o.N
 	}
+	s.analysisCharts(r.Context(), u.OrgID, b.ID, &d)
 	title := b.Name
 	if title == "" {
 		title = "Batch " + b.ID[:min(8, len(b.ID))]

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
@@ -74,6 +75,7 @@ type Features struct {
 	// Conversations reads the organization's conversations (nil: the
 	// pages say the engine is not wired).
 	Conversations *conversations.Service
+	Analysis      *analysis.Service // nil: pages show no analysis
 }
 
 // Site serves the dashboard.

@@ -30,6 +30,10 @@ const (
 // facade (package storage) imports the stores, never the reverse.
 var storeImports = map[string][]string{
 	module + "/storage/dashstore": {module + "/storage/callstore"}, // the call statuses it aggregates
+	// Both queue the analysis in the transaction that ends a call or a
+	// conversation (analysisstore.Enqueue*), so a crash never loses one.
+	module + "/storage/callstore": {module + "/storage/analysisstore"},
+	module + "/storage/convstore": {module + "/storage/analysisstore"},
 	// Chunk vectors are written in the knowledge transaction; the keyword
 	// documents it loads are search.TextDoc.
 	module + "/storage/kbstore": {module + "/storage/vectorstore", searchPkg},
@@ -43,10 +47,11 @@ var storeImports = map[string][]string{
 // httpAllowed are the packages under app/ that may import net/http, and
 // why. Keep it small: a feature's rules belong in a package without HTTP.
 var httpAllowed = map[string]string{
-	module + "/app/web":       "the dashboard: templates and page handlers",
-	module + "/app/convapi":   "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
-	module + "/app/llm":       "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
-	module + "/app/widgetapi": "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
+	module + "/app/web":         "the dashboard: templates and page handlers",
+	module + "/app/convapi":     "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
+	module + "/app/llm":         "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/widgetapi":   "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
+	module + "/app/analysisapi": "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
 }
 
 // pkg is what `go list -json` says about one package.

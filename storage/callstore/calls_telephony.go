@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -82,6 +83,11 @@ func (db *Calls) SaveCallResult(ctx context.Context, orgID string, r CallResult,
 		if r.Summary != nil {
 			if _, err := tx.ExecContext(ctx, "UPDATE calls SET summary = ?, updated_at = ? WHERE id = ?",
 				*r.Summary, at, r.CallID); err != nil {
+				return err
+			}
+		}
+		if r.Transcript != nil { // a transcript queues the call's analysis (issue 24)
+			if err := analysisstore.EnqueueCall(ctx, tx, r.CallID, now); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -81,6 +82,11 @@ func (db *Calls) emitCalls(ctx context.Context, tx *sql.Tx, typ string, ids []st
 	}
 	if _, err := db.c.InsertEvents(ctx, tx, evs); err != nil {
 		return err
+	}
+	if typ == EventCallEnded { // a call that ends with a transcript is analysed (issue 24)
+		if err := analysisstore.EnqueueEndedCalls(ctx, tx, ids, time.Now()); err != nil {
+			return err
+		}
 	}
 	return db.emitBatchesDone(ctx, tx, batches)
 }

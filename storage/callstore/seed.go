@@ -17,6 +17,7 @@ type SeedCall struct {
 	AgentID   string
 	Status    string
 	Phone     string // default +15550000000
+	Attempts  int    // dial attempts made (a result needs one)
 	CreatedAt time.Time
 }
 
@@ -27,8 +28,8 @@ type SeedCall struct {
 func (db *Calls) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
 	ids := make([]string, len(calls))
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, due_at, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, due_at, created_at, updated_at, attempts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -43,7 +44,7 @@ func (db *Calls) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, err
 			if c.CreatedAt.IsZero() {
 				c.CreatedAt = time.Now()
 			}
-			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt)); err != nil {
+			if _, err := st.ExecContext(ctx, c.ID, c.OrgID, c.AgentID, c.Status, c.Phone, sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt), sqldb.MS(c.CreatedAt), c.Attempts); err != nil {
 				return fmt.Errorf("storage: seed call %d: %w", i, err)
 			}
 			ids[i] = c.ID

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -234,7 +235,8 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 	err := s.c.Write(ctx, func(tx *sql.Tx) error {
 		var status string
 		var count int
-		err := tx.QueryRowContext(ctx, "SELECT status, message_count FROM conversations WHERE id = ? AND org_id = ?", convID, orgID).Scan(&status, &count)
+		var callID sql.NullString
+		err := tx.QueryRowContext(ctx, "SELECT status, message_count, call_id FROM conversations WHERE id = ? AND org_id = ?", convID, orgID).Scan(&status, &count, &callID)
 		if err != nil {
 			return notFound(convID, err)
 		}
@@ -255,9 +257,14 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, "UPDATE conversations SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
-			len(msgs), sqldb.MS(now), convID)
-		return err
+		if _, err = tx.ExecContext(ctx, "UPDATE conversations SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
+			len(msgs), sqldb.MS(now), convID); err != nil {
+			return err
+		}
+		if callID.Valid { // a voice call's turns are its transcript too
+			return appendCallTranscript(ctx, tx, callID.String, msgs, now)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: append turn: %w", err)
@@ -287,6 +294,9 @@ func (s *Store) End(ctx context.Context, orgID, id string) (Conversation, error)
 		c.Status, c.EndedAt, c.UpdatedAt = "ended", &now, now
 		msgs, err := messages(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := analysisstore.EnqueueConversation(ctx, tx, id, now); err != nil { // issue 24
 			return err
 		}
 		_, err = s.c.InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: EventEnded, Subject: "conversation:" + id,

@@ -1,0 +1,62 @@
+package analysis
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParsePlan: any analysisPlan an operator sends is either refused with
+// an error or accepted as a plan whose schema compiles again from its own
+// JSON; it never panics, and an accepted plan survives a round trip.
+func FuzzParsePlan(f *testing.F) {
+	for _, s := range []string{
+		`{"summary":{"enabled":true}}`,
+		`{"structuredData":{"schema":{"type":"object","properties":{"booked":{"type":"boolean"}}}}}`,
+		`{"structuredData":{"schema":{"$defs":{"a":{"$ref":"#/$defs/a"}},"$ref":"#/$defs/a"}}}`,
+		`{"structuredData":{"schema":{"$ref":"file:///etc/passwd"}}}`,
+		`{"structuredData":{"schema":{"$ref":"http://127.0.0.1/x"}}}`,
+		`{"structuredData":{"schema":{"pattern":"(a+)+$"}}}`,
+		`{"successEvaluation":{"rubric":"numeric_1_10","prompt":"be fair"}}`,
+		`{"successEvaluation":{"rubric":"stars"}}`,
+		`{"structuredData":{"schema":true}}`,
+		`null`, `[]`, `{}`, `{"summary":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p, err := ParsePlan(b)
+		if err != nil {
+			return
+		}
+		again, err := json.Marshal(p)
+		if err != nil {
+			t.Fatalf("accepted plan does not marshal: %v", err)
+		}
+		if _, err := ParsePlan(again); err != nil {
+			t.Fatalf("accepted plan %s refused after a round trip: %v", again, err)
+		}
+	})
+}
+
+// FuzzCheckAnswer: whatever the model answers, checking it against a plan
+// gives a result or an error, never a panic, and an accepted answer's
+// structuredData validates against the schema.
+func FuzzCheckAnswer(f *testing.F) {
+	plan, err := ParsePlan([]byte(`{"summary":{"enabled":true},"structuredData":{"schema":{"type":"object","required":["n"],"properties":{"n":{"type":"integer","maximum":5}}}},"successEvaluation":{"rubric":"numeric_1_10"}}`))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sch, _ := CompileSchema(plan.StructuredData.Schema)
+	for _, s := range []string{`{"summary":"s","structuredData":{"n":3},"success":7}`, "```json\n{}\n```", `{"success":11}`, `nope`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		res, err := check(plan, s)
+		if err != nil {
+			return
+		}
+		if err := Validate(sch, res.StructuredData); err != nil {
+			t.Fatalf("accepted structuredData %s does not validate: %v", res.StructuredData, err)
+		}
+	})
+}

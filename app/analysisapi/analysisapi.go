@@ -1,0 +1,173 @@
+// Package analysisapi is the HTTP face of post-call analysis (app/analysis):
+// an agent's analysis plan, a call's or a conversation's analysis,
+// re-analysis one by one or in bulk, and a batch's analysis progress.
+// Package app keeps the route table, auth and the error mapping and passes
+// its request helpers in; this package decodes, calls one use case and
+// writes.
+package analysisapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/agenttest"
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage/analysisstore"
+)
+
+// Deps are what the handlers use.
+type Deps struct {
+	Analysis  *analysis.Service
+	OrgID     func(*http.Request) string
+	ReadBody  func(*http.Request) ([]byte, error)
+	Decode    func([]byte, any) error
+	WriteData func(w http.ResponseWriter, status int, data any)
+}
+
+// Handlers are the routes' handlers.
+type Handlers struct {
+	d     Deps
+	tests *agenttest.Runner
+}
+
+// New builds the handlers; Use gives them the service once it is wired.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
+
+// Use sets the service.
+func (h *Handlers) Use(s *analysis.Service) { h.d.Analysis = s }
+
+// Service is the service Use set (the dashboard reads analyses through it).
+func (h *Handlers) Service() *analysis.Service { return h.d.Analysis }
+
+// GetPlan answers GET /api/v1/agents/{id}/analysis-plan.
+func (h *Handlers) GetPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	plan, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
+	return nil
+}
+
+// PutPlan answers PUT /api/v1/agents/{id}/analysis-plan: the body is
+// {"analysisPlan": {...}} (null removes it), checked before it is stored.
+func (h *Handlers) PutPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	// Another organization's agent is 404 before its body is read.
+	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+		return err
+	}
+	b, err := h.d.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	var in struct {
+		AnalysisPlan json.RawMessage `json:"analysisPlan"`
+	}
+	if err := h.d.Decode(b, &in); err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(in.AnalysisPlan)) == 0 {
+		return errs.InvalidField("analysisPlan", "is required (an object, or null to remove the plan)")
+	}
+	plan, err := h.d.Analysis.SetPlan(r.Context(), h.d.OrgID(r), p.ByName("id"), in.AnalysisPlan)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
+	return nil
+}
+
+// CallAnalysis answers GET /api/v1/calls/{id}/analysis.
+func (h *Handlers) CallAnalysis(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	return h.get(w, r, analysisstore.KindCall, p.ByName("id"))
+}
+
+// ConversationAnalysis answers GET /api/v1/conversations/{id}/analysis.
+func (h *Handlers) ConversationAnalysis(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	return h.get(w, r, analysisstore.KindConversation, p.ByName("id"))
+}
+
+func (h *Handlers) get(w http.ResponseWriter, r *http.Request, kind, id string) error {
+	v, err := h.d.Analysis.Get(r.Context(), h.d.OrgID(r), kind, id)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, v)
+	return nil
+}
+
+// AnalyzeCall answers POST /api/v1/calls/{id}/analyze: the call is queued
+// again (it needs a transcript and its agent a plan).
+func (h *Handlers) AnalyzeCall(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	id := p.ByName("id")
+	n, err := h.d.Analysis.Reanalyze(r.Context(), h.d.OrgID(r), analysisstore.CallFilter{IDs: []string{id}})
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errs.New(errs.NotFound, "no call "+id+" with a transcript whose agent has an analysis plan")
+	}
+	v, err := h.d.Analysis.Get(r.Context(), h.d.OrgID(r), analysisstore.KindCall, id)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusAccepted, v)
+	return nil
+}
+
+// bulkInput selects calls to analyse again: ids, a batch, or an agent's
+// calls (optionally of one status).
+type bulkInput struct {
+	CallIDs []string `json:"callIds"`
+	BatchID string   `json:"batchId"`
+	AgentID string   `json:"agentId"`
+	Status  string   `json:"status"`
+}
+
+// Bulk answers POST /api/v1/analyses: the selected calls are queued again;
+// progress is read with GET /api/v1/analyses?batchId=.
+func (h *Handlers) Bulk(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	b, err := h.d.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	var in bulkInput
+	if err := h.d.Decode(b, &in); err != nil {
+		return err
+	}
+	if len(in.CallIDs) > 1000 {
+		return errs.InvalidField("callIds", "at most 1000 calls at once (use batchId or agentId)")
+	}
+	n, err := h.d.Analysis.Reanalyze(r.Context(), h.d.OrgID(r), analysisstore.CallFilter{IDs: in.CallIDs, BatchID: in.BatchID, AgentID: in.AgentID, Status: in.Status})
+	if err != nil {
+		return err
+	}
+	out := analysis.Progress{Queued: n, Fields: map[string]map[string]int{}}
+	if in.BatchID != "" {
+		if out, err = h.d.Analysis.BatchProgress(r.Context(), h.d.OrgID(r), in.BatchID); err != nil {
+			return err
+		}
+		out.Queued = n
+	}
+	h.d.WriteData(w, http.StatusAccepted, out)
+	return nil
+}
+
+// Progress answers GET /api/v1/analyses?batchId=: the batch's analyses by
+// status, success rate and the answers of each enum or boolean field.
+func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	batch := r.URL.Query().Get("batchId")
+	if batch == "" {
+		return errs.InvalidField("batchId", "is required")
+	}
+	out, err := h.d.Analysis.BatchProgress(r.Context(), h.d.OrgID(r), batch)
+	if err != nil {
+		return err
+	}
+	h.d.WriteData(w, http.StatusOK, out)
+	return nil
+}
