@@ -121,6 +121,15 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 				chromedp.Do(ctx, shoot(shots, "overflow-"+name))
 				t.Errorf("%s at %d px: the page is %d px wide in a %d px viewport", path, width, sizes[0], sizes[1])
 			}
+			if path == "/batches/"+id {
+				// The campaign's attempts chart is drawn and fits the screen.
+				fits := get(ctx, t, "chart", chromedp.Evaluate[bool](`(() => { const c = document.querySelector("svg[aria-labelledby^='attempts-chart']");
+					return !!c && c.getBoundingClientRect().width > 0 && c.getBoundingClientRect().right <= window.innerWidth &&
+						/^[1-9][0-9]* dial attempts/.test(document.getElementById("attempts-chart-desc").textContent) })()`))
+				if !fits {
+					t.Errorf("campaign page at %d px: no attempts chart, or it does not fit", width)
+				}
+			}
 			if width == 360 || strings.Count(path, "/") == 1 {
 				if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
 					t.Fatal(err)

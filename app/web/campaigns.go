@@ -184,7 +184,10 @@ type campaignData struct {
 	Calls    []calls.Record
 	Outcomes []outcomeCount
 	Done     int
-	Chart    chart
+	Chart    chart  // dial attempts over time, by outcome
+	Step     string // the chart's bucket size in words; "" when nothing was dialled
+	Legend   []string
+	ZoneName string
 	Analysis *analysis.Progress // nil when no call of the batch was analysed
 	Fields   []fieldChart
 }
@@ -243,6 +246,16 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 		{"busy", c.Busy}, {"failed", c.Failed}, {"cancelled", c.Cancelled}}}
 	for _, o := range d.Outcomes {
 		d.Done += o.N
+	}
+	ab, err := s.cfg.DB.Dashboard.BatchAttempts(r.Context(), u.OrgID, b.ID)
+	if err != nil {
+		return err
+	}
+	if ab.N > 0 {
+		d.Step = stepName(ab.Step)
+		d.Chart = drawStacked(attemptBars(ab, s.cfg.Location), "attempts-chart",
+			"Dial attempts per "+d.Step+", by outcome", "dial attempts")
+		d.Legend, d.ZoneName = outcomes, zoneName(ab.Start.In(s.cfg.Location))
 	}
 	s.analysisCharts(r.Context(), u.OrgID, b.ID, &d)
 	title := b.Name

@@ -78,9 +78,13 @@ func weekBars(hours []dashstore.HourCount, first time.Time, loc *time.Location) 
 	return bars
 }
 
-// drawBars draws stacked bars split by outcome; every bar with calls has a
-// title with its counts.
-func drawBars(bars []bar, id, title string) chart {
+// drawBars draws stacked bars of ended calls split by outcome; every bar
+// with calls has a title with its counts.
+func drawBars(bars []bar, id, title string) chart { return drawStacked(bars, id, title, "calls ended") }
+
+// drawStacked is drawBars for any count: what says what the total counts
+// ("calls ended", "dial attempts").
+func drawStacked(bars []bar, id, title, what string) chart {
 	c := chart{}
 	for _, br := range bars {
 		t := 0
@@ -99,7 +103,7 @@ func drawBars(bars []bar, id, title string) chart {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-labelledby="%s-title %s-desc" xmlns="http://www.w3.org/2000/svg">`, chartW, chartH, id, id)
 	fmt.Fprintf(&b, `<title id="%s-title">%s</title>`, id, html.EscapeString(title))
-	fmt.Fprintf(&b, `<desc id="%s-desc">%d calls ended; the busiest bar had %d.</desc>`, id, c.Total, c.Peak)
+	fmt.Fprintf(&b, `<desc id="%s-desc">%d %s; the busiest bar had %d.</desc>`, id, c.Total, html.EscapeString(what), c.Peak)
 	for _, v := range []int{0, top / 2, top} {
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/>`, padLeft, chartW-padRight, y(v), y(v))
 		fmt.Fprintf(&b, `<text class="axis" x="%g" y="%.1f" text-anchor="end">%d</text>`, padLeft-6, y(v)+4, v)
