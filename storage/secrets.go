@@ -49,7 +49,11 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 				return 0, err
 			}
 		}
-		return resealAll(ctx, db, from, to)
+		n, err := resealAll(ctx, db, from, to)
+		if err == nil {
+			useSealer(db, to)
+		}
+		return n, err
 	}
 	file := secretbox.KeyFile(db.Path())
 	pending := file + ".new"
@@ -76,9 +80,14 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 	if err := os.Rename(pending, file); err != nil {
 		return n, fmt.Errorf("the secrets now use the key in %s; move it to %s: %w", pending, file, err)
 	}
+	useSealer(db, to)
+	return n, nil
+}
+
+// useSealer makes this process's stores seal with the new key.
+func useSealer(db *Stores, to *secretbox.Box) {
 	db.Webhooks.UseSealer(to)
 	db.Conversations.UseSealer(to)
-	return n, nil
 }
 
 // resealAll rewrites the webhook and the tools secrets. Each store's is one
