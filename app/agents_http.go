@@ -87,16 +87,22 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, _ httprouter
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in agents.Input
+	var in agentInput
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	a, err := agents.Create(r.Context(), s.db, orgID(r), in)
+	// A bad plan is refused before the agent exists, so nothing is stored.
+	if err := s.checkPlan(in.AnalysisPlan); err != nil {
+		return err
+	}
+	a, err := agents.Create(r.Context(), s.db, orgID(r), in.Input)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, agentOK(agents.NewView(a)))
-	return nil
+	if err := s.savePlan(r.Context(), orgID(r), a.ID, in.AnalysisPlan); err != nil {
+		return err
+	}
+	return s.writeAgent(w, r, http.StatusCreated, a)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
@@ -104,8 +110,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
-	return nil
+	return s.writeAgent(w, r, http.StatusOK, a)
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
@@ -113,16 +118,21 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, p httproute
 	if _, err := agents.Get(r.Context(), s.db, orgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	var in agents.Input
+	var in agentInput
 	if err := decodeJSON(r, &in); err != nil {
 		return err
 	}
-	a, err := agents.Update(r.Context(), s.db, orgID(r), p.ByName("id"), in)
+	if err := s.checkPlan(in.AnalysisPlan); err != nil {
+		return err
+	}
+	a, err := agents.Update(r.Context(), s.db, orgID(r), p.ByName("id"), in.Input)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
-	return nil
+	if err := s.savePlan(r.Context(), orgID(r), a.ID, in.AnalysisPlan); err != nil {
+		return err
+	}
+	return s.writeAgent(w, r, http.StatusOK, a)
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/storage/analysisstore"
 )
 
 // The call endpoints: each decodes, makes one call into app/calls and
@@ -111,7 +112,11 @@ func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[calls.Record]{Data: rec})
+	a, err := s.findAnalysis(r.Context(), orgID(r), analysisstore.KindCall, rec.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, callsData[callWithAnalysis]{Data: callWithAnalysis{Record: rec, Analysis: a}})
 	return nil
 }
 

@@ -1,7 +1,10 @@
 package app
 
 import (
+	"context"
+
 	"github.com/agentd/agentd/app/convapi"
+	"github.com/agentd/agentd/storage/analysisstore"
 )
 
 // newConvAPI builds the conversation handlers (app/convapi) on this
@@ -11,5 +14,11 @@ func (s *Server) newConvAPI() *convapi.Handlers {
 		Decode: decodeBytes, WriteData: s.writeV2, Status: func(err error) (int, string) {
 			e := toError(err)
 			return status(e), e.Message
+		}, Analysis: func(ctx context.Context, org, id string) (any, error) {
+			v, err := s.findAnalysis(ctx, org, analysisstore.KindConversation, id)
+			if v == nil || err != nil {
+				return nil, err // an untyped nil, so the field is omitted
+			}
+			return v, nil
 		}})
 }
