@@ -87,8 +87,8 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, _ httprouter
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in agentInput
-	if err := decodeJSON(r, &in); err != nil {
+	in, err := decodeAgentInput(r)
+	if err != nil {
 		return err
 	}
 	// A bad plan is refused before the agent exists, so nothing is stored.
@@ -118,8 +118,8 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, p httproute
 	if _, err := agents.Get(r.Context(), s.db, orgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	var in agentInput
-	if err := decodeJSON(r, &in); err != nil {
+	in, err := decodeAgentInput(r)
+	if err != nil {
 		return err
 	}
 	if err := s.checkPlan(in.AnalysisPlan); err != nil {

@@ -18,9 +18,31 @@ import (
 // handlers read and write it beside app/agents rather than inside it.
 
 // agentInput is an agent's create or update body with its analysisPlan.
+// The two are decoded apart, not by embedding agents.Input: encoding/json
+// would name a mistyped field "Input.name" and change the golden errors.
 type agentInput struct {
 	agents.Input
-	AnalysisPlan json.RawMessage `json:"analysisPlan"`
+	AnalysisPlan json.RawMessage
+}
+
+// decodeAgentInput reads an agent's body: its fields, then its plan.
+func decodeAgentInput(r *http.Request) (agentInput, error) {
+	var in agentInput
+	body, err := readBody(r)
+	if err != nil {
+		return in, err
+	}
+	if err := decodeBytes(body, &in.Input); err != nil {
+		return in, err
+	}
+	var plan struct {
+		AnalysisPlan json.RawMessage `json:"analysisPlan"`
+	}
+	if err := decodeBytes(body, &plan); err != nil {
+		return in, err
+	}
+	in.AnalysisPlan = plan.AnalysisPlan
+	return in, nil
 }
 
 // checkPlan validates a given plan as PUT .../analysis-plan does (the error
