@@ -6,8 +6,8 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/storage/analysisstore"
 )
 
 // The call endpoints: each decodes, makes one call into app/calls and
@@ -112,11 +112,11 @@ func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return err
 	}
-	a, err := s.findAnalysis(r.Context(), orgID(r), analysisstore.KindCall, rec.ID)
+	out, err := s.analysis.WithCall(r.Context(), orgID(r), rec)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[callWithAnalysis]{Data: callWithAnalysis{Record: rec, Analysis: a}})
+	writeJSON(w, http.StatusOK, callsData[analysisapi.CallWithAnalysis]{Data: out})
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agentd/agentd/app/convapi"
-	"github.com/agentd/agentd/storage/analysisstore"
 )
 
 // newConvAPI builds the conversation handlers (app/convapi) on this
@@ -15,10 +14,6 @@ func (s *Server) newConvAPI() *convapi.Handlers {
 			e := toError(err)
 			return status(e), e.Message
 		}, Analysis: func(ctx context.Context, org, id string) (any, error) {
-			v, err := s.findAnalysis(ctx, org, analysisstore.KindConversation, id)
-			if v == nil || err != nil {
-				return nil, err // an untyped nil, so the field is omitted
-			}
-			return v, nil
+			return s.analysis.ConversationAnalysisOf(ctx, org, id)
 		}})
 }
