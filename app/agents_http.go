@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // The handlers of /api/v1/agents, /api/v2/agents and /api/v2/jobs: decode,
@@ -87,16 +88,19 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request, _ httprouter
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	var in agents.Input
-	if err := decodeJSON(r, &in); err != nil {
+	var in agents.Input // a bad analysisPlan is refused before the agent exists
+	plan, err := s.analysis.DecodeAgent(r, &in)
+	if err != nil {
 		return err
 	}
 	a, err := agents.Create(r.Context(), s.db, orgID(r), in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, agentOK(agents.NewView(a)))
-	return nil
+	if err := s.analysis.SaveAgentPlan(r.Context(), orgID(r), a.ID, plan); err != nil {
+		return err
+	}
+	return s.writeAgent(w, r, http.StatusCreated, a)
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
@@ -104,8 +108,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
-	return nil
+	return s.writeAgent(w, r, http.StatusOK, a)
 }
 
 func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
@@ -114,15 +117,27 @@ func (s *Server) updateAgent(w http.ResponseWriter, r *http.Request, p httproute
 		return err
 	}
 	var in agents.Input
-	if err := decodeJSON(r, &in); err != nil {
+	plan, err := s.analysis.DecodeAgent(r, &in)
+	if err != nil {
 		return err
 	}
 	a, err := agents.Update(r.Context(), s.db, orgID(r), p.ByName("id"), in)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
-	return nil
+	if err := s.analysis.SaveAgentPlan(r.Context(), orgID(r), a.ID, plan); err != nil {
+		return err
+	}
+	return s.writeAgent(w, r, http.StatusOK, a)
+}
+
+// writeAgent writes one agent's v1 body with its analysis plan, if any.
+func (s *Server) writeAgent(w http.ResponseWriter, r *http.Request, status int, a agentstore.Agent) (err error) {
+	v := agents.NewView(a)
+	if v.AnalysisPlan, err = s.analysis.PlanOf(r.Context(), orgID(r), a.ID); err == nil {
+		writeJSON(w, status, agentOK(v))
+	}
+	return err
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {

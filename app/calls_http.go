@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/calls"
 )
 
@@ -111,7 +112,11 @@ func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[calls.Record]{Data: rec})
+	out, err := s.analysis.WithCall(r.Context(), orgID(r), rec)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, callsData[analysisapi.CallWithAnalysis]{Data: out})
 	return nil
 }
 

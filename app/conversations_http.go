@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+
 	"github.com/agentd/agentd/app/convapi"
 )
 
@@ -11,5 +13,7 @@ func (s *Server) newConvAPI() *convapi.Handlers {
 		Decode: decodeBytes, WriteData: s.writeV2, Status: func(err error) (int, string) {
 			e := toError(err)
 			return status(e), e.Message
+		}, Analysis: func(ctx context.Context, org, id string) (any, error) {
+			return s.analysis.ConversationAnalysisOf(ctx, org, id)
 		}})
 }

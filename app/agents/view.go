@@ -29,6 +29,9 @@ type View struct {
 	DisplayRole  string          `json:"displayRole"`
 	Knowledge    json.RawMessage `json:"knowledge,omitempty"` // absent until set
 	Fallback     *string         `json:"fallback,omitempty"`  // absent until set
+	// AnalysisPlan is kept by app/analysis; the HTTP layer fills it on a
+	// single agent's answers, absent when the agent has none.
+	AnalysisPlan json.RawMessage `json:"analysisPlan,omitempty"`
 	CreatedAt    string          `json:"createdAt"`
 	UpdatedAt    string          `json:"updatedAt"`
 }

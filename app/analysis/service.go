@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,6 +101,31 @@ func (s *Service) Get(ctx context.Context, orgID, kind, id string) (View, error)
 		return View{}, notFound("analysis of "+kind, err)
 	}
 	return view(a.Status, a.Result, a.AnalyzedAt), nil
+}
+
+// Find is Get for a record that may have no analysis: nil (and no error)
+// when the call or conversation has none, so its GET can omit the field.
+func (s *Service) Find(ctx context.Context, orgID, kind, id string) (*View, error) {
+	a, err := s.d.Store.Get(ctx, orgID, kind, id)
+	if errors.Is(err, sqldb.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := view(a.Status, a.Result, a.AnalyzedAt)
+	return &v, nil
+}
+
+// CheckPlan validates a plan as SetPlan does without storing it, so an
+// agent's create refuses a bad plan before the agent exists. A JSON null
+// is no plan.
+func CheckPlan(body []byte) error {
+	if string(bytes.TrimSpace(body)) == "null" {
+		return nil
+	}
+	_, err := ParsePlan(body)
+	return err
 }
 
 // Progress is a bulk re-analysis's or a batch's state.

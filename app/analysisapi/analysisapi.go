@@ -8,6 +8,7 @@ package analysisapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/storage/analysisstore"
 )
@@ -170,4 +172,90 @@ func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter
 	}
 	h.d.WriteData(w, http.StatusOK, out)
 	return nil
+}
+
+// An agent's analysisPlan is also a field of the agent on the v1 agent
+// routes (issue 24); package app keeps those handlers and asks these for
+// the plan, which app/analysis keeps (package app is at its size limit).
+
+// DecodeAgent reads an agent's create or update body into in (the agent's
+// fields) and returns its analysisPlan, checked as PutPlan checks it (the
+// error names the field, e.g. analysisPlan.structuredData.schema). Absent
+// is nil; null is kept (it removes the plan on update).
+func (h *Handlers) DecodeAgent(r *http.Request, in any) (json.RawMessage, error) {
+	b, err := h.d.ReadBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.d.Decode(b, in); err != nil {
+		return nil, err
+	}
+	var p struct {
+		AnalysisPlan json.RawMessage `json:"analysisPlan"`
+	}
+	if err := h.d.Decode(b, &p); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(p.AnalysisPlan)) == 0 {
+		return nil, nil
+	}
+	return p.AnalysisPlan, analysis.CheckPlan(p.AnalysisPlan)
+}
+
+// SaveAgentPlan stores a plan AgentPlan read (null removes it); nil leaves
+// the stored one.
+func (h *Handlers) SaveAgentPlan(ctx context.Context, orgID, agentID string, plan json.RawMessage) error {
+	if plan == nil {
+		return nil
+	}
+	if h.d.Analysis == nil {
+		return errs.New(errs.Unavailable, "post-call analysis is not running: the analysis plan was not saved")
+	}
+	_, err := h.d.Analysis.SetPlan(ctx, orgID, agentID, plan)
+	return err
+}
+
+// PlanOf is the agent's plan for its v1 body; nil (so omitted) when it
+// has none.
+func (h *Handlers) PlanOf(ctx context.Context, orgID, agentID string) (json.RawMessage, error) {
+	if h.d.Analysis == nil {
+		return nil, nil
+	}
+	plan, err := h.d.Analysis.GetPlan(ctx, orgID, agentID)
+	if err != nil || string(plan) == "null" {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// Find is the analysis of a call or a conversation the caller has already
+// found in its organization, for its GET; nil when it has none.
+func (h *Handlers) Find(ctx context.Context, orgID, kind, id string) (*analysis.View, error) {
+	if h.d.Analysis == nil {
+		return nil, nil
+	}
+	return h.d.Analysis.Find(ctx, orgID, kind, id)
+}
+
+// ConversationAnalysisOf is Find for convapi's hook: an untyped nil when the
+// conversation has none, so its field is omitted rather than null.
+func (h *Handlers) ConversationAnalysisOf(ctx context.Context, orgID, id string) (any, error) {
+	v, err := h.Find(ctx, orgID, analysisstore.KindConversation, id)
+	if v == nil || err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// CallWithAnalysis is GET /api/v1/calls/{id}'s data: the call and, once it
+// has one, its analysis (absent otherwise, so older bodies are unchanged).
+type CallWithAnalysis struct {
+	calls.Record
+	Analysis *analysis.View `json:"analysis,omitempty"`
+}
+
+// WithCall adds the call's analysis, if any, to the record Get found.
+func (h *Handlers) WithCall(ctx context.Context, orgID string, rec calls.Record) (CallWithAnalysis, error) {
+	v, err := h.Find(ctx, orgID, analysisstore.KindCall, rec.ID)
+	return CallWithAnalysis{Record: rec, Analysis: v}, err
 }

@@ -43,6 +43,16 @@ type Deps struct {
 	// Status is the status and client message of an error, for an error
 	// that happens after a stream has started.
 	Status func(error) (int, string)
+	// Analysis reads a conversation's analysis (app/analysis); nil (and
+	// no error) when it has none, and the field may be nil too.
+	Analysis func(ctx context.Context, orgID, id string) (any, error)
+}
+
+// withAnalysis is GET /api/v1/conversations/{id}'s data: the conversation
+// and, once it has one, its analysis (absent otherwise).
+type withAnalysis struct {
+	conversations.View
+	Analysis any `json:"analysis,omitempty"`
 }
 
 // Handlers are the routes' handlers.
@@ -101,7 +111,13 @@ func (h *Handlers) Get(w http.ResponseWriter, r *http.Request, p httprouter.Para
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, v)
+	out := withAnalysis{View: v}
+	if h.d.Analysis != nil {
+		if out.Analysis, err = h.d.Analysis(r.Context(), h.d.OrgID(r), v.ID); err != nil {
+			return err
+		}
+	}
+	h.d.WriteData(w, http.StatusOK, out)
 	return nil
 }
 
