@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agentd/agentd/internal/secretbox"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // RotateSecretKey re-encrypts every secret the database keeps (webhook
@@ -28,7 +29,7 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 	if err != nil {
 		return 0, err
 	}
-	var from hookSealer = plainSealer{}
+	var from sqldb.Sealer = sqldb.PlainText{}
 	if current != nil {
 		from = current
 	}
@@ -93,7 +94,7 @@ func useSealer(db *Stores, to *secretbox.Box) {
 // resealAll rewrites the webhook and the tools secrets. Each store's is one
 // transaction: if the second fails, the rotation's key file is still
 // pending and Load opens with both keys, so running it again finishes it.
-func resealAll(ctx context.Context, db *Stores, from, to hookSealer) (int, error) {
+func resealAll(ctx context.Context, db *Stores, from, to sqldb.Sealer) (int, error) {
 	n, err := db.Webhooks.ResealSecrets(ctx, from, to)
 	if err != nil {
 		return 0, err
@@ -101,15 +102,3 @@ func resealAll(ctx context.Context, db *Stores, from, to hookSealer) (int, error
 	m, err := db.Conversations.ResealSecrets(ctx, from, to)
 	return n + m, err
 }
-
-// hookSealer is what ResealSecrets takes (hookstore.Sealer, convstore.Sealer).
-type hookSealer interface {
-	Seal(string) (string, error)
-	Open(string) (string, error)
-}
-
-// plainSealer opens plain text (no key configured yet).
-type plainSealer struct{}
-
-func (plainSealer) Seal(v string) (string, error) { return v, nil }
-func (plainSealer) Open(v string) (string, error) { return v, nil }

@@ -4,25 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/agentd/agentd/storage/sqldb"
 )
-
-// Sealer encrypts secrets at rest (internal/secretbox.Box is one); Open
-// also takes a value written before encryption and returns it unchanged.
-type Sealer interface {
-	Seal(plain string) (string, error)
-	Open(sealed string) (string, error)
-}
-
-type plainText struct{}
-
-func (plainText) Seal(v string) (string, error) { return v, nil }
-func (plainText) Open(v string) (string, error) { return v, nil }
 
 // UseSealer makes the store encrypt the tools secrets it writes and
 // decrypt the ones it reads; storage.Open sets it from the secret key.
-func (s *Store) UseSealer(b Sealer) {
+func (s *Store) UseSealer(b sqldb.Sealer) {
 	if b == nil {
-		b = plainText{}
+		b = sqldb.PlainText{}
 	}
 	s.box = b
 }
@@ -30,7 +19,7 @@ func (s *Store) UseSealer(b Sealer) {
 // ResealSecrets rewrites every tools secret sealed with `to`, opening each
 // with `from` (which also takes plain text), in one transaction: the
 // secret key's rotation. It returns how many values it rewrote.
-func (s *Store) ResealSecrets(ctx context.Context, from, to Sealer) (int, error) {
+func (s *Store) ResealSecrets(ctx context.Context, from, to sqldb.Sealer) (int, error) {
 	n := 0
 	err := s.c.Write(ctx, func(tx *sql.Tx) error {
 		n = 0

@@ -28,11 +28,11 @@ const (
 type Store struct {
 	c   *sqldb.DB
 	r   *sql.DB
-	box Sealer // tools secrets at rest (secrets.go)
+	box sqldb.Sealer // tools secrets at rest (secrets.go)
 }
 
 // New returns the store over c; secrets stay as they are until UseSealer.
-func New(c *sqldb.DB) *Store { return &Store{c: c, r: c.Reader(), box: plainText{}} }
+func New(c *sqldb.DB) *Store { return &Store{c: c, r: c.Reader(), box: sqldb.PlainText{}} }
 
 // Conversation is one chat of an agent.
 type Conversation struct {

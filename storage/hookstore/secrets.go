@@ -4,33 +4,21 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/agentd/agentd/storage/sqldb"
 )
-
-// Sealer encrypts secrets at rest (internal/secretbox.Box is one): Open
-// also takes a value written before encryption and returns it unchanged.
-type Sealer interface {
-	Seal(plain string) (string, error)
-	Open(sealed string) (string, error)
-}
-
-// plainText keeps secrets as they are (no key configured).
-type plainText struct{}
-
-func (plainText) Seal(v string) (string, error) { return v, nil }
-func (plainText) Open(v string) (string, error) { return v, nil }
 
 // UseSealer makes the store encrypt the signing secrets it writes and
 // decrypt the ones it reads; storage.Open sets it from the secret key.
-func (db *Webhooks) UseSealer(s Sealer) {
+func (db *Webhooks) UseSealer(s sqldb.Sealer) {
 	if s == nil {
-		s = plainText{}
+		s = sqldb.PlainText{}
 	}
 	db.box = s
 }
 
 // Sealing reports whether secrets are encrypted at rest.
 func (db *Webhooks) Sealing() bool {
-	_, plain := db.box.(plainText)
+	_, plain := db.box.(sqldb.PlainText)
 	return !plain
 }
 
@@ -50,7 +38,7 @@ func (db *Webhooks) openSecrets(secret, prev *string) error {
 // each with `from` (which also takes plain text), in one transaction: the
 // rotation of the secret key, and the encryption of rows written before
 // there was one. It returns how many values it rewrote.
-func (db *Webhooks) ResealSecrets(ctx context.Context, from, to Sealer) (int, error) {
+func (db *Webhooks) ResealSecrets(ctx context.Context, from, to sqldb.Sealer) (int, error) {
 	n := 0
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		n = 0

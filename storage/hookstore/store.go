@@ -16,9 +16,9 @@ const EventPing = "ping"
 type Webhooks struct {
 	c   *sqldb.DB
 	r   *sql.DB
-	box Sealer // webhook secrets at rest (secrets.go)
+	box sqldb.Sealer // webhook secrets at rest (secrets.go)
 }
 
 // New returns the webhooks store over c; secrets stay in plain text until
 // UseSealer.
-func New(c *sqldb.DB) *Webhooks { return &Webhooks{c: c, r: c.Reader(), box: plainText{}} }
+func New(c *sqldb.DB) *Webhooks { return &Webhooks{c: c, r: c.Reader(), box: sqldb.PlainText{}} }
