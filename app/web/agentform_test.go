@@ -25,7 +25,7 @@ func TestAgentFormRoundTripKeepsEveryConfigKey(t *testing.T) {
 		{"voice", `{"callerIdRotation":true,"interruptionThreshold":0.4,"maxConcurrentCalls":5,"speed":1.1,"voice":"alloy"}`},
 		{"voice", `{"callerIdRotation":false,"maxConcurrentCalls":1}`},
 		{"voice", `{}`},
-		{"chat", `{"allowedDomains":["*.shop.example","example.com"],"greeting":"Hi!","placeholder":"Ask","position":"top-left","primaryColor":"#112233","theme":"dark"}`},
+		{"chat", `{"allowedDomains":["*.shop.example","example.com"],"greeting":"Hi!","maxMessagesPerDay":500,"placeholder":"Ask","position":"top-left","primaryColor":"#112233","theme":"dark"}`},
 	} {
 		name, typ, status, model, instr := "Ava "+c.typ, c.typ, "active", "gpt-4o-mini", "Be brief."
 		phones := []string{"+15550001111"}
@@ -48,6 +48,42 @@ func TestAgentFormRoundTripKeepsEveryConfigKey(t *testing.T) {
 			b.Instructions != a.Instructions || strings.Join(b.PhoneNumbers, ",") != strings.Join(a.PhoneNumbers, ",") {
 			t.Fatalf("saved unchanged, got\n%+v %s\nwant\n%+v %s", b, b.Config, a, a.Config)
 		}
+	}
+}
+
+// The chat form sets the widget's daily message cap; a cap that is not a
+// whole number from 1 up is refused in the form and changes nothing.
+func TestAgentFormDailyCap(t *testing.T) {
+	e := newSiteEnv(t)
+	owner := e.org("acme")
+	f := url.Values{"name": {"Chat"}, "type": {"chat"}, "status": {"active"}, "maxMessagesPerDay": {"250"}}
+	code, _, h := e.post(owner, "/agents", f)
+	if code != http.StatusSeeOther {
+		t.Fatalf("create: %d", code)
+	}
+	id := strings.TrimPrefix(strings.Split(h.Get("Location"), "?")[0], "/agents/")
+	a, _ := agents.Get(context.Background(), e.db, owner.orgID, id)
+	if string(a.Config) != `{"maxMessagesPerDay":250}` {
+		t.Fatalf("config %s", a.Config)
+	}
+	if _, page, _ := e.get(owner, "/agents/"+id); !strings.Contains(page, `name="maxMessagesPerDay"`) || !strings.Contains(page, `value="250"`) {
+		t.Fatalf("the form does not show the cap: %.300s", page)
+	}
+	for _, bad := range []string{"0", "2.5", "many"} {
+		f.Set("maxMessagesPerDay", bad)
+		if code, body, _ := e.post(owner, "/agents/"+id, f); code != 400 || !strings.Contains(body, "config.maxMessagesPerDay") {
+			t.Fatalf("cap %q: %d", bad, code)
+		}
+	}
+	if b, _ := agents.Get(context.Background(), e.db, owner.orgID, id); string(b.Config) != string(a.Config) {
+		t.Fatalf("a refused save changed the config: %s", b.Config)
+	}
+	f.Del("maxMessagesPerDay")
+	if code, _, _ := e.post(owner, "/agents/"+id, f); code != http.StatusSeeOther {
+		t.Fatalf("clear: %d", code)
+	}
+	if b, _ := agents.Get(context.Background(), e.db, owner.orgID, id); string(b.Config) != `{}` {
+		t.Fatalf("cleared cap: %s", b.Config)
 	}
 }
 

@@ -51,7 +51,7 @@ type agentForm struct {
 	Voice, Speed, Interruption, MaxConcurrent string
 	CallerIDRotation                          bool
 	// Chat settings.
-	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains string
+	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains, MaxPerDay string
 }
 
 // agentPageData is the agent form page: the form, and on an existing agent
@@ -173,7 +173,8 @@ func readAgentForm(r *http.Request) agentForm {
 		Instructions: r.PostFormValue("instructions"), Phones: v("phones"), Specialty: v("specialty"),
 		DisplayRole: v("displayRole"), Tools: v("tools"), Voice: v("voice"), Speed: v("speed"),
 		Interruption: v("interruption"), MaxConcurrent: v("maxConcurrentCalls"), CallerIDRotation: v("callerIdRotation") == "on", Theme: v("theme"), PrimaryColor: v("primaryColor"), Position: v("position"),
-		Greeting: v("greeting"), Placeholder: v("placeholder"), AllowedDomains: v("allowedDomains")}
+		Greeting: v("greeting"), Placeholder: v("placeholder"), AllowedDomains: v("allowedDomains"),
+		MaxPerDay: v("maxMessagesPerDay")}
 }
 
 // formOf fills the form from a stored agent.
@@ -207,6 +208,7 @@ func formOf(a agentstore.Agent) agentForm {
 	f.CallerIDRotation, _ = cfg["callerIdRotation"].(bool)
 	f.Theme, f.PrimaryColor, f.Position = str("theme"), str("primaryColor"), str("position")
 	f.Greeting, f.Placeholder, f.AllowedDomains = str("greeting"), str("placeholder"), str("allowedDomains")
+	f.MaxPerDay = str("maxMessagesPerDay")
 	return f
 }
 
@@ -215,7 +217,7 @@ func formOf(a agentstore.Agent) agentForm {
 // config is kept as it is (a form never drops what it does not show).
 var formConfigKeys = map[string][]string{
 	"voice": {"voice", "speed", "interruptionThreshold", "maxConcurrentCalls", "callerIdRotation"},
-	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "allowedDomains"},
+	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "allowedDomains", "maxMessagesPerDay"},
 }
 
 // input turns the form into the agents feature's input. stored is the
@@ -295,6 +297,9 @@ func (f agentForm) settings() (map[string]any, error) {
 				ds = append(ds, d)
 			}
 			cfg["allowedDomains"] = ds
+		}
+		if err := num("maxMessagesPerDay", f.MaxPerDay); err != nil {
+			return nil, err
 		}
 	}
 	return cfg, nil

@@ -55,9 +55,8 @@ function followLog(log) {
   const badge = document.querySelector("[data-live]");
   if (!window.EventSource) return;
   const types = (log.dataset.types || "").split(",").filter(Boolean);
-  const src = new EventSource("/api/v2/events/stream" + (types.length ? "?" + types.map((t) => "type=" + encodeURIComponent(t)).join("&") : ""));
-  src.addEventListener("open", () => { if (badge) { badge.hidden = false; badge.textContent = "live"; badge.classList.remove("off"); } });
-  src.addEventListener("error", () => { if (badge && src.readyState !== EventSource.OPEN) { badge.textContent = "reconnecting"; badge.classList.add("off"); } });
+  const query = types.map((t) => "type=" + encodeURIComponent(t));
+  let lastID = "";
   const add = (ev) => {
     let e;
     try { e = JSON.parse(ev.data); } catch { return; }
@@ -82,8 +81,44 @@ function followLog(log) {
     log.tBodies[0].append(row);
   };
   const all = types.length ? types : (log.dataset.all || "").split(",").filter(Boolean);
-  for (const t of all) src.addEventListener(t, add);
-  window.addEventListener("pagehide", () => src.close());
+  const handlers = {};
+  for (const t of all) handlers[t] = (ev) => { if (ev.lastEventId) lastID = ev.lastEventId; add(ev); };
+  // A reopened stream resumes after the last event shown.
+  stream(() => "/api/v2/events/stream?" + query.concat(lastID ? ["after=" + encodeURIComponent(lastID)] : []).join("&"),
+    handlers, (state) => { if (state !== "refused") showLive(badge, state); });
+}
+
+// showLive sets a page's live badge: "live", "reconnecting" or "auto-refresh".
+function showLive(badge, state) {
+  if (!badge) return;
+  badge.hidden = false;
+  badge.textContent = state;
+  badge.classList.toggle("off", state === "reconnecting");
+}
+
+// stream follows the event stream at url() with one handler per event type
+// and tells onState how it goes. EventSource reconnects by itself after a
+// dropped connection, but gives up for good when a reconnect is answered
+// with an error status (a restart, a moment of overload): then the stream
+// is opened again after a few seconds, for as long as the page is open.
+// onState gets "live", "reconnecting" and, if the very first attempt
+// fails (a role without events:read), "refused"; then it stops.
+function stream(url, handlers, onState) {
+  let src = null, opened = false, closed = false;
+  const open = () => {
+    if (closed) return;
+    src = new EventSource(url());
+    for (const [t, h] of Object.entries(handlers)) src.addEventListener(t, h);
+    src.addEventListener("open", () => { opened = true; onState("live"); });
+    src.addEventListener("error", () => {
+      if (!opened) { src.close(); closed = true; onState("refused"); return; }
+      if (src.readyState === EventSource.OPEN) return;
+      onState("reconnecting");
+      if (src.readyState === EventSource.CLOSED) setTimeout(open, 3000 + Math.random() * 2000);
+    });
+  };
+  open();
+  window.addEventListener("pagehide", () => { closed = true; if (src) src.close(); });
 }
 
 const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result", "batch.completed"];
@@ -98,18 +133,14 @@ const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_
 // refreshes the same parts every 5 s.
 function liveCalls(list, detail, regions) {
   const badge = document.querySelector("[data-live]");
-  const show = (text, off) => {
-    if (!badge) return;
-    badge.hidden = false;
-    badge.textContent = text;
-    badge.classList.toggle("off", off);
-  };
   let running = false, timer = 0, last = 0, again = false;
   const refresh = () => {
     if (running) { again = true; return; }
     running = true;
     last = Date.now();
-    refreshFrom(list, detail).finally(() => {
+    // A refetch that fails (a restart, an overloaded moment) is tried
+    // again: the events that asked for it will not come twice.
+    refreshFrom(list, detail).then((ok) => { if (!ok) again = true; }, () => { again = true; }).finally(() => {
       running = false;
       if (again) { again = false; schedule(); }
     });
@@ -121,17 +152,10 @@ function liveCalls(list, detail, regions) {
     timer = setTimeout(() => { timer = 0; refresh(); }, Math.max(250, last + 1000 - Date.now()));
   };
   const poll = () => {
-    show("auto-refresh", false);
+    showLive(badge, "auto-refresh");
     setInterval(refresh, 5000);
   };
   if (!window.EventSource) return poll();
-  const src = new EventSource("/api/v2/events/stream?" + callEvents.map((t) => "type=" + t).join("&"));
-  let opened = false;
-  src.addEventListener("open", () => { opened = true; show("live", false); });
-  src.addEventListener("error", () => {
-    if (!opened) { src.close(); poll(); return; }
-    if (src.readyState !== EventSource.OPEN) show("reconnecting", true);
-  });
   const onEvent = (ev) => {
     let data;
     try { data = JSON.parse(ev.data).data; } catch { return; }
@@ -142,8 +166,16 @@ function liveCalls(list, detail, regions) {
     if (list && data.id) { updateRow(list, data); schedule(); }
     if (detail && detail.dataset.callDetail === data.id) schedule();
   };
-  for (const t of callEvents) src.addEventListener(t, onEvent);
-  window.addEventListener("pagehide", () => src.close());
+  const handlers = {};
+  for (const t of callEvents) handlers[t] = onEvent;
+  let down = false;
+  stream(() => "/api/v2/events/stream?" + callEvents.map((t) => "type=" + t).join("&"), handlers, (state) => {
+    if (state === "refused") return poll();
+    // Back from a gap: what changed meanwhile is fetched once.
+    if (state === "live" && down) schedule();
+    down = state === "reconnecting";
+    showLive(badge, state);
+  });
 }
 
 // updateRow shows a call's new status in its row; false when the list has
@@ -170,7 +202,7 @@ function updateRow(list, call) {
 // and every [data-live-region].
 async function refreshFrom(list, detail) {
   const res = await fetch(location.href, { credentials: "same-origin", headers: { Accept: "text/html" } });
-  if (!res.ok) return;
+  if (!res.ok) return false;
   const doc = new DOMParser().parseFromString(await res.text(), "text/html");
   if (list) mergeRows(list, doc);
   for (const region of document.querySelectorAll("[data-live-region]")) {
@@ -178,7 +210,7 @@ async function refreshFrom(list, detail) {
     if (fresh && fresh.innerHTML !== region.innerHTML) region.innerHTML = fresh.innerHTML;
   }
   const fresh = doc.querySelector("[data-call-detail]");
-  if (!detail || !fresh) return;
+  if (!detail || !fresh) return true;
   const live = detail.querySelector("[data-live]");
   detail.replaceChildren(...fresh.childNodes);
   const again = detail.querySelector("[data-live]");
@@ -186,6 +218,7 @@ async function refreshFrom(list, detail) {
   for (const form of detail.querySelectorAll("form[data-confirm]")) {
     form.addEventListener("submit", (e) => { if (!window.confirm(form.dataset.confirm)) e.preventDefault(); });
   }
+  return true;
 }
 
 // mergeRows brings the list to the fetched one: known rows keep their
@@ -229,16 +262,16 @@ function mergeRows(list, doc) {
 function liveConversations() {
   const badge = document.querySelector("[data-live]");
   if (!window.EventSource) return;
-  const src = new EventSource("/api/v2/events/stream?type=conversation.started&type=conversation.ended");
-  src.addEventListener("open", () => { if (badge) { badge.hidden = false; badge.textContent = "live"; badge.classList.remove("off"); } });
-  src.addEventListener("error", () => { if (badge && src.readyState !== EventSource.OPEN) { badge.textContent = "reconnecting"; badge.classList.add("off"); } });
   let pending = null;
   const refresh = () => {
     if (pending) return;
     pending = setTimeout(() => { pending = null; refreshFrom(null, null); }, 150);
   };
-  src.addEventListener("conversation.started", refresh);
-  src.addEventListener("conversation.ended", refresh);
+  stream(() => "/api/v2/events/stream?type=conversation.started&type=conversation.ended",
+    { "conversation.started": refresh, "conversation.ended": refresh }, (state) => {
+      if (state === "live") refresh();
+      if (state !== "refused") showLive(badge, state);
+    });
 }
 
 // previewWidget hands the chat settings of the agent form to the widget's
