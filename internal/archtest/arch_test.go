@@ -51,6 +51,7 @@ var httpAllowed = map[string]string{
 	module + "/app/convapi":     "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
 	module + "/app/llm":         "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
 	module + "/app/widgetapi":   "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
+	module + "/app/sse":         "server-sent events, the one writer the conversation API and the widget stream with",
 	module + "/app/analysisapi": "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
 }
 
