@@ -65,7 +65,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 	status := http.StatusOK
 	var res calls.Page
 	if bad == nil {
-		res, bad = calls.List(r.Context(), s.cfg.DB, u.OrgID, o)
+		res, bad = s.f.Calls.List(r.Context(), u.OrgID, o)
 	}
 	if bad != nil {
 		if errs.KindOf(bad) != errs.Invalid {
@@ -105,7 +105,7 @@ type callData struct {
 }
 
 func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
-	c, err := calls.Get(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"))
+	c, err := s.f.Calls.Get(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -187,7 +187,7 @@ func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error
 	d := batchesData{Batches: bs, Pager: newPager(r, offset, batchesPerPage, len(bs), total, false), Order: callStatuses,
 		Names: map[string]string{}}
 	// Campaign names, newest first as the page lists them.
-	if named, err := calls.ListBatches(r.Context(), s.cfg.DB, u.OrgID, calls.BatchListOptions{Limit: 100, Offset: offset}); err == nil {
+	if named, err := s.f.Calls.ListBatches(r.Context(), u.OrgID, calls.BatchListOptions{Limit: 100, Offset: offset}); err == nil {
 		for _, b := range named.Batches {
 			d.Names[b.ID] = b.Name
 		}

@@ -27,13 +27,16 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
@@ -68,6 +71,9 @@ type Config struct {
 // Features are the feature services the pages call; the server wires them
 // after the routes are registered (Site.Use).
 type Features struct {
+	Agents   *agents.Service
+	DNC      *dnc.Service
+	Settings *settings.Service
 	Calls    *calls.Service
 	KB       *kb.Service
 	Listings *listings.Service

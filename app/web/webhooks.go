@@ -168,7 +168,7 @@ func (s *Site) eventsPage(w http.ResponseWriter, r *http.Request, u user) error 
 	if err != nil {
 		return err
 	}
-	p, err := events.List(r.Context(), s.cfg.DB, u.OrgID, events.Query{After: q.Get("after"), Types: types, Limit: eventsPerPage})
+	p, err := s.f.Webhooks.ListEvents(r.Context(), u.OrgID, events.Query{After: q.Get("after"), Types: types, Limit: eventsPerPage})
 	if err != nil {
 		return err
 	}
