@@ -20,14 +20,17 @@ import (
 
 // App is a running agentd: database, HTTP server and background workers.
 type App struct {
-	cfg     Config
-	log     *slog.Logger
-	db      *storage.Stores
-	srv     *Server
-	ln      net.Listener
-	http    *http.Server
-	workers []func(context.Context) error
-	closers []func() error
+	cfg Config
+	log *slog.Logger
+	db  *storage.Stores
+	srv *Server
+	// features is every feature, built once (app/features); the handlers
+	// and the dashboard call them.
+	features *features.Set
+	ln       net.Listener
+	http     *http.Server
+	workers  []func(context.Context) error
+	closers  []func() error
 
 	metricsLn net.Listener // --metrics-addr, nil when off (app/metrics.go)
 }
@@ -104,6 +107,7 @@ func (a *App) wireFeatures(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.features = f
 	a.onClose(f.Close)
 	for _, w := range f.Workers() {
 		a.goWorker(w)

@@ -45,17 +45,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 		o.Statuses = []string{f.Status}
 	}
 	var bad error
-	if t, ok := s.day(f.From); ok {
-		o.From = &t
-	} else if f.From != "" {
-		bad = errs.InvalidField("from", "must be a date (YYYY-MM-DD)")
-	}
-	if t, ok := s.day(f.To); ok {
-		end := t.AddDate(0, 0, 1).Add(-time.Millisecond)
-		o.To = &end
-	} else if f.To != "" {
-		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
-	}
+	o.From, o.To, bad = s.dayRange(f.From, f.To)
 	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
@@ -87,6 +77,25 @@ func (s *Site) day(v string) (time.Time, bool) {
 	}
 	t, err := time.ParseInLocation("2006-01-02", v, s.cfg.Location)
 	return t, err == nil
+}
+
+// dayRange is the from and to days of a list filter (the calls and
+// conversations pages): to runs to the end of its day. A day that does not
+// parse is bad input naming its field (to's, when both fail); the other
+// still applies.
+func (s *Site) dayRange(from, to string) (start, end *time.Time, bad error) {
+	if t, ok := s.day(from); ok {
+		start = &t
+	} else if from != "" {
+		bad = errs.InvalidField("from", "must be a date (YYYY-MM-DD)")
+	}
+	if t, ok := s.day(to); ok {
+		e := t.AddDate(0, 0, 1).Add(-time.Millisecond)
+		end = &e
+	} else if to != "" {
+		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
+	}
+	return start, end, bad
 }
 
 // timelineEntry is one moment in a call's life.

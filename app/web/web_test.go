@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/settings"
@@ -70,7 +71,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	site.Use(Features{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Webhooks: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)})
+	site.Use(&features.Set{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)})
 	mux := http.NewServeMux()
 	param := regexp.MustCompile(`:([a-z]+)`)
 	for _, rt := range site.Routes() {

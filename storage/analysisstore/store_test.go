@@ -16,19 +16,18 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// ended seeds n completed calls of a new agent, the agent with an analysis
-// plan when plan is set, and records a transcript on each (which queues
-// its analysis in the same transaction).
-func ended(t *testing.T, db *storage.Stores, org string, n int, plan bool) (string, []string) {
-	t.Helper()
+// agentWithCalls creates a voice agent, with an analysis plan when plan is
+// set, and n completed calls of it.
+func agentWithCalls(tb testing.TB, db *storage.Stores, org string, n int, plan bool) (string, []string) {
+	tb.Helper()
 	ctx := context.Background()
 	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org, Name: "a", Type: "voice", Status: "active"})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if plan {
 		if err := db.Analyses.SavePlan(ctx, org, a.ID, json.RawMessage(`{"summary":{"enabled":true}}`)); err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	seed := make([]callstore.SeedCall, n)
@@ -37,15 +36,24 @@ func ended(t *testing.T, db *storage.Stores, org string, n int, plan bool) (stri
 	}
 	ids, err := db.Calls.SeedCalls(ctx, seed)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return a.ID, ids
+}
+
+// ended is agentWithCalls with a transcript recorded on each call (which
+// queues its analysis in the same transaction).
+func ended(t *testing.T, db *storage.Stores, org string, n int, plan bool) (string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	agent, ids := agentWithCalls(t, db, org, n, plan)
 	tr := json.RawMessage(`[{"role":"user","text":"Hi.","at":"2026-06-10T14:00:02.000Z"}]`)
 	for _, id := range ids {
 		if err := db.Calls.SaveCallResult(ctx, org, callstore.CallResult{CallID: id, Transcript: tr}, time.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return a.ID, ids
+	return agent, ids
 }
 
 // A plan is the organization's agent's: saved, read, removed; another
