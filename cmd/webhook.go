@@ -26,7 +26,7 @@ func addWebhookFlags(c *cobra.Command, cfg *events.Config) {
 }
 
 // webhookCommands are the webhook commands: create, list, delete,
-// deliveries and retry, on the database directly.
+// deliveries and retry, through the events feature the API calls.
 func webhookCommands(g *globals) []*cobra.Command {
 	root := &cobra.Command{Use: "webhook", Short: "Manage webhook endpoints and their deliveries"}
 	var orgFlag string
