@@ -26,13 +26,13 @@ func BenchmarkListWorkers(b *testing.B) {
 		if i%4 == 0 {
 			typ, phones = "chat", nil
 		}
-		a, err := agents.Create(ctx, e.db, e.orgID, agents.Input{Name: agentPtr(fmt.Sprint("agent ", i)), Type: &typ, PhoneNumbers: &phones,
+		a, err := e.app.srv.agents.Create(ctx, e.orgID, agents.Input{Name: agentPtr(fmt.Sprint("agent ", i)), Type: &typ, PhoneNumbers: &phones,
 			Instructions: agentPtr(string(make([]byte, 4000)))})
 		if err != nil {
 			b.Fatal(err)
 		}
 		agentIDs[i] = a.ID
-		if _, err := agents.CreateJob(ctx, e.db, e.orgID, agents.JobInput{AgentID: &a.ID, Name: agentPtr("job")}); err != nil {
+		if _, err := e.app.srv.agents.CreateJob(ctx, e.orgID, agents.JobInput{AgentID: &a.ID, Name: agentPtr("job")}); err != nil {
 			b.Fatal(err)
 		}
 	}

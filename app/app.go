@@ -20,14 +20,17 @@ import (
 
 // App is a running agentd: database, HTTP server and background workers.
 type App struct {
-	cfg     Config
-	log     *slog.Logger
-	db      *storage.Stores
-	srv     *Server
-	ln      net.Listener
-	http    *http.Server
-	workers []func(context.Context) error
-	closers []func() error
+	cfg Config
+	log *slog.Logger
+	db  *storage.Stores
+	srv *Server
+	// features is every feature, built once (app/features); the handlers
+	// and the dashboard call them.
+	features *features.Set
+	ln       net.Listener
+	http     *http.Server
+	workers  []func(context.Context) error
+	closers  []func() error
 
 	metricsLn net.Listener // --metrics-addr, nil when off (app/metrics.go)
 }
@@ -93,7 +96,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // wireFeatures builds every feature once (app/features) and hands the
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
-	cfg := features.Config{Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
+	cfg := features.Config{Workers: true, Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
 		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
@@ -104,6 +107,7 @@ func (a *App) wireFeatures(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.features = f
 	a.onClose(f.Close)
 	for _, w := range f.Workers() {
 		a.goWorker(w)
@@ -114,7 +118,11 @@ func (a *App) wireFeatures(ctx context.Context) error {
 		guard:  events.NewStreamGuard(a.cfg.Webhooks.Recheck)}
 	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
 	a.onClose(func() error { stop(); return nil })
-	a.srv.kb, a.srv.listings.svc, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
+	a.srv.kb, a.srv.listings, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
+	a.srv.agentsAPI.Use(f.Agents)
+	a.srv.kbAPI.Use(f.KB)
+	a.srv.listingsAPI.Use(f.Listings)
+	a.srv.agents, a.srv.dnc, a.srv.settings = f.Agents, f.DNC, f.Settings
 	a.srv.conv.Use(f.Conversations)
 	a.srv.widget.Use(f.Widget)
 	a.srv.analysis.Use(f.Analysis)

@@ -25,7 +25,7 @@ func BenchmarkBatch1000Compliance(b *testing.B) {
 	})
 	ctx := context.Background()
 	on := true
-	if _, err := settings.Update(ctx, e.db, e.orgID, settings.Patch{CallingHours: &settings.HoursPatch{Enabled: &on}}, time.Now()); err != nil {
+	if _, err := e.app.srv.settings.Update(ctx, e.orgID, settings.Patch{CallingHours: &settings.HoursPatch{Enabled: &on}}, time.Now()); err != nil {
 		b.Fatal(err)
 	}
 	nums := make([]string, 0, 50000)

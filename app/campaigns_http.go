@@ -16,7 +16,7 @@ import (
 
 // listBatches is GET /api/v1/calls/batches.
 func (s *Server) listBatches(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	page, err := s.calls.ListBatches(r.Context(), orgID(r), r.URL.Query())
+	page, err := s.calls.ListBatchesQuery(r.Context(), orgID(r), r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (s *Server) addDNC(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	out, err := dnc.Add(r.Context(), s.db, orgID(r), req, s.now())
+	out, err := s.dnc.Add(r.Context(), orgID(r), req, s.now())
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s *Server) removeDNC(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if err := decodeJSON(r, &req); err != nil {
 		return err
 	}
-	out, err := dnc.Remove(r.Context(), s.db, orgID(r), req)
+	out, err := s.dnc.Remove(r.Context(), orgID(r), req)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func (s *Server) listDNC(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err != nil {
 		return err
 	}
-	page, err := dnc.List(r.Context(), s.db, orgID(r), o)
+	page, err := s.dnc.List(r.Context(), orgID(r), o)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Server) listDNC(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 
 // getSettings is GET /api/v2/organization/settings.
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	st, err := settings.Get(r.Context(), s.db, orgID(r))
+	st, err := s.settings.Get(r.Context(), orgID(r))
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func (s *Server) patchSettings(w http.ResponseWriter, r *http.Request, _ httprou
 	if err := decodeJSON(r, &p); err != nil {
 		return err
 	}
-	st, err := settings.Update(r.Context(), s.db, orgID(r), p, s.now())
+	st, err := s.settings.Update(r.Context(), orgID(r), p, s.now())
 	if err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ func BenchmarkListingsSearch50000(b *testing.B) {
 		g.Items = append(g.Items, in)
 	}
 	plan.Groups = []listings.ImportGroup{g}
-	if _, err := e.app.srv.listings.svc.Import(ctx, e.orgID, plan, false, nil); err != nil {
+	if _, err := e.app.srv.listings.Import(ctx, e.orgID, plan, false, nil); err != nil {
 		b.Fatal(err)
 	}
 	key := e.keyWithRole(e.orgID, "member", access.KeyOptions{RateLimit: 100000}) // past the default 1000/min

@@ -44,7 +44,7 @@ func TestListingsEmbedOnlyChangedText(t *testing.T) {
 	if n := ce.texts.Load(); n != 2 {
 		t.Fatalf("first sync embedded %d texts", n)
 	}
-	if n, err := e.app.srv.listings.svc.Vectors.Index.Len(context.Background(), listings.Space(e.orgID)); err != nil || n != 2 {
+	if n, err := e.app.srv.listings.Vectors.Index.Len(context.Background(), listings.Space(e.orgID)); err != nil || n != 2 {
 		t.Fatalf("vectors stored: %d %v", n, err)
 	}
 	e.sync(e.key, false, a, b) // identical
@@ -69,7 +69,7 @@ func TestListingsEmbedOnlyChangedText(t *testing.T) {
 	}
 	// deleteStale removes the vector too.
 	e.sync(e.key, true, listing("b", "Garden chair"))
-	if n, _ := e.app.srv.listings.svc.Vectors.Index.Len(context.Background(), listings.Space(e.orgID)); n != 1 {
+	if n, _ := e.app.srv.listings.Vectors.Index.Len(context.Background(), listings.Space(e.orgID)); n != 1 {
 		t.Fatalf("vectors after delete: %d", n)
 	}
 }

@@ -24,39 +24,39 @@ func (s *Server) routes() {
 	s.handle(route{method: "DELETE", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Remove a member with their keys and sessions"}, s.removeMember)
 
 	// Agents, the workforce view and jobs.
-	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.listAgents)
-	s.handle(route{method: "POST", path: "/api/v1/agents", family: FamilyAgents, summary: "Create an agent"}, s.createAgent)
-	s.handle(route{method: "GET", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Read an agent with instructions, config and tools"}, s.getAgent)
-	s.handle(route{method: "PATCH", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Update some fields of an agent"}, s.updateAgent)
-	s.handle(route{method: "DELETE", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Delete an agent (it becomes inactive and stays listed)"}, s.deleteAgent)
-	s.handle(route{method: "GET", path: "/api/v2/agents", capability: capAgentRead, summary: "List every worker of the organization (workforce view)"}, s.listWorkers)
-	s.handle(route{method: "POST", path: "/api/v2/jobs", capability: capAgentWrite, summary: "Assign a new job to an agent"}, s.createJob)
-	s.handle(route{method: "GET", path: "/api/v2/jobs", capability: capAgentWrite, summary: "List jobs (optionally of one agent)"}, s.listJobs)
-	s.handle(route{method: "PATCH", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Update a job"}, s.updateJob)
-	s.handle(route{method: "DELETE", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Delete a job"}, s.deleteJob)
+	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.agentsAPI.ListAgents)
+	s.handle(route{method: "POST", path: "/api/v1/agents", family: FamilyAgents, summary: "Create an agent"}, s.agentsAPI.CreateAgent)
+	s.handle(route{method: "GET", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Read an agent with instructions, config and tools"}, s.agentsAPI.GetAgent)
+	s.handle(route{method: "PATCH", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Update some fields of an agent"}, s.agentsAPI.UpdateAgent)
+	s.handle(route{method: "DELETE", path: "/api/v1/agents/:id", family: FamilyAgents, summary: "Delete an agent (it becomes inactive and stays listed)"}, s.agentsAPI.DeleteAgent)
+	s.handle(route{method: "GET", path: "/api/v2/agents", capability: capAgentRead, summary: "List every worker of the organization (workforce view)"}, s.agentsAPI.ListWorkers)
+	s.handle(route{method: "POST", path: "/api/v2/jobs", capability: capAgentWrite, summary: "Assign a new job to an agent"}, s.agentsAPI.CreateJob)
+	s.handle(route{method: "GET", path: "/api/v2/jobs", capability: capAgentWrite, summary: "List jobs (optionally of one agent)"}, s.agentsAPI.ListJobs)
+	s.handle(route{method: "PATCH", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Update a job"}, s.agentsAPI.UpdateJob)
+	s.handle(route{method: "DELETE", path: "/api/v2/jobs/:id", capability: capAgentWrite, summary: "Delete a job"}, s.agentsAPI.DeleteJob)
 
 	// Knowledge base.
 	kb := func(method, path string, limit int64, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, family: FamilyKB, bodyLimit: limit, summary: summary}, h)
 	}
-	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.createCollection)
-	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.listCollections)
-	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.getCollection)
-	kb(http.MethodPatch, "/api/v1/kb/collections/:id", 0, "Update a knowledge collection (name, description, search weight)", s.updateCollection)
-	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.deleteCollection)
-	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.upsertSource)
-	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.listSources)
-	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.deleteSources)
-	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.batchSources)
-	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.searchKB)
+	kb(http.MethodPost, "/api/v1/kb/collections", 0, "Create a knowledge collection", s.kbAPI.CreateCollection)
+	kb(http.MethodGet, "/api/v1/kb/collections", 0, "List knowledge collections", s.kbAPI.ListCollections)
+	kb(http.MethodGet, "/api/v1/kb/collections/:id", 0, "Read a knowledge collection", s.kbAPI.GetCollection)
+	kb(http.MethodPatch, "/api/v1/kb/collections/:id", 0, "Update a knowledge collection (name, description, search weight)", s.kbAPI.UpdateCollection)
+	kb(http.MethodDelete, "/api/v1/kb/collections/:id", 0, "Delete a collection with its sources", s.kbAPI.DeleteCollection)
+	kb(http.MethodPost, "/api/v1/kb/sources", 2<<20, "Create or update one knowledge source", s.kbAPI.UpsertSource)
+	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.kbAPI.ListSources)
+	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.kbAPI.DeleteSources)
+	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.kbAPI.BatchSources)
+	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.kbAPI.SearchKB)
 
 	// Listings.
 	s.handle(route{method: "POST", path: "/api/v1/listings/sync", family: FamilyListings, bodyLimit: 32 << 20,
-		summary: "Upsert 1 to 1000 listings by externalId"}, s.syncListings)
+		summary: "Upsert 1 to 1000 listings by externalId"}, s.listingsAPI.SyncListings)
 	s.handle(route{method: "GET", path: "/api/v1/listings/sync", family: FamilyListings,
-		summary: "Every active listing (up to 10,000) for diffing"}, s.listListings)
+		summary: "Every active listing (up to 10,000) for diffing"}, s.listingsAPI.ListListings)
 	s.handle(route{method: "GET", path: "/api/v1/listings/search", family: FamilyListings,
-		summary: "Search listings by text, category, price and attributes"}, s.searchListings)
+		summary: "Search listings by text, category, price and attributes"}, s.listingsAPI.SearchListings)
 
 	// Calls and telephony.
 	s.handle(route{method: "POST", path: "/api/v1/calls/schedule", family: FamilyCalls, auth: authInternal,

@@ -19,10 +19,17 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/agentsapi"
 	"github.com/agentd/agentd/app/analysisapi"
 	"github.com/agentd/agentd/app/convapi"
+	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/kbapi"
+	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/listingsapi"
+	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/app/widgetapi"
 	"github.com/agentd/agentd/storage"
@@ -70,14 +77,21 @@ type Server struct {
 	openapiDoc  func() (json.RawMessage, error) // GET /api/openapi.json, built on first use
 
 	// Feature state, set up by each feature's wire function.
+	agents   *agents.Service
+	dnc      *dnc.Service
+	settings *settings.Service
 	kb       *kb.Service
-	listings listingsState
+	listings *listings.Service
 	calls    callsState
 	webhooks webhooksState
 	conv     *convapi.Handlers     // conversations (app/convapi)
 	widget   *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
 	analysis *analysisapi.Handlers // post-call analysis (app/analysisapi)
 	site     *web.Site             // the dashboard (app/web)
+
+	agentsAPI   *agentsapi.Handlers   // app/agentsapi
+	kbAPI       *kbapi.Handlers       // app/kbapi
+	listingsAPI *listingsapi.Handlers // app/listingsapi
 }
 
 // newServer builds the server and its route table.
@@ -100,6 +114,7 @@ func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 	s.conv = s.newConvAPI()
 	s.widget = s.newWidgetAPI()
 	s.analysis = s.newAnalysisAPI()
+	s.newFeatureAPIs()
 	s.routes()
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()
@@ -294,5 +309,8 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 func handlerName(h handlerFunc) string {
 	name := runtime.FuncForPC(reflect.ValueOf(h).Pointer()).Name()
 	name = strings.TrimSuffix(name, "-fm")
-	return name[strings.LastIndexByte(name, '.')+1:]
+	name = name[strings.LastIndexByte(name, '.')+1:]
+	// A handler of a sub-package (kbapi.Handlers.CreateCollection) is
+	// exported; its operationId starts lower-case as app's own do.
+	return strings.ToLower(name[:1]) + name[1:]
 }

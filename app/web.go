@@ -36,9 +36,8 @@ func (s *Server) page(rt web.Route) {
 	})
 }
 
-// wireWeb hands the dashboard the feature services wired before it.
+// wireWeb hands the dashboard the feature set wired before it.
 func (a *App) wireWeb(context.Context) error {
-	a.srv.site.Use(web.Features{Calls: a.srv.calls.Service, KB: a.srv.kb, Listings: a.srv.listings.svc,
-		Webhooks: a.srv.webhooks.svc, Conversations: a.srv.conv.Service(), Analysis: a.srv.analysis.Service()})
+	a.srv.site.Use(a.features)
 	return nil
 }

@@ -113,7 +113,7 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	// Every page, at a laptop's width and a phone's, is exactly as wide
 	// as the viewport: nothing overflows sideways.
 	hookURL := "https://hooks.example.com/a"
-	wh, err := (&events.Service{DB: e.db}).Create(context.Background(), e.orgID, events.Input{URL: &hookURL, Events: &[]string{"*"}})
+	wh, err := events.New(events.Deps{Webhooks: e.db.Webhooks, Events: e.db.Events}, nil).Create(context.Background(), e.orgID, events.Input{URL: &hookURL, Events: &[]string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -172,7 +172,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter
 	if q.Limit, err = intParam(r, "limit"); err != nil {
 		return err
 	}
-	page, err := events.List(r.Context(), s.db, orgID(r), q)
+	page, err := s.webhooks.svc.ListEvents(r.Context(), orgID(r), q)
 	if err != nil {
 		return err
 	}
@@ -208,7 +208,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 		return err
 	}
 	defer release()
-	err = events.Stream(ctx, s.db, orgID(r), after, types, s.webhooks.stream, guarded)
+	err = s.webhooks.svc.Stream(ctx, orgID(r), after, types, s.webhooks.stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {
 			s.log.DebugContext(r.Context(), "event stream ended", append(logAttrs(r), "err", err)...)

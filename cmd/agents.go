@@ -10,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 // agentCommands are the agent commands (agent create|list|get|update|delete)
@@ -89,10 +87,10 @@ func (f *agentFlags) input(c *cobra.Command) (agents.Input, error) {
 	return in, nil
 }
 
-// withOrg opens the database and resolves --org for a command body.
-func withOrg(c *cobra.Command, g *globals, org string, fn func(db *storage.Stores, orgID string) error) error {
-	return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-		return fn(db, o.ID)
+// withOrg opens the feature set and resolves --org for a command body.
+func withOrg(c *cobra.Command, g *globals, org string, fn func(f *features.Set, orgID string) error) error {
+	return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+		return fn(f, o.ID)
 	})
 }
 
@@ -100,9 +98,9 @@ func newAgentCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "agent", Short: "Manage agents (same rules as /api/v1/agents)"}
 	var org string
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
-	show := func(c *cobra.Command, a agentstore.Agent, verb string) error {
+	show := func(c *cobra.Command, a agents.View, verb string) error {
 		if g.json {
-			return printJSON(c.OutOrStdout(), agents.NewView(a))
+			return printJSON(c.OutOrStdout(), a)
 		}
 		printAgent(c, a, verb)
 		return nil
@@ -118,12 +116,12 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				a, err := agents.Create(c.Context(), db, orgID, in)
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				a, err := f.Agents.Create(c.Context(), orgID, in)
 				if err != nil {
 					return err
 				}
-				return show(c, a, "created")
+				return show(c, agents.NewView(a), "created")
 			})
 		},
 	}
@@ -135,8 +133,8 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "List agents, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				as, more, err := agents.List(c.Context(), db, orgID, q)
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				as, more, err := f.Agents.List(c.Context(), orgID, q)
 				if err != nil {
 					return err
 				}
@@ -166,15 +164,15 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "Show an agent with its instructions, config and tools",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				a, err := agents.Get(c.Context(), db, orgID, args[0])
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				a, err := f.Agents.Get(c.Context(), orgID, args[0])
 				if err != nil {
 					return err
 				}
 				if g.json {
 					return printJSON(c.OutOrStdout(), agents.NewView(a))
 				}
-				printAgent(c, a, "")
+				printAgent(c, agents.NewView(a), "")
 				fmt.Fprintf(c.OutOrStdout(), "model: %s\nconfig: %s\ntools: %s\ninstructions:\n%s\n", a.Model, a.Config, a.Tools, a.Instructions)
 				return nil
 			})
@@ -191,12 +189,12 @@ func newAgentCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				a, err := agents.Update(c.Context(), db, orgID, args[0], in)
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				a, err := f.Agents.Update(c.Context(), orgID, args[0], in)
 				if err != nil {
 					return err
 				}
-				return show(c, a, "updated")
+				return show(c, agents.NewView(a), "updated")
 			})
 		},
 	}
@@ -207,12 +205,12 @@ func newAgentCmd(g *globals) *cobra.Command {
 		Short: "Delete an agent: it becomes inactive and stays listed",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				a, err := agents.Delete(c.Context(), db, orgID, args[0])
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				a, err := f.Agents.Delete(c.Context(), orgID, args[0])
 				if err != nil {
 					return err
 				}
-				return show(c, a, "deleted (now inactive)")
+				return show(c, agents.NewView(a), "deleted (now inactive)")
 			})
 		},
 	}
@@ -221,13 +219,13 @@ func newAgentCmd(g *globals) *cobra.Command {
 }
 
 // printAgent prints the one-line summary of an agent.
-func printAgent(c *cobra.Command, a agentstore.Agent, verb string) {
+func printAgent(c *cobra.Command, a agents.View, verb string) {
 	if verb != "" {
 		verb = " " + verb
 	}
 	phones := ""
-	if len(a.PhoneNumbers) > 0 {
-		phones = ", phones " + strings.Join(a.PhoneNumbers, " ")
+	if a.PhoneNumbers != nil && len(*a.PhoneNumbers) > 0 {
+		phones = ", phones " + strings.Join(*a.PhoneNumbers, " ")
 	}
 	fmt.Fprintf(c.OutOrStdout(), "agent %s (%s, %s, %s)%s%s\n", a.ID, a.Name, a.Type, a.Status, verb, phones)
 }

@@ -7,8 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 // jobDeletedJSON is the --json output of job delete.
@@ -44,9 +43,9 @@ func newJobCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "job", Short: "Manage the jobs assigned to agents (same rules as /api/v2/jobs)"}
 	var org string
 	cmd.PersistentFlags().StringVar(&org, "org", "", "organization name or id (optional with one organization)")
-	show := func(c *cobra.Command, j agentstore.Job, verb string) error {
+	show := func(c *cobra.Command, j agents.JobView, verb string) error {
 		if g.json {
-			return printJSON(c.OutOrStdout(), agents.NewJobView(j))
+			return printJSON(c.OutOrStdout(), j)
 		}
 		fmt.Fprintf(c.OutOrStdout(), "job %s (%s) of agent %s: %s, %s, %s %s\n", j.ID, j.Name, j.AgentID, j.Status, j.TriggerType, j.TrustLevel, verb)
 		return nil
@@ -57,12 +56,12 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Assign a new job to an agent",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				j, err := agents.CreateJob(c.Context(), db, orgID, cf.input(c))
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				j, err := f.Agents.CreateJob(c.Context(), orgID, cf.input(c))
 				if err != nil {
 					return err
 				}
-				return show(c, j, "created")
+				return show(c, agents.NewJobView(j), "created")
 			})
 		},
 	}
@@ -73,8 +72,8 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "List jobs, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				js, err := agents.ListJobs(c.Context(), db, orgID, agent)
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				js, err := f.Agents.ListJobs(c.Context(), orgID, agent)
 				if err != nil {
 					return err
 				}
@@ -97,12 +96,12 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Change the given fields of a job (--agent moves it)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				j, err := agents.UpdateJob(c.Context(), db, orgID, args[0], uf.input(c))
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				j, err := f.Agents.UpdateJob(c.Context(), orgID, args[0], uf.input(c))
 				if err != nil {
 					return err
 				}
-				return show(c, j, "updated")
+				return show(c, agents.NewJobView(j), "updated")
 			})
 		},
 	}
@@ -112,8 +111,8 @@ func newJobCmd(g *globals) *cobra.Command {
 		Short: "Delete a job",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return withOrg(c, g, org, func(db *storage.Stores, orgID string) error {
-				if err := agents.DeleteJob(c.Context(), db, orgID, args[0]); err != nil {
+			return withOrg(c, g, org, func(f *features.Set, orgID string) error {
+				if err := f.Agents.DeleteJob(c.Context(), orgID, args[0]); err != nil {
 					return err
 				}
 				if g.json {

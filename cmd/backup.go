@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/agentd/agentd/storage"
 )
 
 // opsCommands are the operator's commands: backup, restore, doctor.
@@ -26,11 +24,11 @@ the server (writers go on meanwhile). The copy is checked with PRAGMA integrity_
 only then given its name. FILE must not exist.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if storage.IsPostgresURL(g.db) {
+			if isPostgres(g.db) {
 				return errNotSQLite("backup")
 			}
 			start := time.Now()
-			if err := storage.Backup(c.Context(), g.db, args[0]); err != nil {
+			if err := backupDB(c.Context(), g.db, args[0]); err != nil {
 				return err
 			}
 			st, err := os.Stat(args[0])
@@ -59,11 +57,11 @@ is SQLite's own lock, taken exclusively and held for the whole copy, so a server
 meanwhile fails with "database is locked" rather than reading half a restore.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if storage.IsPostgresURL(g.db) {
+			if isPostgres(g.db) {
 				return errNotSQLite("restore")
 			}
-			err := storage.Restore(c.Context(), args[0], g.db)
-			if errors.Is(err, storage.ErrInUse) {
+			err := restoreDB(c.Context(), args[0], g.db)
+			if errors.Is(err, errInUse) {
 				return fmt.Errorf("restore refused: %s is open in another process (agentd serve, litestream, sqlite3?); stop it, then restore", g.db)
 			}
 			if err != nil {

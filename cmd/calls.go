@@ -11,8 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.
@@ -69,7 +68,7 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "List calls, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
 				if status != "" {
 					o.Statuses = strings.Split(status, ",")
 				}
@@ -85,7 +84,7 @@ func callCommands(g *globals) []*cobra.Command {
 						*p.dst = &t
 					}
 				}
-				page, err := calls.List(c.Context(), db, org.ID, o)
+				page, err := f.Calls.List(c.Context(), org.ID, o)
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -125,8 +124,8 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Show one call with its attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				rec, err := calls.Get(c.Context(), db, org.ID, args[0])
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				rec, err := f.Calls.Get(c.Context(), org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -139,8 +138,8 @@ func callCommands(g *globals) []*cobra.Command {
 		Short: "Cancel a call that has not ended (a call being dialled is hung up by the server within a heartbeat)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				rec, prev, err := calls.Cancel(c.Context(), db, org.ID, args[0])
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				rec, prev, err := f.Calls.CancelCall(c.Context(), org.ID, args[0])
 				if err != nil {
 					return callCLIErr(err)
 				}

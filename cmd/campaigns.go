@@ -11,9 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/settings"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // batchCommands are the campaign commands: batch list|get|pause|resume|cancel.
@@ -30,8 +29,8 @@ func batchCommands(g *globals) []*cobra.Command {
 		Short: "List batches, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				page, err := calls.ListBatches(c.Context(), db, org.ID, o)
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				page, err := f.Calls.ListBatches(c.Context(), org.ID, o)
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -56,12 +55,12 @@ func batchCommands(g *globals) []*cobra.Command {
 	lf.IntVar(&o.Limit, "limit", 50, "page size (1-100)")
 	lf.IntVar(&o.Offset, "offset", 0, "batches to skip")
 
-	one := func(use, short string, act func(c *cobra.Command, db *storage.Stores, org orgstore.Org, id string) (calls.BatchView, string, error)) *cobra.Command {
+	one := func(use, short string, act func(c *cobra.Command, f *features.Set, org orgRef, id string) (calls.BatchView, string, error)) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " ID", Short: short, Args: cobra.ExactArgs(1),
 			RunE: func(c *cobra.Command, args []string) error {
-				return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-					b, msg, err := act(c, db, org, args[0])
+				return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+					b, msg, err := act(c, f, org, args[0])
 					if err != nil {
 						return callCLIErr(err)
 					}
@@ -77,20 +76,20 @@ func batchCommands(g *globals) []*cobra.Command {
 			},
 		}
 	}
-	get := one("get", "Show a batch with the counts of its calls", func(c *cobra.Command, db *storage.Stores, org orgstore.Org, id string) (calls.BatchView, string, error) {
-		b, err := calls.GetBatch(c.Context(), db, org.ID, id)
+	get := one("get", "Show a batch with the counts of its calls", func(c *cobra.Command, f *features.Set, org orgRef, id string) (calls.BatchView, string, error) {
+		b, err := f.Calls.GetBatch(c.Context(), org.ID, id)
 		return b, "", err
 	})
-	pause := one("pause", "Pause a batch: no new dials; calls in progress finish", func(c *cobra.Command, db *storage.Stores, org orgstore.Org, id string) (calls.BatchView, string, error) {
-		b, err := calls.PauseBatch(c.Context(), db, org.ID, id, time.Now().UTC())
+	pause := one("pause", "Pause a batch: no new dials; calls in progress finish", func(c *cobra.Command, f *features.Set, org orgRef, id string) (calls.BatchView, string, error) {
+		b, err := f.Calls.PauseBatchAt(c.Context(), org.ID, id, time.Now().UTC())
 		return b, "batch paused", err
 	})
-	resume := one("resume", "Resume a paused batch", func(c *cobra.Command, db *storage.Stores, org orgstore.Org, id string) (calls.BatchView, string, error) {
-		b, err := calls.ResumeBatch(c.Context(), db, org.ID, id, time.Now().UTC())
+	resume := one("resume", "Resume a paused batch", func(c *cobra.Command, f *features.Set, org orgRef, id string) (calls.BatchView, string, error) {
+		b, err := f.Calls.ResumeBatchAt(c.Context(), org.ID, id, time.Now().UTC())
 		return b, "batch resumed (a running server dials its due calls at its next poll)", err
 	})
-	cancel := one("cancel", "Cancel every call of a batch that is not final (calls being dialled are hung up by the server within a heartbeat)", func(c *cobra.Command, db *storage.Stores, org orgstore.Org, id string) (calls.BatchView, string, error) {
-		b, n, live, err := calls.CancelBatch(c.Context(), db, org.ID, id, time.Now().UTC())
+	cancel := one("cancel", "Cancel every call of a batch that is not final (calls being dialled are hung up by the server within a heartbeat)", func(c *cobra.Command, f *features.Set, org orgRef, id string) (calls.BatchView, string, error) {
+		b, n, live, err := f.Calls.CancelBatchAt(c.Context(), org.ID, id, time.Now().UTC())
 		return b, fmt.Sprintf("batch cancelled: %d calls cancelled (%d being dialled are hung up by the server)", n, len(live)), err
 	})
 	root.AddCommand(list, get, pause, resume, cancel)
@@ -132,8 +131,8 @@ func settingsCommands(g *globals) []*cobra.Command {
 	show := &cobra.Command{
 		Use: "show", Short: "Show the organization's settings", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				s, err := settings.Get(c.Context(), db, org.ID)
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				s, err := f.Settings.Get(c.Context(), org.ID)
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -182,8 +181,8 @@ immediate calls outside them. They are off until turned on:
 				}
 				p.Days = &ds
 			}
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				s, err := settings.Update(c.Context(), db, org.ID, settings.Patch{CallingHours: &p}, time.Now().UTC())
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				s, err := f.Settings.Update(c.Context(), org.ID, settings.Patch{CallingHours: &p}, time.Now().UTC())
 				if err != nil {
 					return callCLIErr(err)
 				}

@@ -11,8 +11,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 // dncCommands are the do-not-call commands: dnc import FILE, add, remove, list.
@@ -64,9 +63,9 @@ at once.`,
 				sum.Problems = []dnc.Problem{}
 			}
 			if !dryRun {
-				err = inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
+				err = inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
 					bar := dncBar(errOut, len(lines), g.json)
-					added, err := dnc.Import(c.Context(), db, org.ID, lines, reason, func(n int) { bar.Set(n) })
+					added, err := f.DNC.Import(c.Context(), org.ID, lines, reason, func(n int) { bar.Set(n) })
 					bar.Finish()
 					sum.Added, sum.AlreadyListed, sum.CallsFailed = added.Added, added.AlreadyListed, added.CallsFailed
 					return err
@@ -95,12 +94,12 @@ at once.`,
 	add := &cobra.Command{
 		Use: "add NUMBER...", Short: "Add numbers to the do-not-call list", Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
 				req := dnc.AddRequest{Numbers: args}
 				if addReason != "" {
 					req.Reason = &addReason
 				}
-				out, err := dnc.Add(c.Context(), db, org.ID, req, time.Now().UTC())
+				out, err := f.DNC.Add(c.Context(), org.ID, req, time.Now().UTC())
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -116,8 +115,8 @@ at once.`,
 	remove := &cobra.Command{
 		Use: "remove NUMBER...", Short: "Remove numbers from the do-not-call list", Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				out, err := dnc.Remove(c.Context(), db, org.ID, dnc.RemoveRequest{Numbers: args})
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				out, err := f.DNC.Remove(c.Context(), org.ID, dnc.RemoveRequest{Numbers: args})
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -133,8 +132,8 @@ at once.`,
 	list := &cobra.Command{
 		Use: "list", Short: "List (or look up with --phone) numbers on the do-not-call list", Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, org orgstore.Org) error {
-				page, err := dnc.List(c.Context(), db, org.ID, lo)
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, org orgRef) error {
+				page, err := f.DNC.List(c.Context(), org.ID, lo)
 				if err != nil {
 					return callCLIErr(err)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 )
@@ -224,21 +225,13 @@ func printSummary(w io.Writer, s importSummary) {
 }
 
 func importToDB(ctx context.Context, g *globals, o *importOpts, plan listings.ImportPlan, progress func(int)) (listings.SyncReport, error) {
-	db, err := openDB(ctx, g)
-	if err != nil {
-		return listings.SyncReport{}, err
-	}
-	defer db.Close()
-	org, err := resolveOrg(ctx, db, o.org)
-	if err != nil {
-		return listings.SyncReport{}, err
-	}
-	emb, err := kb.NewEmbedder(o.kb)
-	if err != nil {
-		return listings.SyncReport{}, err
-	}
-	svc := &listings.Service{DB: db, Vectors: listings.NewVectors(db, emb, nil)}
-	return svc.Import(ctx, org.ID, plan, o.deleteStale, progress)
+	// Listings embed with the knowledge base's embedder, as in the server.
+	var rep listings.SyncReport
+	err := inOrgWith(ctx, g, features.Config{KB: o.kb}, o.org, func(f *features.Set, org orgRef) (err error) {
+		rep, err = f.Listings.Import(ctx, org.ID, plan, o.deleteStale, progress)
+		return err
+	})
+	return rep, err
 }
 
 func importToServer(ctx context.Context, o *importOpts, plan listings.ImportPlan, progress func(int)) (listings.SyncReport, error) {

@@ -8,9 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
@@ -86,8 +85,8 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Create a knowledge collection and print its id",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				col, err := kb.CreateCollection(c.Context(), db, o.ID, args[0], desc)
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				col, err := f.KB.CreateCollection(c.Context(), o.ID, args[0], desc)
 				if err != nil {
 					return err
 				}
@@ -105,8 +104,8 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "List knowledge collections",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				cols, _, err := kb.ListCollections(c.Context(), db, o.ID, kb.Page{Limit: 1_000_000})
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				cols, _, err := f.KB.ListCollections(c.Context(), o.ID, kb.Page{Limit: 1_000_000})
 				if err != nil {
 					return err
 				}
@@ -132,12 +131,12 @@ func newCollection(g *globals) *cobra.Command {
 		Short: "Delete a knowledge collection with its sources, chunks and vectors",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				col, err := kb.FindCollection(c.Context(), db, o.ID, args[0])
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				col, err := f.KB.FindCollection(c.Context(), o.ID, args[0])
 				if err != nil {
 					return err
 				}
-				if err := kb.DeleteCollection(c.Context(), db, o.ID, col.ID); err != nil {
+				if _, err := f.KB.DeleteCollection(c.Context(), o.ID, col.ID); err != nil {
 					return err
 				}
 				fmt.Fprintf(c.OutOrStdout(), "collection %s (%s) deleted\n", col.Name, col.ID)
@@ -165,40 +164,37 @@ database). Give the server the same embedder flags, or it will reindex back at i
 service was unavailable is also retried on its own, with backoff, by a running server).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			colID := ""
-			if collection != "" {
-				o, err := resolveOrg(c.Context(), db, org)
-				if err != nil {
-					return err
-				}
-				col, err := kb.FindCollection(c.Context(), db, o.ID, collection)
-				if err != nil {
-					return err
-				}
-				colID = col.ID
-			}
-			out := c.OutOrStdout()
-			shown := 0
-			queued, done, err := kb.Reindex(c.Context(), db, cfg, kb.ReindexOptions{CollectionID: colID, Force: force, Failed: failed,
-				Progress: func(done, backlog int) {
-					if !g.json && done-shown >= 100 {
-						shown = done
-						fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
+			return withSet(c.Context(), g, features.Config{KB: cfg}, func(f *features.Set) error {
+				colID := ""
+				if collection != "" {
+					o, err := resolveOrg(c.Context(), f, org)
+					if err != nil {
+						return err
 					}
-				}})
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(out, map[string]any{"queued": queued, "processed": done})
-			}
-			fmt.Fprintf(out, "reindex done: %d sources queued, %d processed\n", queued, done)
-			return nil
+					col, err := f.KB.FindCollection(c.Context(), o.ID, collection)
+					if err != nil {
+						return err
+					}
+					colID = col.ID
+				}
+				out := c.OutOrStdout()
+				shown := 0
+				queued, done, err := f.KB.Reindex(c.Context(), kb.ReindexOptions{CollectionID: colID, Force: force, Failed: failed,
+					Progress: func(done, backlog int) {
+						if !g.json && done-shown >= 100 {
+							shown = done
+							fmt.Fprintf(out, "%d sources processed, %d waiting\n", done, backlog)
+						}
+					}})
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(out, map[string]any{"queued": queued, "processed": done})
+				}
+				fmt.Fprintf(out, "reindex done: %d sources queued, %d processed\n", queued, done)
+				return nil
+			})
 		},
 	}
 	addKBFlags(c, &cfg)

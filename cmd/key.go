@@ -8,8 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 func newKey(g *globals) *cobra.Command {
@@ -22,13 +21,11 @@ func newKey(g *globals) *cobra.Command {
 		Short: "Create an API key and print it once",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				var u orgstore.User
-				var err error
-				if user == "" {
-					u, err = db.Orgs.FirstOwner(c.Context(), o.ID)
-				} else {
-					u, err = db.Orgs.FindUser(c.Context(), o.ID, user)
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				orgs := f.Stores.Orgs
+				u, err := orgs.FirstOwner(c.Context(), o.ID)
+				if user != "" {
+					u, err = orgs.FindUser(c.Context(), o.ID, user)
 				}
 				if err != nil {
 					return fmt.Errorf("user of the key: %w", err)
@@ -37,7 +34,7 @@ func newKey(g *globals) *cobra.Command {
 				if c.Flags().Changed("expires-in-days") {
 					opts.ExpiresInDays = &days
 				}
-				key, k, err := access.CreateKey(c.Context(), db, o.ID, u.ID, opts)
+				key, k, err := access.CreateKey(c.Context(), f.Stores, o.ID, u.ID, opts)
 				if err != nil {
 					return err
 				}
@@ -66,8 +63,8 @@ func newKey(g *globals) *cobra.Command {
 		Short: "List API keys (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				ks, err := db.Orgs.ListKeys(c.Context(), o.ID)
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				ks, err := f.Stores.Orgs.ListKeys(c.Context(), o.ID)
 				if err != nil {
 					return err
 				}
@@ -94,19 +91,16 @@ func newKey(g *globals) *cobra.Command {
 		Short: "Revoke an API key; it stops working at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := db.Orgs.RevokeKey(c.Context(), "", args[0]); err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"id": args[0], "revoked": true})
-			}
-			fmt.Fprintf(c.OutOrStdout(), "key %s revoked\n", args[0])
-			return nil
+			return withSet(c.Context(), g, features.Config{}, func(f *features.Set) error {
+				if err := f.Stores.Orgs.RevokeKey(c.Context(), "", args[0]); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"id": args[0], "revoked": true})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "key %s revoked\n", args[0])
+				return nil
+			})
 		},
 	}
 	c.AddCommand(create, list, revoke)

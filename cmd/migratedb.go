@@ -4,12 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/sqldb"
 )
 
 func newMigrateDB(g *globals) *cobra.Command {
@@ -37,37 +33,25 @@ line, leave it out of the URL and set PGPASSWORD or use ~/.pgpass.`,
 			if from == "" {
 				from = g.db
 			}
-			if storage.IsPostgresURL(from) {
+			if isPostgres(from) {
 				return errors.New("--from names a PostgreSQL database: migrate-db copies from a SQLite file (e.g. --from ./agentd.db)")
 			}
-			if !storage.IsPostgresURL(to) {
+			if !isPostgres(to) {
 				return errors.New("--to must be a postgres:// or postgresql:// URL of an empty PostgreSQL database")
 			}
 			if st, err := os.Stat(from); err != nil || !st.Mode().IsRegular() {
 				return fmt.Errorf("no SQLite database at %s", from)
 			}
-			target := storage.PostgresName(to)
-			src, err := storage.Open(c.Context(), from)
-			if err != nil {
-				return err
-			}
-			defer src.Close()
-			dst, err := storage.Open(c.Context(), to)
-			if err != nil {
-				return err
-			}
-			defer dst.Close()
+			target := postgresName(to)
 			errOut := c.ErrOrStderr()
-			fmt.Fprintf(errOut, "copying %s to PostgreSQL %s\n", from, target)
-			rep, err := storage.Copy(c.Context(), src, dst, func(table string, n int64) {
-				fmt.Fprintf(errOut, "  %s: %d row(s)\n", table, n)
-			})
-			if err == nil || errors.Is(err, storage.ErrCountMismatch) {
+			rep, err := copyDB(c.Context(), from, to, func() { fmt.Fprintf(errOut, "copying %s to PostgreSQL %s\n", from, target) },
+				func(table string, n int64) { fmt.Fprintf(errOut, "  %s: %d row(s)\n", table, n) })
+			if err == nil || errors.Is(err, errCountMismatch) {
 				if perr := printCopyReport(c, g, from, target, rep, err == nil); perr != nil && err == nil {
 					err = perr
 				}
 			}
-			if err != nil && !errors.Is(err, storage.ErrNotEmpty) && !errors.Is(err, storage.ErrCountMismatch) {
+			if err != nil && !errors.Is(err, errNotEmpty) && !errors.Is(err, errCountMismatch) {
 				err = fmt.Errorf("%w (nothing was committed to %s)", err, target)
 			}
 			return err
@@ -77,42 +61,4 @@ line, leave it out of the URL and set PGPASSWORD or use ~/.pgpass.`,
 	c.Flags().StringVar(&to, "to", "", "postgres:// URL of the empty target database")
 	c.MarkFlagRequired("to")
 	return c
-}
-
-// printCopyReport prints each table's counts, then one line on the whole
-// copy (or the JSON of it).
-func printCopyReport(c *cobra.Command, g *globals, from, target string, rep sqldb.CopyReport, ok bool) error {
-	secs := rep.Took.Seconds()
-	rate := 0.0
-	if secs > 0 {
-		rate = float64(rep.Rows) / secs
-	}
-	if g.json {
-		return printJSON(c.OutOrStdout(), struct {
-			From      string                `json:"from"`
-			To        string                `json:"to"`
-			Verified  bool                  `json:"verified"`
-			Rows      int64                 `json:"rows"`
-			Seconds   float64               `json:"seconds"`
-			Tables    []sqldb.TableCount    `json:"tables"`
-			Sequences []sqldb.SequenceReset `json:"sequences"`
-		}{from, target, ok, rep.Rows, secs, rep.Tables, rep.Sequences})
-	}
-	tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TABLE\tSQLITE\tPOSTGRESQL")
-	for _, t := range rep.Tables {
-		mark := ""
-		if t.Source != t.Target || t.Copied != t.Source {
-			mark = "  <- differs"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d%s\n", t.Table, t.Source, t.Target, mark)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if ok {
-		fmt.Fprintf(c.OutOrStdout(), "copied %d rows from %s to %s in %s (%.0f rows/s), %d sequences reset; every table's count matches\n",
-			rep.Rows, from, target, rep.Took.Round(1e6), rate, len(rep.Sequences))
-	}
-	return nil
 }

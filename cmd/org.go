@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/spf13/cobra"
 )
 
@@ -16,21 +17,18 @@ func newOrg(g *globals) *cobra.Command {
 		Short: "Create an organization with its owner and print the owner's API key once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			o, key, k, err := access.CreateOrg(c.Context(), db, args[0], owner)
-			if err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"id": o.ID, "name": o.Name, "owner": owner,
-					"keyId": k.ID, "key": key, "expiresAt": k.ExpiresAt})
-			}
-			fmt.Fprintf(c.OutOrStdout(), "organization %s (%s) created, owner %s\nowner API key: %s\n", o.Name, o.ID, owner, key)
-			return nil
+			return withSet(c.Context(), g, features.Config{}, func(f *features.Set) error {
+				o, key, k, err := access.CreateOrg(c.Context(), f.Stores, args[0], owner)
+				if err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"id": o.ID, "name": o.Name, "owner": owner,
+						"keyId": k.ID, "key": key, "expiresAt": k.ExpiresAt})
+				}
+				fmt.Fprintf(c.OutOrStdout(), "organization %s (%s) created, owner %s\nowner API key: %s\n", o.Name, o.ID, owner, key)
+				return nil
+			})
 		},
 	}
 	create.Flags().StringVar(&owner, "owner", "owner@localhost", "owner's email")
@@ -39,28 +37,25 @@ func newOrg(g *globals) *cobra.Command {
 		Short: "List organizations",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			orgs, err := db.Orgs.ListOrgs(c.Context())
-			if err != nil {
-				return err
-			}
-			if g.json {
-				out := []map[string]any{}
-				for _, o := range orgs {
-					out = append(out, map[string]any{"id": o.ID, "name": o.Name, "createdAt": o.CreatedAt})
+			return withSet(c.Context(), g, features.Config{}, func(f *features.Set) error {
+				orgs, err := f.Stores.Orgs.ListOrgs(c.Context())
+				if err != nil {
+					return err
 				}
-				return printJSON(c.OutOrStdout(), out)
-			}
-			tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tCREATED")
-			for _, o := range orgs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", o.ID, o.Name, o.CreatedAt.Format("2006-01-02 15:04"))
-			}
-			return tw.Flush()
+				if g.json {
+					out := []map[string]any{}
+					for _, o := range orgs {
+						out = append(out, map[string]any{"id": o.ID, "name": o.Name, "createdAt": o.CreatedAt})
+					}
+					return printJSON(c.OutOrStdout(), out)
+				}
+				tw := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+				for _, o := range orgs {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", o.ID, o.Name, o.CreatedAt.Format("2006-01-02 15:04"))
+				}
+				return tw.Flush()
+			})
 		},
 	}
 	c.AddCommand(create, list)

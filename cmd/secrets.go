@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/internal/secretbox"
-	"github.com/agentd/agentd/storage"
 )
 
 // newSecrets is `agentd secrets rotate`: re-encrypt the stored secrets
@@ -34,17 +33,12 @@ AGENTD_SECRET_KEY to it. Restart running servers either way: they hold the old k
 					return err
 				}
 			}
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			n, err := storage.RotateSecretKey(c.Context(), db, k)
+			n, err := rotateSecretKey(c.Context(), g, k)
 			if err != nil {
 				return err
 			}
 			where := secretbox.KeyFile(g.db)
-			if storage.IsPostgresURL(g.db) || os.Getenv(secretbox.EnvKey) != "" {
+			if isPostgres(g.db) || os.Getenv(secretbox.EnvKey) != "" {
 				where = secretbox.EnvKey + " (set it to the new key now)"
 			}
 			if g.json {

@@ -13,8 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 func newUser(g *globals) *cobra.Command {
@@ -31,8 +30,8 @@ func newUser(g *globals) *cobra.Command {
 			if err := access.ValidEmail(args[0]); err != nil {
 				return err
 			}
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				u, err := db.Orgs.AddUser(c.Context(), o.ID, args[0], role)
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				u, err := f.Stores.Orgs.AddUser(c.Context(), o.ID, args[0], role)
 				if err != nil {
 					return err
 				}
@@ -50,8 +49,8 @@ func newUser(g *globals) *cobra.Command {
 		Short: "Remove a user; their API keys stop working at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				if err := db.Orgs.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				if err := f.Stores.Orgs.RemoveUser(c.Context(), o.ID, args[0]); err != nil {
 					return err
 				}
 				if g.json {
@@ -67,8 +66,8 @@ func newUser(g *globals) *cobra.Command {
 		Short: "List the users of an organization",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				us, err := db.Orgs.ListUsers(c.Context(), o.ID)
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				us, err := f.Stores.Orgs.ListUsers(c.Context(), o.ID)
 				if err != nil {
 					return err
 				}
@@ -97,12 +96,12 @@ func newUser(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return inOrg(c.Context(), g, org, func(db *storage.Stores, o orgstore.Org) error {
-				u, err := db.Orgs.FindUser(c.Context(), o.ID, args[0])
+			return inOrg(c.Context(), g, org, func(f *features.Set, o orgRef) error {
+				u, err := f.Stores.Orgs.FindUser(c.Context(), o.ID, args[0])
 				if err != nil {
 					return fmt.Errorf("user %s: %w", args[0], err)
 				}
-				if err := access.SetPassword(c.Context(), db, u.ID, pw); err != nil {
+				if err := access.SetPassword(c.Context(), f.Stores, u.ID, pw); err != nil {
 					return err
 				}
 				if g.json {

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,9 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/events"
-	"github.com/agentd/agentd/internal/safehttp"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/app/features"
 )
 
 // addWebhookFlags adds the event delivery flags of serve.
@@ -27,7 +26,7 @@ func addWebhookFlags(c *cobra.Command, cfg *events.Config) {
 }
 
 // webhookCommands are the webhook commands: create, list, delete,
-// deliveries and retry, on the database directly.
+// deliveries and retry, through the events feature the API calls.
 func webhookCommands(g *globals) []*cobra.Command {
 	root := &cobra.Command{Use: "webhook", Short: "Manage webhook endpoints and their deliveries"}
 	var orgFlag string
@@ -35,8 +34,9 @@ func webhookCommands(g *globals) []*cobra.Command {
 	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
 	root.PersistentFlags().BoolVar(&allowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
 		"accept receivers on loopback, private and link-local addresses (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
-	svc := func(db *storage.Stores) *events.Service {
-		return &events.Service{DB: db, Guard: safehttp.New(safehttp.Options{AllowPrivate: allowPrivate})}
+	// The endpoints' address rules are the server's, with this flag.
+	inOrg := func(ctx context.Context, g *globals, name string, fn func(f *features.Set, o orgRef) error) error {
+		return inOrgWith(ctx, g, features.Config{Webhooks: events.Config{AllowPrivate: allowPrivate}}, name, fn)
 	}
 
 	var types, desc string
@@ -45,9 +45,9 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Create a webhook endpoint; prints its signing secret once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, o orgRef) error {
 				ev := strings.Split(types, ",")
-				w, err := svc(db).Create(c.Context(), o.ID, events.Input{URL: &args[0], Events: &ev, Description: &desc})
+				w, err := f.Events.Create(c.Context(), o.ID, events.Input{URL: &args[0], Events: &ev, Description: &desc})
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -68,8 +68,8 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "List webhook endpoints (never their secrets)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
-				ws, err := svc(db).List(c.Context(), o.ID)
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, o orgRef) error {
+				ws, err := f.Events.List(c.Context(), o.ID)
 				if err != nil {
 					return err
 				}
@@ -98,8 +98,8 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Delete a webhook endpoint with its deliveries",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
-				if err := svc(db).Delete(c.Context(), o.ID, args[0]); err != nil {
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, o orgRef) error {
+				if err := f.Events.Delete(c.Context(), o.ID, args[0]); err != nil {
 					return callCLIErr(err)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "webhook %s deleted\n", args[0])
@@ -114,8 +114,8 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "List an endpoint's deliveries, newest first, with their attempts",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
-				page, err := svc(db).Deliveries(c.Context(), o.ID, args[0], dq)
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, o orgRef) error {
+				page, err := f.Events.Deliveries(c.Context(), o.ID, args[0], dq)
 				if err != nil {
 					return callCLIErr(err)
 				}
@@ -149,8 +149,8 @@ func webhookCommands(g *globals) []*cobra.Command {
 		Short: "Send a delivery again (the server's worker sends it within a second)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
-			return inOrg(c.Context(), g, orgFlag, func(db *storage.Stores, o orgstore.Org) error {
-				d, err := svc(db).Retry(c.Context(), o.ID, args[0], args[1])
+			return inOrg(c.Context(), g, orgFlag, func(f *features.Set, o orgRef) error {
+				d, err := f.Events.Retry(c.Context(), o.ID, args[0], args[1])
 				if err != nil {
 					return callCLIErr(err)
 				}

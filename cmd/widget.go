@@ -3,9 +3,8 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/agentd/agentd/app/features"
 	"github.com/spf13/cobra"
-
-	"github.com/agentd/agentd/app/widget"
 )
 
 // widgetCommands are `agentd widget ...`: the chat widget's signing key.
@@ -20,19 +19,16 @@ on a running server, which reads the key again every minute), and each widget st
 conversation on its next message. Use it when a key may have leaked.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			db, err := openDB(c.Context(), g)
-			if err != nil {
-				return err
-			}
-			defer db.Close()
-			if err := widget.New(widget.Deps{Store: db.Widget}, widget.Config{}).RotateSecret(c.Context()); err != nil {
-				return err
-			}
-			if g.json {
-				return printJSON(c.OutOrStdout(), map[string]any{"rotated": true})
-			}
-			fmt.Fprintln(c.OutOrStdout(), "widget signing key rotated; visitor tokens signed with the old one stop working within a minute")
-			return nil
+			return withSet(c.Context(), g, features.Config{}, func(f *features.Set) error {
+				if err := f.Widget.RotateSecret(c.Context()); err != nil {
+					return err
+				}
+				if g.json {
+					return printJSON(c.OutOrStdout(), map[string]any{"rotated": true})
+				}
+				fmt.Fprintln(c.OutOrStdout(), "widget signing key rotated; visitor tokens signed with the old one stop working within a minute")
+				return nil
+			})
 		},
 	})
 	return []*cobra.Command{root}

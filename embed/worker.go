@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/agentd/agentd/storage/vectorstore"
 )
 
@@ -55,7 +55,7 @@ const maxRetryBackoff = time.Hour
 // on one file; a newer write of a source during processing wins (the final
 // write checks the revision it started from).
 type Worker struct {
-	db        *storage.Stores
+	kb        *kbstore.Knowledge
 	emb       Embedder
 	chunker   *Chunker
 	cfg       WorkerConfig
@@ -65,8 +65,8 @@ type Worker struct {
 	nextRetry atomic.Int64 // unix ms of the earliest scheduled retry known; 0: none
 }
 
-// NewWorker returns a worker for db with the embedder and chunker.
-func NewWorker(db *storage.Stores, emb Embedder, chunker *Chunker, cfg WorkerConfig) *Worker {
+// NewWorker returns a worker for the knowledge store with the embedder and chunker.
+func NewWorker(kb *kbstore.Knowledge, emb Embedder, chunker *Chunker, cfg WorkerConfig) *Worker {
 	if cfg.Workers <= 0 {
 		cfg.Workers = 2
 	}
@@ -95,7 +95,7 @@ func NewWorker(db *storage.Stores, emb Embedder, chunker *Chunker, cfg WorkerCon
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	return &Worker{
-		db: db, emb: emb, chunker: chunker, cfg: cfg,
+		kb: kb, emb: emb, chunker: chunker, cfg: cfg,
 		owner: uuid.NewString(),
 		model: vectorstore.VectorModel{Embedder: emb.Name(), Model: emb.Model(), Dims: emb.Dimensions()},
 		wake:  make(chan struct{}, cfg.Workers),
@@ -110,11 +110,11 @@ func (w *Worker) Model() vectorstore.VectorModel { return w.model }
 // are reset and queued for re-embedding. It returns how many sources it
 // queued.
 func (w *Worker) Prepare(ctx context.Context) (int, error) {
-	n, err := w.db.KB.ResetUnfinishedKB(ctx)
+	n, err := w.kb.ResetUnfinishedKB(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("kb worker: resume unfinished: %w", err)
 	}
-	m, err := w.db.KB.SyncKBModel(ctx, w.model, "", false)
+	m, err := w.kb.SyncKBModel(ctx, w.model, "", false)
 	if err != nil {
 		return 0, fmt.Errorf("kb worker: check embedder: %w", err)
 	}
@@ -222,7 +222,7 @@ func (w *Worker) Drain(ctx context.Context) (int, error) {
 // in one transaction. It returns how many sources it claimed (0: nothing to
 // do).
 func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
-	jobs, next, err := w.db.KB.ClaimKBSources(ctx, w.owner, w.cfg.Lease, w.cfg.BatchSources, w.cfg.BatchBytes)
+	jobs, next, err := w.kb.ClaimKBSources(ctx, w.owner, w.cfg.Lease, w.cfg.BatchSources, w.cfg.BatchBytes)
 	if err != nil {
 		return 0, err
 	}
@@ -262,9 +262,9 @@ func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if len(done) > 0 {
-		n, err := w.db.KB.CompleteKBSources(wctx, w.owner, w.model, done)
+		n, err := w.kb.CompleteKBSources(wctx, w.owner, w.model, done)
 		switch {
-		case errors.Is(err, storage.ErrConflict): // the collection changed model meanwhile
+		case errors.Is(err, sqldb.ErrConflict): // the collection changed model meanwhile
 			w.cfg.Log.Debug("knowledge sources overtaken during processing", "err", err)
 		case err != nil:
 			return len(jobs), err
@@ -273,14 +273,14 @@ func (w *Worker) ProcessBatch(ctx context.Context) (int, error) {
 		}
 	}
 	if len(fails) > 0 {
-		if _, err := w.db.KB.FailKBSources(wctx, w.owner, fails); err != nil {
+		if _, err := w.kb.FailKBSources(wctx, w.owner, fails); err != nil {
 			return len(jobs), err
 		}
 		for _, f := range fails {
 			w.noteRetry(f.RetryAt)
 		}
 	}
-	return len(jobs), w.db.KB.ReleaseKBSources(wctx, back, w.owner)
+	return len(jobs), w.kb.ReleaseKBSources(wctx, back, w.owner)
 }
 
 // retryLayout is the API's timestamp format (RFC 3339, UTC, milliseconds).
@@ -456,7 +456,7 @@ func (w *Worker) heartbeat(ctx context.Context, jobs []kbstore.KBJob, stop conte
 		case <-ctx.Done():
 			return false
 		case <-t.C:
-			if err := w.db.KB.RenewKBLeases(ctx, jobs, w.owner, w.cfg.Lease); err != nil {
+			if err := w.kb.RenewKBLeases(ctx, jobs, w.owner, w.cfg.Lease); err != nil {
 				if ctx.Err() != nil {
 					return false
 				}

@@ -58,7 +58,7 @@ func newBenchWorker(tb testing.TB) (*storage.Stores, *Worker, string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return db, NewWorker(db, emb, ch, WorkerConfig{Workers: 1}), org.ID, col.ID
+	return db, NewWorker(db.KB, emb, ch, WorkerConfig{Workers: 1}), org.ID, col.ID
 }
 
 // The worker stores what it processed: chunks completed, searchable by

@@ -14,8 +14,8 @@ import (
 	"strconv"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Paging of the v1 agent list.
@@ -62,51 +62,51 @@ func ParseQuery(v url.Values) (Query, error) {
 
 // List returns one page of the organization's agents, newest first, and
 // whether another page follows. A zero Limit is the default page size.
-func List(ctx context.Context, db *storage.Stores, orgID string, q Query) ([]agentstore.Agent, bool, error) {
+func (s *Service) List(ctx context.Context, orgID string, q Query) ([]agentstore.Agent, bool, error) {
 	if q.Limit == 0 {
 		q.Limit = defaultLimit
 	}
 	if q.Limit < 1 || q.Limit > maxLimit || q.Offset < 0 {
 		return nil, false, errs.Invalidf("limit must be 1 to %d and offset >= 0", maxLimit)
 	}
-	return db.Agents.ListAgents(ctx, orgID, agentstore.AgentFilter{Type: q.Type, Status: q.Status, Limit: q.Limit, Offset: q.Offset})
+	return s.db.Agents.ListAgents(ctx, orgID, agentstore.AgentFilter{Type: q.Type, Status: q.Status, Limit: q.Limit, Offset: q.Offset})
 }
 
 // Get reads an agent of the organization; any other is "agent not found".
-func Get(ctx context.Context, db *storage.Stores, orgID, id string) (agentstore.Agent, error) {
-	a, err := db.Agents.GetAgent(ctx, orgID, id)
+func (s *Service) Get(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
+	a, err := s.db.Agents.GetAgent(ctx, orgID, id)
 	return a, agentErr(err)
 }
 
 // Create validates a new agent (type and name required, status default
 // active) and stores it.
-func Create(ctx context.Context, db *storage.Stores, orgID string, in Input) (agentstore.Agent, error) {
+func (s *Service) Create(ctx context.Context, orgID string, in Input) (agentstore.Agent, error) {
 	a := agentstore.Agent{OrgID: orgID, Status: "active"}
 	in.apply(&a)
 	if err := validate(&a); err != nil {
 		return agentstore.Agent{}, err
 	}
-	if err := checkCollections(ctx, db, orgID, a.Knowledge); err != nil {
+	if err := s.checkCollections(ctx, orgID, a.Knowledge); err != nil {
 		return agentstore.Agent{}, err
 	}
-	a, err := db.Agents.CreateAgent(ctx, a)
+	a, err := s.db.Agents.CreateAgent(ctx, a)
 	return a, agentErr(err)
 }
 
 // Update applies the present fields of in to the agent and validates the
 // result as a whole (a type change must suit the config and phone numbers
 // it keeps), in one transaction.
-func Update(ctx context.Context, db *storage.Stores, orgID, id string, in Input) (agentstore.Agent, error) {
+func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (agentstore.Agent, error) {
 	if present(in.Knowledge) {
 		k, err := validateKnowledge(in.Knowledge)
 		if err != nil {
 			return agentstore.Agent{}, err
 		}
-		if err := checkCollections(ctx, db, orgID, k); err != nil {
+		if err := s.checkCollections(ctx, orgID, k); err != nil {
 			return agentstore.Agent{}, err
 		}
 	}
-	a, err := db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
+	a, err := s.db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
 		in.apply(a)
 		return validate(a)
 	})
@@ -115,8 +115,8 @@ func Update(ctx context.Context, db *storage.Stores, orgID, id string, in Input)
 
 // Delete sets the agent inactive: it stays listed and its calls and jobs
 // are kept (DECISIONS.md). Deleting an inactive agent is a no-op.
-func Delete(ctx context.Context, db *storage.Stores, orgID, id string) (agentstore.Agent, error) {
-	a, err := db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
+func (s *Service) Delete(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
+	a, err := s.db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
 		a.Status = "inactive"
 		return nil
 	})
@@ -128,7 +128,7 @@ func Delete(ctx context.Context, db *storage.Stores, orgID, id string) (agentsto
 func agentErr(err error) error {
 	var taken *agentstore.PhoneTakenError
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "agent not found", err)
 	case errors.As(err, &taken):
 		return errs.Wrap(errs.Conflict, "phoneNumbers: "+taken.Error(), err)

@@ -101,27 +101,27 @@ func TestParseQuery(t *testing.T) {
 func TestAgentAndJobUseCases(t *testing.T) {
 	ctx := context.Background()
 	db, org := openDB(t)
-	a, err := Create(ctx, db, org, Input{Name: ptr(" Desk "), Type: ptr("voice"), PhoneNumbers: &[]string{"+1 (415) 555-0100"}})
+	a, err := svc(db).Create(ctx, org, Input{Name: ptr(" Desk "), Type: ptr("voice"), PhoneNumbers: &[]string{"+1 (415) 555-0100"}})
 	if err != nil || a.Name != "Desk" || a.Status != "active" || a.PhoneNumbers[0] != "+14155550100" {
 		t.Fatalf("create %+v %v", a, err)
 	}
-	if _, err := Update(ctx, db, org, a.ID, Input{Type: ptr("chat")}); err == nil {
+	if _, err := svc(db).Update(ctx, org, a.ID, Input{Type: ptr("chat")}); err == nil {
 		t.Fatal("voice -> chat kept the phone numbers")
 	}
-	if got, _ := Get(ctx, db, org, a.ID); got.Type != "voice" {
+	if got, _ := svc(db).Get(ctx, org, a.ID); got.Type != "voice" {
 		t.Fatalf("a refused update changed the agent: %+v", got)
 	}
-	if d, err := Delete(ctx, db, org, a.ID); err != nil || d.Status != "inactive" {
+	if d, err := svc(db).Delete(ctx, org, a.ID); err != nil || d.Status != "inactive" {
 		t.Fatalf("delete %+v %v", d, err)
 	}
-	if list, more, err := List(ctx, db, org, Query{}); err != nil || more || len(list) != 1 {
+	if list, more, err := svc(db).List(ctx, org, Query{}); err != nil || more || len(list) != 1 {
 		t.Fatalf("list %v %v %v", list, more, err)
 	}
 	for _, err := range []error{
-		func() error { _, err := Get(ctx, db, org, "nope"); return err }(),
-		func() error { _, err := Update(ctx, db, org, "nope", Input{}); return err }(),
+		func() error { _, err := svc(db).Get(ctx, org, "nope"); return err }(),
+		func() error { _, err := svc(db).Update(ctx, org, "nope", Input{}); return err }(),
 		func() error {
-			_, err := CreateJob(ctx, db, org, JobInput{AgentID: ptr("nope"), Name: ptr("x")})
+			_, err := svc(db).CreateJob(ctx, org, JobInput{AgentID: ptr("nope"), Name: ptr("x")})
 			return err
 		}(),
 	} {
@@ -129,23 +129,26 @@ func TestAgentAndJobUseCases(t *testing.T) {
 			t.Errorf("%v: %v %q", err, kind, msg)
 		}
 	}
-	j, err := CreateJob(ctx, db, org, JobInput{AgentID: &a.ID, Name: ptr(" Call back ")})
+	j, err := svc(db).CreateJob(ctx, org, JobInput{AgentID: &a.ID, Name: ptr(" Call back ")})
 	if err != nil || j.Name != "Call back" || j.TrustLevel != "supervised" || j.TriggerType != "manual" {
 		t.Fatalf("create job %+v %v", j, err)
 	}
-	if _, err := UpdateJob(ctx, db, org, j.ID, JobInput{TrustLevel: ptr("full")}); err == nil {
+	if _, err := svc(db).UpdateJob(ctx, org, j.ID, JobInput{TrustLevel: ptr("full")}); err == nil {
 		t.Fatal("bad trust level accepted")
 	} else if kind, field, _ := kindField(err); kind != errs.Invalid || field != "trustLevel" {
 		t.Errorf("bad trust level: %v %q", kind, field)
 	}
-	ws, err := ListWorkers(ctx, db, org)
+	ws, err := svc(db).ListWorkers(ctx, org)
 	if err != nil || len(ws) != 1 || len(ws[0].AssignedJobs) != 1 || ws[0].WorkforceStatus != "inactive" {
 		t.Fatalf("workers %+v %v", ws, err)
 	}
-	if err := DeleteJob(ctx, db, org, j.ID); err != nil {
+	if err := svc(db).DeleteJob(ctx, org, j.ID); err != nil {
 		t.Fatal(err)
 	}
-	if kind, _, msg := kindField(DeleteJob(ctx, db, org, j.ID)); kind != errs.NotFound || msg != "job not found" {
+	if kind, _, msg := kindField(svc(db).DeleteJob(ctx, org, j.ID)); kind != errs.NotFound || msg != "job not found" {
 		t.Errorf("second delete: %v %q", kind, msg)
 	}
 }
+
+// svc is the feature over db's stores, as app/features builds it.
+func svc(db *storage.Stores) *Service { return New(Deps{Agents: db.Agents, KB: db.KB}) }

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 var (
@@ -64,7 +64,7 @@ func validateJob(j *agentstore.Job) error {
 
 // jobErr names what was not found: the job, or the agent it points at.
 func jobErr(err error) error {
-	if !errors.Is(err, storage.ErrNotFound) {
+	if !errors.Is(err, sqldb.ErrNotFound) {
 		return err
 	}
 	msg := "job not found"
@@ -76,34 +76,34 @@ func jobErr(err error) error {
 
 // CreateJob assigns a new job to an agent of the organization. Defaults:
 // status active, triggerType manual, trustLevel supervised.
-func CreateJob(ctx context.Context, db *storage.Stores, orgID string, in JobInput) (agentstore.Job, error) {
+func (s *Service) CreateJob(ctx context.Context, orgID string, in JobInput) (agentstore.Job, error) {
 	j := agentstore.Job{OrgID: orgID, Status: "active", TriggerType: "manual", TrustLevel: "supervised"}
 	in.apply(&j)
 	if err := validateJob(&j); err != nil {
 		return agentstore.Job{}, err
 	}
-	j, err := db.Agents.CreateJob(ctx, j)
+	j, err := s.db.Agents.CreateJob(ctx, j)
 	return j, jobErr(err)
 }
 
 // GetJob reads a job of the organization; any other is "job not found".
 // The API checks it before decoding an update, so an unknown job is 404
 // even with a bad body.
-func GetJob(ctx context.Context, db *storage.Stores, orgID, id string) (agentstore.Job, error) {
-	j, err := db.Agents.GetJob(ctx, orgID, id)
+func (s *Service) GetJob(ctx context.Context, orgID, id string) (agentstore.Job, error) {
+	j, err := s.db.Agents.GetJob(ctx, orgID, id)
 	return j, jobErr(err)
 }
 
 // ListJobs lists the organization's jobs, newest first; agentID, when set,
 // keeps one agent's.
-func ListJobs(ctx context.Context, db *storage.Stores, orgID, agentID string) ([]agentstore.Job, error) {
-	return db.Agents.ListJobs(ctx, orgID, agentID)
+func (s *Service) ListJobs(ctx context.Context, orgID, agentID string) ([]agentstore.Job, error) {
+	return s.db.Agents.ListJobs(ctx, orgID, agentID)
 }
 
 // UpdateJob changes the present fields of a job (agentId moves it to
 // another agent of the organization).
-func UpdateJob(ctx context.Context, db *storage.Stores, orgID, id string, in JobInput) (agentstore.Job, error) {
-	j, err := db.Agents.UpdateJob(ctx, orgID, id, func(j *agentstore.Job) error {
+func (s *Service) UpdateJob(ctx context.Context, orgID, id string, in JobInput) (agentstore.Job, error) {
+	j, err := s.db.Agents.UpdateJob(ctx, orgID, id, func(j *agentstore.Job) error {
 		in.apply(j)
 		return validateJob(j)
 	})
@@ -111,8 +111,8 @@ func UpdateJob(ctx context.Context, db *storage.Stores, orgID, id string, in Job
 }
 
 // DeleteJob removes a job of the organization.
-func DeleteJob(ctx context.Context, db *storage.Stores, orgID, id string) error {
-	return jobErr(db.Agents.DeleteJob(ctx, orgID, id))
+func (s *Service) DeleteJob(ctx context.Context, orgID, id string) error {
+	return jobErr(s.db.Agents.DeleteJob(ctx, orgID, id))
 }
 
 // JobView is a job as the API and the CLI's --json show it.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Knowledge is what an agent answers from in conversations: its
@@ -102,14 +102,14 @@ func validateFallback(s *string) error {
 
 // checkCollections refuses knowledge naming a collection that is not the
 // organization's: an agent never searches another organization's data.
-func checkCollections(ctx context.Context, db *storage.Stores, orgID string, raw json.RawMessage) error {
+func (s *Service) checkCollections(ctx context.Context, orgID string, raw json.RawMessage) error {
 	if !present(raw) {
 		return nil
 	}
 	k := ParseKnowledge(raw)
 	for i, id := range k.CollectionIDs {
-		if _, err := db.KB.CheckCollection(ctx, orgID, id); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
+		if _, err := s.db.KB.CheckCollection(ctx, orgID, id); err != nil {
+			if errors.Is(err, sqldb.ErrNotFound) {
 				return invalidf("knowledge.collectionIds."+itoa(i), "collection %q not found", id)
 			}
 			return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 
@@ -38,8 +37,8 @@ type AssignedJob struct {
 
 // ListWorkers is every agent of the organization, newest first, as workers
 // with their stats and assigned jobs.
-func ListWorkers(ctx context.Context, db *storage.Stores, orgID string) ([]Worker, error) {
-	ws, err := db.Agents.ListWorkers(ctx, orgID)
+func (s *Service) ListWorkers(ctx context.Context, orgID string) ([]Worker, error) {
+	ws, err := s.db.Agents.ListWorkers(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}

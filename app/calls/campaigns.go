@@ -108,11 +108,11 @@ func batchView(b callstore.Batch) BatchView {
 }
 
 // ListBatches lists the organization's batches, newest first.
-func ListBatches(ctx context.Context, db *storage.Stores, orgID string, o BatchListOptions) (BatchPage, error) {
+func (s *Service) ListBatches(ctx context.Context, orgID string, o BatchListOptions) (BatchPage, error) {
 	if err := o.Validate(); err != nil {
 		return BatchPage{}, err
 	}
-	bs, total, err := db.Calls.ListBatches(ctx, callstore.BatchFilter{OrgID: orgID, AgentID: o.AgentID, Status: o.Status,
+	bs, total, err := s.db.Calls.ListBatches(ctx, callstore.BatchFilter{OrgID: orgID, AgentID: o.AgentID, Status: o.Status,
 		Limit: o.Limit, Offset: o.Offset})
 	if err != nil {
 		return BatchPage{}, err
@@ -132,8 +132,8 @@ func errBatchNotFound(err error) error {
 }
 
 // GetBatch reads one batch of the organization with its figures.
-func GetBatch(ctx context.Context, db *storage.Stores, orgID, id string) (BatchView, error) {
-	b, err := db.Calls.GetBatch(ctx, orgID, id)
+func (s *Service) GetBatch(ctx context.Context, orgID, id string) (BatchView, error) {
+	b, err := s.db.Calls.GetBatch(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return BatchView{}, errBatchNotFound(err)
 	}
@@ -143,20 +143,20 @@ func GetBatch(ctx context.Context, db *storage.Stores, orgID, id string) (BatchV
 	return batchView(b), nil
 }
 
-// PauseBatch stops new dials of a running batch; calls in progress finish.
+// PauseBatchAt stops new dials of a running batch; calls in progress finish.
 // A cancelled or completed batch is a conflict; a paused one stays paused.
-func PauseBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, error) {
-	return setBatch(ctx, db, orgID, id, "pause", func() error { return db.Calls.PauseBatch(ctx, orgID, id, now) })
+func (s *Service) PauseBatchAt(ctx context.Context, orgID, id string, now time.Time) (BatchView, error) {
+	return s.setBatch(ctx, orgID, id, "pause", func() error { return s.db.Calls.PauseBatch(ctx, orgID, id, now) })
 }
 
-// ResumeBatch lets a paused batch dial again (the caller wakes the
+// ResumeBatchAt lets a paused batch dial again (the caller wakes the
 // scheduler). A cancelled or completed batch is a conflict.
-func ResumeBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, error) {
-	return setBatch(ctx, db, orgID, id, "resume", func() error { return db.Calls.ResumeBatch(ctx, orgID, id, now) })
+func (s *Service) ResumeBatchAt(ctx context.Context, orgID, id string, now time.Time) (BatchView, error) {
+	return s.setBatch(ctx, orgID, id, "resume", func() error { return s.db.Calls.ResumeBatch(ctx, orgID, id, now) })
 }
 
-func setBatch(ctx context.Context, db *storage.Stores, orgID, id, verb string, do func() error) (BatchView, error) {
-	cur, err := GetBatch(ctx, db, orgID, id)
+func (s *Service) setBatch(ctx context.Context, orgID, id, verb string, do func() error) (BatchView, error) {
+	cur, err := s.GetBatch(ctx, orgID, id)
 	if err != nil {
 		return BatchView{}, err
 	}
@@ -173,49 +173,44 @@ func setBatch(ctx context.Context, db *storage.Stores, orgID, id, verb string, d
 	case err != nil:
 		return BatchView{}, err
 	}
-	return GetBatch(ctx, db, orgID, id)
+	return s.GetBatch(ctx, orgID, id)
 }
 
-// CancelBatch cancels every call of the batch that is not final; it
+// CancelBatchAt cancels every call of the batch that is not final; it
 // returns the batch, how many calls it cancelled and the ids of those being
 // dialled (hung up by the dial queue that holds them: at once in the
 // server, within a heartbeat when cancelled from the CLI).
-func CancelBatch(ctx context.Context, db *storage.Stores, orgID, id string, now time.Time) (BatchView, int, []string, error) {
-	n, live, err := db.Calls.CancelBatch(ctx, orgID, id, now)
+func (s *Service) CancelBatchAt(ctx context.Context, orgID, id string, now time.Time) (BatchView, int, []string, error) {
+	n, live, err := s.db.Calls.CancelBatch(ctx, orgID, id, now)
 	if errors.Is(err, storage.ErrNotFound) {
 		return BatchView{}, 0, nil, errBatchNotFound(err)
 	}
 	if err != nil {
 		return BatchView{}, 0, nil, err
 	}
-	v, err := GetBatch(ctx, db, orgID, id)
+	v, err := s.GetBatch(ctx, orgID, id)
 	return v, n, live, err
 }
 
-// ListBatches lists the organization's batches by the options of a
+// ListBatchesQuery lists the organization's batches by the options of a
 // query string (GET /api/v1/calls/batches).
-func (s *Service) ListBatches(ctx context.Context, orgID string, q url.Values) (BatchPage, error) {
+func (s *Service) ListBatchesQuery(ctx context.Context, orgID string, q url.Values) (BatchPage, error) {
 	o, err := ParseBatchQuery(q)
 	if err != nil {
 		return BatchPage{}, err
 	}
-	return ListBatches(ctx, s.db, orgID, o)
-}
-
-// GetBatch reads one batch of the organization.
-func (s *Service) GetBatch(ctx context.Context, orgID, id string) (BatchView, error) {
-	return GetBatch(ctx, s.db, orgID, id)
+	return s.ListBatches(ctx, orgID, o)
 }
 
 // PauseBatch pauses a batch and returns it with the client message.
 func (s *Service) PauseBatch(ctx context.Context, orgID, id string) (BatchView, string, error) {
-	v, err := PauseBatch(ctx, s.db, orgID, id, s.now())
+	v, err := s.PauseBatchAt(ctx, orgID, id, s.now())
 	return v, "Batch paused: no new calls are dialled; calls in progress finish", err
 }
 
 // ResumeBatch resumes a batch and wakes the scheduler for its due calls.
 func (s *Service) ResumeBatch(ctx context.Context, orgID, id string) (BatchView, string, error) {
-	v, err := ResumeBatch(ctx, s.db, orgID, id, s.now())
+	v, err := s.ResumeBatchAt(ctx, orgID, id, s.now())
 	if err == nil {
 		s.sched.Wake()
 	}
@@ -224,7 +219,7 @@ func (s *Service) ResumeBatch(ctx context.Context, orgID, id string) (BatchView,
 
 // CancelBatch cancels a batch and hangs up its calls this process dials.
 func (s *Service) CancelBatch(ctx context.Context, orgID, id string) (BatchView, string, error) {
-	v, n, live, err := CancelBatch(ctx, s.db, orgID, id, s.now())
+	v, n, live, err := s.CancelBatchAt(ctx, orgID, id, s.now())
 	if err != nil {
 		return BatchView{}, "", err
 	}

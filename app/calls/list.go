@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -88,11 +87,11 @@ func (o *ListOptions) Validate() error {
 }
 
 // List lists the organization's calls.
-func List(ctx context.Context, db *storage.Stores, orgID string, o ListOptions) (Page, error) {
+func (s *Service) List(ctx context.Context, orgID string, o ListOptions) (Page, error) {
 	if err := o.Validate(); err != nil {
 		return Page{}, err
 	}
-	calls, total, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: orgID, Statuses: o.Statuses, AgentID: o.AgentID,
+	calls, total, err := s.db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: orgID, Statuses: o.Statuses, AgentID: o.AgentID,
 		Direction: o.Direction, PhoneNumber: o.PhoneNumber, BatchID: o.BatchID, From: o.From, To: o.To, SortBy: o.SortBy,
 		Desc: o.SortOrder == "desc", Limit: o.Limit, Offset: o.Offset})
 	if err != nil {
@@ -113,7 +112,7 @@ func (s *Service) ListQuery(ctx context.Context, orgID string, q url.Values) (Pa
 	if err != nil {
 		return Page{}, err
 	}
-	return List(ctx, s.db, orgID, o)
+	return s.List(ctx, orgID, o)
 }
 
 // ParseListQuery reads the list options from a query string: status may

@@ -136,19 +136,19 @@ func errCallNotFound(err error) error {
 }
 
 // Get reads one call of the organization with its attempts and result.
-func Get(ctx context.Context, db *storage.Stores, orgID, id string) (Record, error) {
-	c, err := db.Calls.GetCall(ctx, orgID, id)
+func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
+	c, err := s.db.Calls.GetCall(ctx, orgID, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return Record{}, errCallNotFound(err)
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	atts, err := db.Calls.CallAttempts(ctx, c.ID)
+	atts, err := s.db.Calls.CallAttempts(ctx, c.ID)
 	if err != nil {
 		return Record{}, err
 	}
-	res, err := db.Calls.GetCallResult(ctx, c.ID)
+	res, err := s.db.Calls.GetCallResult(ctx, c.ID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return View(c, atts, nil), nil
 	}
@@ -190,17 +190,12 @@ func View(c callstore.Call, atts []callstore.CallAttempt, res *callstore.CallRes
 // data of every call.* event.
 func EventView(s callstore.CallSnapshot) any { return View(s.Call, s.Attempts, s.Result) }
 
-// Get reads one call of the organization.
-func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
-	return Get(ctx, s.db, orgID, id)
-}
-
-// Cancel cancels a call that has not ended (a conflict once it has) and
+// CancelCall cancels a call that has not ended (a conflict once it has) and
 // returns it with the status it had. Hanging up a call being dialled is up
 // to its dial queue: in the server process at once (Service.Cancel), from
 // another process (the CLI) within a heartbeat.
-func Cancel(ctx context.Context, db *storage.Stores, orgID, id string) (Record, string, error) {
-	_, prev, err := db.Calls.CancelCall(ctx, orgID, id, time.Now().UTC())
+func (s *Service) CancelCall(ctx context.Context, orgID, id string) (Record, string, error) {
+	_, prev, err := s.db.Calls.CancelCall(ctx, orgID, id, time.Now().UTC())
 	if errors.Is(err, callstore.ErrCallFinished) {
 		return Record{}, prev, &errs.Error{Kind: errs.Conflict,
 			Message: "call is already " + prev + " and cannot be cancelled", Err: err}
@@ -211,14 +206,14 @@ func Cancel(ctx context.Context, db *storage.Stores, orgID, id string) (Record, 
 	if err != nil {
 		return Record{}, prev, err
 	}
-	rec, err := Get(ctx, db, orgID, id)
+	rec, err := s.Get(ctx, orgID, id)
 	return rec, prev, err
 }
 
 // Cancel cancels a call and hangs it up when this process is dialling it.
 // It returns the call and the client message.
 func (s *Service) Cancel(ctx context.Context, orgID, id string) (Record, string, error) {
-	rec, prev, err := Cancel(ctx, s.db, orgID, id)
+	rec, prev, err := s.CancelCall(ctx, orgID, id)
 	if err != nil {
 		return Record{}, "", err
 	}

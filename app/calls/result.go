@@ -156,7 +156,7 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 	if res.Summary != nil || res.Transcript != nil || res.Outcome != nil || res.Metadata != nil {
 		err = s.db.Calls.SaveCallResult(ctx, orgID, res, now)
 	} else {
-		err = checkDialled(ctx, s.db, orgID, id)
+		err = s.checkDialled(ctx, orgID, id)
 	}
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
@@ -184,7 +184,7 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 		}
 		msg += "; the number is now on the do-not-call list"
 	}
-	rec, err := Get(ctx, s.db, orgID, id)
+	rec, err := s.Get(ctx, orgID, id)
 	if err != nil {
 		return Record{}, "", err
 	}
@@ -219,8 +219,8 @@ func (s *Service) voicemailEnded(ctx context.Context, c callstore.Call, now time
 
 // checkDialled is SaveCallResult's check alone: the organization's call,
 // dialled at least once.
-func checkDialled(ctx context.Context, db *storage.Stores, orgID, id string) error {
-	c, err := db.Calls.GetCall(ctx, orgID, id)
+func (s *Service) checkDialled(ctx context.Context, orgID, id string) error {
+	c, err := s.db.Calls.GetCall(ctx, orgID, id)
 	if err != nil {
 		return err
 	}

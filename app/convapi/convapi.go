@@ -10,13 +10,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/sse"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 
@@ -163,20 +163,20 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		h.d.WriteData(w, http.StatusOK, messageAnswer{Message: m})
 		return nil
 	}
-	ev := newSSE(w)
+	ev := sse.New(w)
 	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, func(d string) {
-		ev.event("delta", map[string]string{"content": d})
+		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
-	case err != nil && !ev.open:
+	case err != nil && !ev.Open():
 		return err
 	case err != nil:
 		st, msg := h.d.Status(err)
 		h.d.Log.WarnContext(r.Context(), "conversation turn failed mid-stream", "err", err)
-		ev.event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
+		ev.Event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
 		return nil
 	}
-	ev.event("done", messageAnswer{Message: m})
+	ev.Event("done", messageAnswer{Message: m})
 	return nil
 }
 
@@ -193,37 +193,6 @@ func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ h
 	}
 	h.d.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
 	return nil
-}
-
-// sse writes server-sent events, sending the headers with the first.
-type sse struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	open bool
-}
-
-func newSSE(w http.ResponseWriter) *sse { return &sse{w: w, rc: http.NewResponseController(w)} }
-
-// event sends one event; name "" sends data only, as OpenAI does.
-func (e *sse) event(name string, v any) {
-	if !e.open {
-		h := e.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache")
-		h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-		e.w.WriteHeader(http.StatusOK)
-		e.open = true
-	}
-	if s, ok := v.(string); ok {
-		fmt.Fprintf(e.w, "data: %s\n\n", s)
-	} else {
-		b, _ := marshal(v)
-		if name != "" {
-			fmt.Fprintf(e.w, "event: %s\n", name)
-		}
-		fmt.Fprintf(e.w, "data: %s\n\n", b)
-	}
-	e.rc.Flush()
 }
 
 // marshal encodes as the API does (no HTML escaping).

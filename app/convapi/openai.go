@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/sse"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 
@@ -212,7 +213,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": c.FinishReason}}})
 		return nil
 	}
-	ev := newSSE(w)
+	ev := sse.New(w)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
@@ -220,31 +221,31 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 	first := true
 	c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, func(d string) {
 		if first {
-			ev.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+			ev.Event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 			first = false
 		}
-		ev.event("", chunk(map[string]any{"content": d}, nil))
+		ev.Event("", chunk(map[string]any{"content": d}, nil))
 	})
 	switch {
-	case err != nil && !ev.open:
+	case err != nil && !ev.Open():
 		return err
 	case err != nil:
 		st, msg := h.d.Status(err)
-		ev.event("", ErrorBody(&errs.Error{Message: msg}, st))
+		ev.Event("", ErrorBody(&errs.Error{Message: msg}, st))
 		return nil
 	}
 	if first {
-		ev.event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+		ev.Event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	}
 	if len(c.ToolCalls) > 0 {
-		ev.event("", chunk(map[string]any{"tool_calls": wireCalls(c.ToolCalls, true)}, nil))
+		ev.Event("", chunk(map[string]any{"tool_calls": wireCalls(c.ToolCalls, true)}, nil))
 	}
-	ev.event("", chunk(map[string]any{}, c.FinishReason))
+	ev.Event("", chunk(map[string]any{}, c.FinishReason))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
-		ev.event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
+		ev.Event("", map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"system_fingerprint": nil, "choices": []any{}, "usage": oaUsage(c.Usage)})
 	}
-	ev.event("", "[DONE]")
+	ev.Event("", "[DONE]")
 	return nil
 }
 

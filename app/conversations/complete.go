@@ -7,12 +7,12 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// CallReader checks that a call is the organization's (*storage.Stores).
+// CallReader checks that a call is the organization's (the calls store).
 type CallReader interface {
 	GetCall(ctx context.Context, orgID, id string) (callstore.Call, error)
 }
@@ -49,7 +49,7 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 		return Completion{}, err
 	}
 	if in.CallID != "" {
-		if _, err := calls.GetCall(ctx, orgID, in.CallID); errors.Is(err, storage.ErrNotFound) {
+		if _, err := calls.GetCall(ctx, orgID, in.CallID); errors.Is(err, sqldb.ErrNotFound) {
 			return Completion{}, errs.Wrap(errs.NotFound, "call not found", err)
 		} else if err != nil {
 			return Completion{}, err

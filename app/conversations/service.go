@@ -21,9 +21,9 @@ import (
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Channels a conversation comes through.
@@ -33,7 +33,7 @@ const (
 	ChannelVoice  = "voice"
 )
 
-// AgentReader reads an organization's agent (*storage.Stores is one).
+// AgentReader reads an organization's agent (the agents store is one).
 type AgentReader interface {
 	GetAgent(ctx context.Context, orgID, id string) (agentstore.Agent, error)
 }
@@ -243,7 +243,7 @@ func (s *Service) Start(ctx context.Context, orgID, channel string, in StartInpu
 // organization's is not found, an inactive one a conflict.
 func (s *Service) agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.d.Agents.GetAgent(ctx, orgID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return a, errs.Wrap(errs.NotFound, "agent not found", err)
 	}
 	if err != nil {
@@ -259,7 +259,7 @@ func convErr(err error) error {
 	switch {
 	case errors.Is(err, convstore.ErrEnded):
 		return errs.Wrap(errs.Conflict, "conversation has ended", err)
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "conversation not found", err)
 	}
 	return err

@@ -16,7 +16,6 @@ import (
 	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 )
 
 // Limits of the list's API.
@@ -110,7 +109,7 @@ func numbers(in []string) ([]string, error) {
 
 // Add lists the request's numbers for the organization; their waiting
 // calls fail at once (do_not_call).
-func Add(ctx context.Context, db *storage.Stores, orgID string, req AddRequest, now time.Time) (Added, error) {
+func (s *Service) Add(ctx context.Context, orgID string, req AddRequest, now time.Time) (Added, error) {
 	nums, err := numbers(req.Numbers)
 	if err != nil {
 		return Added{}, err
@@ -122,7 +121,7 @@ func Add(ctx context.Context, db *storage.Stores, orgID string, req AddRequest, 
 			return Added{}, invalid("reason", fmt.Sprintf("reason is too long (max %d characters)", maxReason))
 		}
 	}
-	added, failed, err := db.Calls.AddDNC(ctx, orgID, nums, reason, now)
+	added, failed, err := s.db.Calls.AddDNC(ctx, orgID, nums, reason, now)
 	if err != nil {
 		return Added{}, err
 	}
@@ -130,12 +129,12 @@ func Add(ctx context.Context, db *storage.Stores, orgID string, req AddRequest, 
 }
 
 // Remove takes the request's numbers off the organization's list.
-func Remove(ctx context.Context, db *storage.Stores, orgID string, req RemoveRequest) (Removed, error) {
+func (s *Service) Remove(ctx context.Context, orgID string, req RemoveRequest) (Removed, error) {
 	nums, err := numbers(req.Numbers)
 	if err != nil {
 		return Removed{}, err
 	}
-	n, err := db.Calls.RemoveDNC(ctx, orgID, nums)
+	n, err := s.db.Calls.RemoveDNC(ctx, orgID, nums)
 	if err != nil {
 		return Removed{}, err
 	}
@@ -163,7 +162,7 @@ func ParseQuery(q url.Values) (ListOptions, error) {
 }
 
 // List returns one page of the organization's list.
-func List(ctx context.Context, db *storage.Stores, orgID string, o ListOptions) (Page, error) {
+func (s *Service) List(ctx context.Context, orgID string, o ListOptions) (Page, error) {
 	if err := clean.CheckPage(&o.Limit, o.Offset, 1000); err != nil {
 		return Page{}, err
 	}
@@ -174,7 +173,7 @@ func List(ctx context.Context, db *storage.Stores, orgID string, o ListOptions) 
 		}
 		o.PhoneNumber = p
 	}
-	es, total, err := db.Calls.ListDNC(ctx, orgID, o.PhoneNumber, o.Limit, o.Offset)
+	es, total, err := s.db.Calls.ListDNC(ctx, orgID, o.PhoneNumber, o.Limit, o.Offset)
 	if err != nil {
 		return Page{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/storage"
 )
 
 func TestRead(t *testing.T) {
@@ -78,25 +79,25 @@ func TestAddRemoveValidation(t *testing.T) {
 		{AddRequest{Numbers: []string{"+14155550100", "nope"}}, "numbers[1]"},
 		{AddRequest{Numbers: []string{"+14155550100"}, Reason: ptr(strings.Repeat("x", 501))}, "reason"},
 	} {
-		_, err := Add(ctx, db, org.ID, c.req, time.Now())
+		_, err := svc(db).Add(ctx, org.ID, c.req, time.Now())
 		var e *errs.Error
 		if !errors.As(err, &e) || e.Kind != errs.Invalid || e.Field != c.field {
 			t.Errorf("%+v: %v, want invalid %s", c.req.Numbers, err, c.field)
 		}
 	}
-	got, err := Add(ctx, db, org.ID, AddRequest{Numbers: []string{"+1 415 555 0100", "+14155550100", "+14155550101"}}, time.Now())
+	got, err := svc(db).Add(ctx, org.ID, AddRequest{Numbers: []string{"+1 415 555 0100", "+14155550100", "+14155550101"}}, time.Now())
 	if err != nil || got != (Added{Added: 2}) {
 		t.Fatalf("add: %+v %v", got, err)
 	}
-	again, _ := Add(ctx, db, org.ID, AddRequest{Numbers: []string{"+14155550100"}}, time.Now())
+	again, _ := svc(db).Add(ctx, org.ID, AddRequest{Numbers: []string{"+14155550100"}}, time.Now())
 	if again != (Added{AlreadyListed: 1}) {
 		t.Fatalf("again: %+v", again)
 	}
-	page, err := List(ctx, db, org.ID, ListOptions{PhoneNumber: "+1-415-555-0101"})
+	page, err := svc(db).List(ctx, org.ID, ListOptions{PhoneNumber: "+1-415-555-0101"})
 	if err != nil || page.Pagination.Total != 1 || page.Numbers[0].PhoneNumber != "+14155550101" || page.Numbers[0].Reason != nil {
 		t.Fatalf("list one: %+v %v", page, err)
 	}
-	rm, err := Remove(ctx, db, org.ID, RemoveRequest{Numbers: []string{"+14155550100", "+14155550199"}})
+	rm, err := svc(db).Remove(ctx, org.ID, RemoveRequest{Numbers: []string{"+14155550100", "+14155550199"}})
 	if err != nil || rm != (Removed{Removed: 1, NotListed: 1}) {
 		t.Fatalf("remove: %+v %v", rm, err)
 	}
@@ -116,14 +117,17 @@ func TestImport(t *testing.T) {
 		t.Fatalf("read %d lines, %d problems, %v", len(lines), len(problems), err)
 	}
 	var ticks []int
-	got, err := Import(ctx, db, org.ID, lines, "imported", func(n int) { ticks = append(ticks, n) })
+	got, err := svc(db).Import(ctx, org.ID, lines, "imported", func(n int) { ticks = append(ticks, n) })
 	if err != nil || got.Added != 12000 || len(ticks) != (12000+ImportChunk-1)/ImportChunk || ticks[len(ticks)-1] != 12000 {
 		t.Fatalf("import: %+v %v %v", got, err, ticks)
 	}
-	page, _ := List(ctx, db, org.ID, ListOptions{Limit: 1})
+	page, _ := svc(db).List(ctx, org.ID, ListOptions{Limit: 1})
 	if page.Pagination.Total != 12000 || *page.Numbers[0].Reason != "imported" {
 		t.Fatalf("page %+v", page)
 	}
 }
 
 func ptr(s string) *string { return &s }
+
+// svc is the feature over db's stores, as app/features builds it.
+func svc(db *storage.Stores) *Service { return New(Deps{Calls: db.Calls}) }

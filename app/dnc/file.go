@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/agentd/agentd/storage"
 )
 
 // A do-not-call file for `agentd dnc import`: one number per line, or CSV.
@@ -154,7 +152,7 @@ const ImportChunk = 20000
 // Import lists the numbers of a file (Read) for the organization in
 // chunks, calling progress with the numbers done so far. reason applies to
 // lines without their own.
-func Import(ctx context.Context, db *storage.Stores, orgID string, lines []Line, reason string, progress func(done int)) (Added, error) {
+func (s *Service) Import(ctx context.Context, orgID string, lines []Line, reason string, progress func(done int)) (Added, error) {
 	var total Added
 	now := time.Now().UTC()
 	for lo := 0; lo < len(lines); lo += ImportChunk {
@@ -173,7 +171,7 @@ func Import(ctx context.Context, db *storage.Stores, orgID string, lines []Line,
 			byReason[r] = append(byReason[r], l.Number)
 		}
 		for _, r := range order {
-			added, failed, err := db.Calls.AddDNC(ctx, orgID, byReason[r], r, now)
+			added, failed, err := s.db.Calls.AddDNC(ctx, orgID, byReason[r], r, now)
 			if err != nil {
 				return total, err
 			}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/eventstore"
@@ -181,30 +180,30 @@ func ParseTypes(vals []string) ([]string, error) {
 
 // resolveCursor turns an event id into its place in the log; "" is the
 // start.
-func resolveCursor(ctx context.Context, db *storage.Stores, orgID, after string) (int64, error) {
+func (s *Service) resolveCursor(ctx context.Context, orgID, after string) (int64, error) {
 	if after == "" {
 		return 0, nil
 	}
-	seq, err := db.Events.EventSeq(ctx, orgID, after)
-	if errors.Is(err, storage.ErrNotFound) {
+	seq, err := s.DB.Events.EventSeq(ctx, orgID, after)
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return 0, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
 	}
 	return seq, err
 }
 
-// List pulls one page of the organization's log.
-func List(ctx context.Context, db *storage.Stores, orgID string, q Query) (Page, error) {
+// ListEvents pulls one page of the organization's log.
+func (s *Service) ListEvents(ctx context.Context, orgID string, q Query) (Page, error) {
 	switch {
 	case q.Limit == 0:
 		q.Limit = DefaultLimit
 	case q.Limit < 1 || q.Limit > MaxLimit:
 		return Page{}, errs.InvalidField("limit", "must be from 1 to "+strconv.Itoa(MaxLimit))
 	}
-	seq, err := resolveCursor(ctx, db, orgID, q.After)
+	seq, err := s.resolveCursor(ctx, orgID, q.After)
 	if err != nil {
 		return Page{}, err
 	}
-	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
+	evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
 	if err != nil {
 		return Page{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/eventstore"
 )
 
@@ -27,7 +26,7 @@ type Sink interface {
 // the sink fails. It polls the log, so events written by any process on
 // the database arrive; this process's own commits wake it at once. An
 // unknown cursor is an error before Open.
-func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
+func (s *Service) Stream(ctx context.Context, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
 	if cfg.Poll <= 0 {
 		cfg.Poll = time.Second
 	}
@@ -37,9 +36,9 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 	var seq int64
 	var err error
 	if after == "" {
-		seq, err = db.Events.LastEventSeq(ctx)
+		seq, err = s.DB.Events.LastEventSeq(ctx)
 	} else {
-		seq, err = resolveCursor(ctx, db, orgID, after)
+		seq, err = s.resolveCursor(ctx, orgID, after)
 	}
 	if err != nil {
 		return err
@@ -51,8 +50,8 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
-		committed := db.Events.EventsCommitted()
-		evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
+		committed := s.DB.Events.EventsCommitted()
+		evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
 		if err != nil {
 			return err
 		}

@@ -13,8 +13,9 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/signing"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // URLGuard decides whether a receiver URL may be called at all: the
@@ -36,9 +37,19 @@ const (
 
 // Service holds the webhook use cases over storage.
 type Service struct {
-	DB    *storage.Stores
+	DB    Deps
 	Guard URLGuard // nil: only the URL's syntax is checked
 }
+
+// Deps are the stores the events feature uses.
+type Deps struct {
+	Webhooks *hookstore.Webhooks
+	Events   *eventstore.Events
+}
+
+// New returns the events feature over its stores; guard checks endpoint
+// addresses (nil: only the URL's syntax is checked).
+func New(d Deps, guard URLGuard) *Service { return &Service{DB: d, Guard: guard} }
 
 // Webhook is an endpoint as the API shows it, never with its secret.
 type Webhook struct {
@@ -142,7 +153,7 @@ func checkDescription(d string) (string, error) {
 
 // notFound maps storage's not-found to the client's message.
 func notFound(err error, what string) error {
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return errs.Wrap(errs.NotFound, what+" not found", err)
 	}
 	return err

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/signing"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/hookstore"
 )
 
@@ -35,7 +34,7 @@ const MaxResponse = 1024
 
 // WorkerConfig configures the delivery worker; zero fields take defaults.
 type WorkerConfig struct {
-	DB          *storage.Stores
+	DB          Deps
 	Sender      Sender
 	Log         *slog.Logger
 	Concurrency int             // requests in flight per process; default 64

@@ -8,14 +8,17 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
@@ -31,11 +34,19 @@ type Config struct {
 	// Analysis tunes the analysis worker (its Model is set from LLM).
 	Analysis analysis.Config
 	Log      *slog.Logger
+	// Workers collects the background workers (serve). Off, as for the
+	// CLI, the set serves its use cases only: the knowledge base leaves the
+	// embedding queue as it is (a running server owns it), no dialer,
+	// scheduler, delivery or analysis loop is built to run.
+	Workers bool
 }
 
 // Set is every feature, each built once over the same stores.
 type Set struct {
 	Stores   *storage.Stores
+	Agents   *agents.Service
+	DNC      *dnc.Service
+	Settings *settings.Service
 	Calls    *calls.Service
 	KB       *kb.Service
 	Listings *listings.Service
@@ -64,13 +75,35 @@ func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error)
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{Stores: stores, log: cfg.Log}
+	s := &Set{Stores: stores, log: cfg.Log,
+		Agents:   agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB}),
+		DNC:      dnc.New(dnc.Deps{Calls: stores.Calls}),
+		Settings: settings.New(settings.Deps{Calls: stores.Calls})}
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return nil, err
 		}
 	}
+	if !cfg.Workers {
+		s.workers = nil
+	}
+	return s, nil
+}
+
+// OpenDB opens the database at path and the set over it: the CLI's one
+// door (cmd). Close closes the features, then the database.
+func OpenDB(ctx context.Context, path string, cfg Config) (*Set, error) {
+	stores, err := storage.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, stores, cfg)
+	if err != nil {
+		stores.Close()
+		return nil, err
+	}
+	s.closers = append([]func() error{stores.Close}, s.closers...)
 	return s, nil
 }
 
@@ -95,11 +128,12 @@ func (s *Set) Close() error {
 func (s *Set) openEvents(_ context.Context, cfg Config) error {
 	wc := cfg.Webhooks
 	client := safehttp.New(safehttp.Options{AllowPrivate: wc.AllowPrivate, Resolver: wc.Resolver, MaxBody: events.MaxResponse})
-	s.Events = &events.Service{DB: s.Stores, Guard: client}
-	if wc.Disabled {
+	deps := events.Deps{Webhooks: s.Stores.Webhooks, Events: s.Stores.Events}
+	s.Events = events.New(deps, client)
+	if wc.Disabled || !cfg.Workers {
 		return nil
 	}
-	s.Deliveries = events.NewWorker(events.WorkerConfig{DB: s.Stores, Sender: client, Log: s.log, Concurrency: wc.Concurrency,
+	s.Deliveries = events.NewWorker(events.WorkerConfig{DB: deps, Sender: client, Log: s.log, Concurrency: wc.Concurrency,
 		Timeout: wc.Timeout, Lease: wc.Lease, Poll: wc.Poll, Schedule: wc.Schedule, DisableAfter: wc.DisableAfter})
 	s.workers = append(s.workers, s.Deliveries.Run)
 	return nil
@@ -108,9 +142,14 @@ func (s *Set) openEvents(_ context.Context, cfg Config) error {
 // openKB builds the knowledge base: its embedder, the embedding worker and
 // the search indexes (loaded in the background).
 func (s *Set) openKB(ctx context.Context, cfg Config) error {
-	svc, err := kb.Open(ctx, s.Stores, cfg.KB, s.log)
+	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors}, cfg.KB, s.log)
 	if err != nil {
 		return err
+	}
+	if cfg.Workers {
+		if err := svc.Prepare(ctx); err != nil {
+			return err
+		}
 	}
 	s.KB = svc
 	s.workers = append(s.workers, svc.Run, svc.Warm)
@@ -120,7 +159,7 @@ func (s *Set) openKB(ctx context.Context, cfg Config) error {
 // openListings builds listings on the knowledge base's embedder and vector
 // index; without an embedder search is keyword-only.
 func (s *Set) openListings(context.Context, Config) error {
-	v := listings.NewVectors(s.Stores, s.KB.Embedder(), s.KB.VectorIndex())
+	v := listings.NewVectors(s.Stores.Vectors, s.KB.Embedder(), s.KB.VectorIndex())
 	if v != nil {
 		v.Tuning = s.KB.SearchTuning()
 		// Load the listing spaces in the background so the first search
@@ -132,7 +171,7 @@ func (s *Set) openListings(context.Context, Config) error {
 			return nil
 		})
 	}
-	s.Listings = &listings.Service{DB: s.Stores, Vectors: v}
+	s.Listings = listings.New(listings.Deps{Listings: s.Stores.Listings}, v)
 	return nil
 }
 

@@ -128,7 +128,7 @@ func BenchmarkHybridSearch(b *testing.B) {
 			path, _, colID := seedKBBench(b, 100_000, dims)
 			emb, _ := embed.NewBuiltin(dims)
 			ctx := context.Background()
-			s, err := Open(ctx, openDB(b, path), testCfg(emb), nil)
+			s, err := Open(ctx, deps(openDB(b, path)), testCfg(emb), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -8,8 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Collection limits (DECISIONS.md "Knowledge base").
@@ -74,12 +74,12 @@ func conflict(name string) error {
 
 // CreateCollection validates and creates a collection of the organization.
 // The API and the CLI both create through it, so both refuse the same names.
-func CreateCollection(ctx context.Context, db *storage.Stores, orgID, name, description string) (kbstore.Collection, error) {
-	return Create(ctx, db, orgID, CollectionInput{Name: name, Description: description})
+func (s *Service) CreateCollection(ctx context.Context, orgID, name, description string) (kbstore.Collection, error) {
+	return s.Create(ctx, orgID, CollectionInput{Name: name, Description: description})
 }
 
 // Create validates and creates a collection with its settings.
-func Create(ctx context.Context, db *storage.Stores, orgID string, in CollectionInput) (kbstore.Collection, error) {
+func (s *Service) Create(ctx context.Context, orgID string, in CollectionInput) (kbstore.Collection, error) {
 	name, err := validName(in.Name)
 	if err != nil {
 		return kbstore.Collection{}, err
@@ -90,8 +90,8 @@ func Create(ctx context.Context, db *storage.Stores, orgID string, in Collection
 	if err := validAlpha("searchAlpha", in.SearchAlpha); err != nil {
 		return kbstore.Collection{}, err
 	}
-	c, err := db.KB.CreateCollectionWith(ctx, kbstore.Collection{OrgID: orgID, Name: name, Description: in.Description, SearchAlpha: in.SearchAlpha})
-	if errors.Is(err, storage.ErrConflict) {
+	c, err := s.db.KB.CreateCollectionWith(ctx, kbstore.Collection{OrgID: orgID, Name: name, Description: in.Description, SearchAlpha: in.SearchAlpha})
+	if errors.Is(err, sqldb.ErrConflict) {
 		return c, conflict(name)
 	}
 	return c, err
@@ -99,8 +99,8 @@ func Create(ctx context.Context, db *storage.Stores, orgID string, in Collection
 
 // UpdateCollection validates and applies a partial update to a collection
 // of the organization.
-func UpdateCollection(ctx context.Context, db *storage.Stores, orgID, id string, p CollectionPatch) (kbstore.Collection, error) {
-	c, err := GetCollection(ctx, db, orgID, id)
+func (s *Service) UpdateCollection(ctx context.Context, orgID, id string, p CollectionPatch) (kbstore.Collection, error) {
+	c, err := s.Collection(ctx, orgID, id)
 	if err != nil {
 		return c, err
 	}
@@ -118,24 +118,24 @@ func UpdateCollection(ctx context.Context, db *storage.Stores, orgID, id string,
 	if err := validAlpha("searchAlpha", p.SearchAlpha.Value); err != nil {
 		return c, err
 	}
-	c, err = db.KB.UpdateCollection(ctx, orgID, c.ID, u)
+	c, err = s.db.KB.UpdateCollection(ctx, orgID, c.ID, u)
 	switch {
-	case errors.Is(err, storage.ErrConflict):
+	case errors.Is(err, sqldb.ErrConflict):
 		return c, conflict(*u.Name)
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
 	return c, err
 }
 
-// GetCollection loads a collection of the organization by id; another
+// Collection loads a collection of the organization by id; another
 // organization's collection is the same not-found as a missing one.
-func GetCollection(ctx context.Context, db *storage.Stores, orgID, id string) (kbstore.Collection, error) {
+func (s *Service) Collection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
 	if id == "" {
 		return kbstore.Collection{}, invalid("collectionId", "collectionId is required")
 	}
-	c, err := db.KB.GetCollection(ctx, orgID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	c, err := s.db.KB.GetCollection(ctx, orgID, id)
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
 	return c, err
@@ -143,39 +143,14 @@ func GetCollection(ctx context.Context, db *storage.Stores, orgID, id string) (k
 
 // FindCollection loads a collection of the organization by name or id (the
 // CLI lets people type either).
-func FindCollection(ctx context.Context, db *storage.Stores, orgID, nameOrID string) (kbstore.Collection, error) {
-	return db.KB.FindCollection(ctx, orgID, nameOrID)
+func (s *Service) FindCollection(ctx context.Context, orgID, nameOrID string) (kbstore.Collection, error) {
+	return s.db.KB.FindCollection(ctx, orgID, nameOrID)
 }
 
 // ListCollections is one page of the organization's collections and their
 // total count.
-func ListCollections(ctx context.Context, db *storage.Stores, orgID string, p Page) ([]kbstore.Collection, int, error) {
-	return db.KB.ListCollections(ctx, orgID, p.Limit, p.Offset)
-}
-
-// DeleteCollection removes a collection with its sources, chunks and vectors.
-func DeleteCollection(ctx context.Context, db *storage.Stores, orgID, id string) error {
-	return db.KB.DeleteCollection(ctx, orgID, id)
-}
-
-// CreateCollection is CreateCollection on the server's database.
-func (s *Service) CreateCollection(ctx context.Context, orgID, name, description string) (kbstore.Collection, error) {
-	return CreateCollection(ctx, s.db, orgID, name, description)
-}
-
-// Create is Create on the server's database.
-func (s *Service) Create(ctx context.Context, orgID string, in CollectionInput) (kbstore.Collection, error) {
-	return Create(ctx, s.db, orgID, in)
-}
-
-// UpdateCollection is UpdateCollection on the server's database.
-func (s *Service) UpdateCollection(ctx context.Context, orgID, id string, p CollectionPatch) (kbstore.Collection, error) {
-	return UpdateCollection(ctx, s.db, orgID, id, p)
-}
-
-// Collection is GetCollection on the server's database.
-func (s *Service) Collection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
-	return GetCollection(ctx, s.db, orgID, id)
+func (s *Service) ListCollections(ctx context.Context, orgID string, p Page) ([]kbstore.Collection, int, error) {
+	return s.db.KB.ListCollections(ctx, orgID, p.Limit, p.Offset)
 }
 
 // checkCollection is Collection without the source count, which costs time
@@ -186,23 +161,18 @@ func (s *Service) checkCollection(ctx context.Context, orgID, id string) (kbstor
 		return kbstore.Collection{}, invalid("collectionId", "collectionId is required")
 	}
 	c, err := s.db.KB.CheckCollection(ctx, orgID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return c, errs.Wrap(errs.NotFound, "collection not found", err)
 	}
 	return c, err
 }
 
-// ListCollections is ListCollections on the server's database.
-func (s *Service) ListCollections(ctx context.Context, orgID string, p Page) ([]kbstore.Collection, int, error) {
-	return ListCollections(ctx, s.db, orgID, p)
-}
-
 // DeleteCollection deletes a collection of the organization by id,
 // returning what was deleted (not found when it is not the caller's).
 func (s *Service) DeleteCollection(ctx context.Context, orgID, id string) (kbstore.Collection, error) {
-	c, err := GetCollection(ctx, s.db, orgID, id)
+	c, err := s.Collection(ctx, orgID, id)
 	if err != nil {
 		return c, err
 	}
-	return c, DeleteCollection(ctx, s.db, orgID, c.ID)
+	return c, s.db.KB.DeleteCollection(ctx, orgID, c.ID)
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // Config configures knowledge processing (embedder, worker). cmd fills it
@@ -121,7 +121,7 @@ func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
 }
 
 // newWorker builds the chunker and worker for an embedder.
-func newWorker(db *storage.Stores, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
+func newWorker(kb *kbstore.Knowledge, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
 	ch, err := embed.NewChunker(embed.DefaultChunkTokens, embed.DefaultOverlap)
 	if err != nil {
 		return nil, fmt.Errorf("chunker: %w", err)
@@ -135,5 +135,5 @@ func newWorker(db *storage.Stores, emb embed.Embedder, cfg Config, log *slog.Log
 	}
 	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease,
 		Retries: cfg.Retries, RetryBackoff: cfg.RetryBackoff, Log: log}
-	return embed.NewWorker(db, emb, ch, wc), nil
+	return embed.NewWorker(kb, emb, ch, wc), nil
 }

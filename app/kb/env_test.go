@@ -67,7 +67,7 @@ type testKB struct {
 func startKB(t testing.TB, db *storage.Stores, org string, cfg Config) (*testKB, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	svc, err := Open(ctx, db, cfg, nil)
+	svc, err := Open(ctx, deps(db), cfg, nil)
 	if err != nil {
 		cancel()
 		t.Fatalf("open: %v", err)
@@ -168,4 +168,17 @@ func (k *testKB) search(col, query, mode string, limit int) []Result {
 		k.t.Fatalf("search %q %s: %v", query, mode, err)
 	}
 	return res
+}
+
+// deps are the knowledge base's stores in db, as app/features passes them.
+func deps(db *storage.Stores) Deps { return Deps{KB: db.KB, Vectors: db.Vectors} }
+
+// reindex is Reindex on a service with cfg over db, as `agentd reindex`
+// opens it.
+func reindex(ctx context.Context, db *storage.Stores, cfg Config, opt ReindexOptions) (queued, done int, err error) {
+	s, err := New(deps(db), cfg, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	return s.Reindex(ctx, opt)
 }

@@ -3,8 +3,6 @@ package kb
 import (
 	"context"
 	"log/slog"
-
-	"github.com/agentd/agentd/storage"
 )
 
 // ReindexOptions says what Reindex queues and reports.
@@ -21,7 +19,7 @@ type ReindexOptions struct {
 	Progress func(done, backlog int)
 }
 
-// Reindex brings the knowledge index in line with the embedder cfg selects,
+// Reindex brings the knowledge index in line with the service's embedder,
 // in this process: collections indexed by another embedder lose their
 // vectors and their sources are queued (with Force every source, with
 // Failed every failed source of the matched collections is queued too),
@@ -29,26 +27,22 @@ type ReindexOptions struct {
 // works beside a running server: claims are leases in the database. A
 // source that fails again because the embedding service is still
 // unavailable keeps its scheduled retry, which a running server makes.
-func Reindex(ctx context.Context, db *storage.Stores, cfg Config, opt ReindexOptions) (queued, done int, err error) {
+func (s *Service) Reindex(ctx context.Context, opt ReindexOptions) (queued, done int, err error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	emb, err := NewEmbedder(cfg)
+	w, err := newWorker(s.db.KB, s.emb, s.cfg, opt.Log)
 	if err != nil {
 		return 0, 0, err
 	}
-	w, err := newWorker(db, emb, cfg, opt.Log)
-	if err != nil {
+	if _, err := s.db.KB.ResetUnfinishedKB(ctx); err != nil {
 		return 0, 0, err
 	}
-	if _, err := db.KB.ResetUnfinishedKB(ctx); err != nil {
-		return 0, 0, err
-	}
-	if queued, err = db.KB.SyncKBModel(ctx, w.Model(), opt.CollectionID, opt.Force); err != nil {
+	if queued, err = s.db.KB.SyncKBModel(ctx, w.Model(), opt.CollectionID, opt.Force); err != nil {
 		return 0, 0, err
 	}
 	if opt.Failed { // after the sync, which may have queued some already
-		n, err := db.KB.RequeueFailedKB(ctx, opt.CollectionID)
+		n, err := s.db.KB.RequeueFailedKB(ctx, opt.CollectionID)
 		if err != nil {
 			return queued, 0, err
 		}
@@ -64,7 +58,7 @@ func Reindex(ctx context.Context, db *storage.Stores, cfg Config, opt ReindexOpt
 		}
 		done += did
 		if opt.Progress != nil {
-			n, _ := db.KB.KBBacklog(ctx, "")
+			n, _ := s.db.KB.KBBacklog(ctx, "")
 			opt.Progress(done, n)
 		}
 	}

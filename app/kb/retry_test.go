@@ -130,7 +130,7 @@ func TestReindexFailed(t *testing.T) {
 	k.upsert(col, "a", "Wings", "swept wings at transonic speed")
 	k.waitSource(col, 10*time.Second, "failed for good", failedWith(regexp.MustCompile(`returned 64 dimensions, configured 32$`)))
 	cfg.OpenAIDimensions = 64
-	queued, done, err := Reindex(context.Background(), k.db, cfg, ReindexOptions{Failed: true})
+	queued, done, err := reindex(context.Background(), k.db, cfg, ReindexOptions{Failed: true})
 	if err != nil || queued != 1 || done != 1 {
 		t.Fatalf("reindex --failed: queued %d, done %d, %v", queued, done, err)
 	}

@@ -11,7 +11,7 @@ func TestCollectionSearchAlpha(t *testing.T) {
 	ctx := context.Background()
 	k := newKB(t, testCfg(newTestEmbedder(t, 64)))
 	zero := 0.0
-	c, err := Create(ctx, k.db, k.org, CollectionInput{Name: "docs", SearchAlpha: &zero})
+	c, err := k.svc.Create(ctx, k.org, CollectionInput{Name: "docs", SearchAlpha: &zero})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,15 +5,23 @@ import (
 	"log/slog"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
+	"github.com/agentd/agentd/storage/vectorstore"
 )
+
+// Deps are the stores the knowledge base uses.
+type Deps struct {
+	KB      *kbstore.Knowledge
+	Vectors *vectorstore.Vectors // the change log the in-memory indexes follow
+}
 
 // Service is the knowledge base of a running server: the embedder, the
 // background worker that chunks and embeds sources, and the in-memory
 // indexes searches read. One per process; safe for concurrent use.
 type Service struct {
-	db     *storage.Stores
+	db     Deps
+	cfg    Config
 	log    *slog.Logger
 	emb    embed.Embedder
 	worker *embed.Worker
@@ -22,11 +30,22 @@ type Service struct {
 	tuning embed.SearchTuning
 }
 
-// Open sets up the embedder cfg selects and the background worker: sources
-// left unfinished by a previous run and collections indexed by another
-// embedder are queued again, so the server takes requests on a consistent
-// queue. Run and Warm are then started by the caller beside the server.
-func Open(ctx context.Context, db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
+// Open is New and Prepare: the knowledge base of a server process.
+func Open(ctx context.Context, db Deps, cfg Config, log *slog.Logger) (*Service, error) {
+	s, err := New(db, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Prepare(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// New sets up the embedder cfg selects and the background worker, and
+// touches no queue: a CLI command uses the knowledge base beside a running
+// server.
+func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -37,15 +56,20 @@ func Open(ctx context.Context, db *storage.Stores, cfg Config, log *slog.Logger)
 	if cfg.Observe != nil {
 		emb = cfg.Observe(emb)
 	}
-	w, err := newWorker(db, emb, cfg, log)
+	w, err := newWorker(db.KB, emb, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.Prepare(ctx); err != nil {
-		return nil, err
-	}
-	return &Service{db: db, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
+	return &Service{db: db, cfg: cfg, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
 		index: search.NewVectorIndex(db.Vectors), text: search.NewTextIndex(db.Vectors, db.KB.LoadText)}, nil
+}
+
+// Prepare queues again the sources a previous run left unfinished and the
+// collections indexed by another embedder, so the server takes requests on
+// a consistent queue; the process that runs Run calls it first.
+func (s *Service) Prepare(ctx context.Context) error {
+	_, err := s.worker.Prepare(ctx)
+	return err
 }
 
 // Run processes queued sources until ctx ends; a source cut by the end is

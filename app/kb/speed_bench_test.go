@@ -210,7 +210,7 @@ func BenchmarkSearchVsExact(b *testing.B) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s, err := Open(ctx, openDB(b, path), testCfg(emb), nil)
+	s, err := Open(ctx, deps(openDB(b, path)), testCfg(emb), nil)
 	if err != nil {
 		b.Fatal(err)
 	}

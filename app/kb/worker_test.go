@@ -140,7 +140,7 @@ func TestEmbedderChangeReindexes(t *testing.T) {
 		t.Fatalf("semantic after re-embedding: %+v", res)
 	}
 	// The CLI path: a forced reindex re-embeds every source in-process.
-	queued, done, err := Reindex(context.Background(), db, Config{TestEmbedder: newTestEmbedder(t, 128)}, ReindexOptions{CollectionID: col, Force: true})
+	queued, done, err := reindex(context.Background(), db, Config{TestEmbedder: newTestEmbedder(t, 128)}, ReindexOptions{CollectionID: col, Force: true})
 	if err != nil || queued != 2 || done < 1 {
 		t.Fatalf("reindex queued %d done %d err %v", queued, done, err)
 	}

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/listingstore"
 )
 
@@ -21,9 +20,18 @@ const MaxList = 10000
 // Service is the listings feature over one database, so callers hand over
 // the database and the vector side once instead of on every call.
 type Service struct {
-	DB      *storage.Stores
+	DB      Deps
 	Vectors *Vectors // nil: no embedder, search is keyword-only
 }
+
+// Deps are the stores the listings feature uses.
+type Deps struct {
+	Listings *listingstore.Listings // it writes the listing vectors too
+}
+
+// New returns the listings feature over its stores; v is its vector side
+// (nil: no embedder, search is keyword-only).
+func New(d Deps, v *Vectors) *Service { return &Service{DB: d, Vectors: v} }
 
 // SyncItem is one listing in a sync report.
 type SyncItem struct {

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/listingstore"
 	"github.com/agentd/agentd/storage/search"
 )
@@ -182,7 +181,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 
 // keywordCandidates are the keyword hits alone (no embedder), with their
 // BM25 scores, less those that hold only stopwords of the query.
-func keywordCandidates(ctx context.Context, db *storage.Stores, q Query, kw []int64) ([]search.Candidate, error) {
+func keywordCandidates(ctx context.Context, db Deps, q Query, kw []int64) ([]search.Candidate, error) {
 	match, err := db.Listings.ListingTextMatch(ctx, q.Filter.OrgID, q.Text, kw)
 	if err != nil {
 		return nil, err
@@ -199,7 +198,7 @@ func keywordCandidates(ctx context.Context, db *storage.Stores, q Query, kw []in
 // candidates joins the keyword hits and the depth nearest listings within
 // allow (nil: all), with both scores of each, less those under the
 // relevance floor.
-func (v *Vectors) candidates(ctx context.Context, db *storage.Stores, q Query, kw, allow []int64, depth int) ([]search.Candidate, error) {
+func (v *Vectors) candidates(ctx context.Context, db Deps, q Query, kw, allow []int64, depth int) ([]search.Candidate, error) {
 	vecs, err := v.Embedder.Embed(ctx, []string{q.Text})
 	if err != nil || len(vecs) != 1 {
 		return nil, errs.Wrap(errs.Unavailable, "embedding service unavailable", err)

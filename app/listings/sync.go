@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/listingstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // embedBatch is how many texts go to the embedder per call.
@@ -215,10 +215,10 @@ func embedPlan(ctx context.Context, vec *Vectors, plan []*plannedWrite) error {
 
 // writeFailure is the client-facing reason of a failed listing write.
 func writeFailure(err error) string {
-	if errors.Is(err, storage.ErrConflict) {
+	if errors.Is(err, sqldb.ErrConflict) {
 		return "conflicting write of the same externalId"
 	}
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return "listing was deleted while syncing"
 	}
 	return "could not be written"

@@ -2,7 +2,6 @@ package listings
 
 import (
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/search"
 	"github.com/agentd/agentd/storage/vectorstore"
 )
@@ -24,12 +23,12 @@ type Vectors struct {
 // process without a server: agentd import --db writes the vectors the
 // server then picks up from its vector log). Without an embedder it is
 // nil: listings get no vectors and search is keyword-only.
-func NewVectors(db *storage.Stores, emb embed.Embedder, idx *search.VectorIndex) *Vectors {
+func NewVectors(db *vectorstore.Vectors, emb embed.Embedder, idx *search.VectorIndex) *Vectors {
 	if emb == nil {
 		return nil
 	}
 	if idx == nil {
-		idx = search.NewVectorIndex(db.Vectors)
+		idx = search.NewVectorIndex(db)
 	}
 	return &Vectors{Embedder: emb, Index: idx, Tuning: embed.TuningOf(emb)}
 }

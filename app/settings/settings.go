@@ -12,7 +12,6 @@ import (
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -65,8 +64,8 @@ func view(h dial.CallingHours, enforce bool, updated time.Time) Settings {
 
 // Get reads the organization's settings (the defaults when never saved:
 // calling hours off, 08:00-21:00 every day, UTC).
-func Get(ctx context.Context, db *storage.Stores, orgID string) (Settings, error) {
-	h, st, err := load(ctx, db, orgID)
+func (s *Service) Get(ctx context.Context, orgID string) (Settings, error) {
+	h, st, err := s.load(ctx, orgID)
 	if err != nil {
 		return Settings{}, err
 	}
@@ -74,8 +73,8 @@ func Get(ctx context.Context, db *storage.Stores, orgID string) (Settings, error
 }
 
 // load reads the stored settings and parses their calling hours.
-func load(ctx context.Context, db *storage.Stores, orgID string) (dial.CallingHours, callstore.OrgSettings, error) {
-	st, err := db.Calls.GetOrgSettings(ctx, orgID)
+func (s *Service) load(ctx context.Context, orgID string) (dial.CallingHours, callstore.OrgSettings, error) {
+	st, err := s.db.Calls.GetOrgSettings(ctx, orgID)
 	if err != nil {
 		return dial.CallingHours{}, st, err
 	}
@@ -85,8 +84,8 @@ func load(ctx context.Context, db *storage.Stores, orgID string) (dial.CallingHo
 
 // Update applies a patch and saves the whole result; the first invalid
 // field is bad input named by its path (callingHours.start).
-func Update(ctx context.Context, db *storage.Stores, orgID string, p Patch, now time.Time) (Settings, error) {
-	h, st, err := load(ctx, db, orgID)
+func (s *Service) Update(ctx context.Context, orgID string, p Patch, now time.Time) (Settings, error) {
+	h, st, err := s.load(ctx, orgID)
 	if err != nil {
 		return Settings{}, err
 	}
@@ -127,8 +126,20 @@ func Update(ctx context.Context, db *storage.Stores, orgID string, p Patch, now 
 	if err != nil {
 		return Settings{}, err
 	}
-	if err := db.Calls.SaveOrgSettings(ctx, orgID, callstore.OrgSettings{CallingHours: raw, EnforceV1Roles: st.EnforceV1Roles}, now); err != nil {
+	if err := s.db.Calls.SaveOrgSettings(ctx, orgID, callstore.OrgSettings{CallingHours: raw, EnforceV1Roles: st.EnforceV1Roles}, now); err != nil {
 		return Settings{}, err
 	}
 	return view(h, st.EnforceV1Roles, now), nil
 }
+
+// Deps are the stores the settings feature uses.
+type Deps struct {
+	Calls *callstore.Calls // the organization's settings live with its calls
+}
+
+// Service is the organization settings feature: the HTTP handlers in app,
+// the dashboard and the CLI call the same methods.
+type Service struct{ db Deps }
+
+// New returns the settings feature over its stores.
+func New(d Deps) *Service { return &Service{db: d} }

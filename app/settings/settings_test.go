@@ -9,6 +9,7 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/storage"
 )
 
 func sp(s string) *string { return &s }
@@ -18,7 +19,7 @@ func TestUpdate(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t, dbtest.Path(t, "s.db"))
 	org, _ := db.Orgs.CreateOrg(ctx, "o")
-	s, err := Get(ctx, db, org.ID)
+	s, err := svc(db).Get(ctx, org.ID)
 	if err != nil || s.CallingHours.Enabled || s.CallingHours.Start != "08:00" || s.CallingHours.End != "21:00" ||
 		len(s.CallingHours.Days) != 7 || s.CallingHours.DefaultTimezone != "UTC" || s.UpdatedAt != nil {
 		t.Fatalf("defaults: %+v %v", s, err)
@@ -33,19 +34,22 @@ func TestUpdate(t *testing.T) {
 		{HoursPatch{Days: &[]int{1, 7}}, "callingHours.days"},
 		{HoursPatch{DefaultTimezone: sp("Mars/Olympus")}, "callingHours.defaultTimezone"},
 	} {
-		_, err := Update(ctx, db, org.ID, Patch{CallingHours: &c.p}, time.Now())
+		_, err := svc(db).Update(ctx, org.ID, Patch{CallingHours: &c.p}, time.Now())
 		var e *errs.Error
 		if !errors.As(err, &e) || e.Field != c.field || e.Kind != errs.Invalid {
 			t.Errorf("%+v: %v, want invalid %s", c.p, err, c.field)
 		}
 	}
-	got, err := Update(ctx, db, org.ID, Patch{CallingHours: &HoursPatch{Enabled: bp(true), Days: &[]int{5, 1, 1, 2},
+	got, err := svc(db).Update(ctx, org.ID, Patch{CallingHours: &HoursPatch{Enabled: bp(true), Days: &[]int{5, 1, 1, 2},
 		DefaultTimezone: sp("America/Chicago")}}, time.Now())
 	if err != nil || !got.CallingHours.Enabled || len(got.CallingHours.Days) != 3 || got.CallingHours.Days[0] != 1 || got.UpdatedAt == nil {
 		t.Fatalf("update: %+v %v", got, err)
 	}
-	again, _ := Get(ctx, db, org.ID)
+	again, _ := svc(db).Get(ctx, org.ID)
 	if !again.CallingHours.Enabled || again.CallingHours.DefaultTimezone != "America/Chicago" || again.CallingHours.Start != "08:00" {
 		t.Fatalf("read back: %+v", again)
 	}
 }
+
+// svc is the feature over db's stores, as app/features builds it.
+func svc(db *storage.Stores) *Service { return New(Deps{Calls: db.Calls}) }

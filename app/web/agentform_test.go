@@ -32,7 +32,7 @@ func TestAgentFormRoundTripKeepsEveryConfigKey(t *testing.T) {
 		if typ == "chat" {
 			phones = []string{}
 		}
-		a, err := agents.Create(ctx, e.db, owner.orgID, agents.Input{Name: &name, Type: &typ, Status: &status, Model: &model,
+		a, err := e.site.f.Agents.Create(ctx, owner.orgID, agents.Input{Name: &name, Type: &typ, Status: &status, Model: &model,
 			Instructions: &instr, PhoneNumbers: &phones, Config: json.RawMessage(c.cfg),
 			Tools: json.RawMessage(`[{"id":"t1","name":"lookup","description":"finds an order"}]`)})
 		if err != nil {
@@ -43,7 +43,7 @@ func TestAgentFormRoundTripKeepsEveryConfigKey(t *testing.T) {
 		if code, body, _ := e.post(owner, "/agents/"+a.ID, form); code != http.StatusSeeOther {
 			t.Fatalf("save %s: %d %.500s", c.cfg, code, body)
 		}
-		b, _ := agents.Get(ctx, e.db, owner.orgID, a.ID)
+		b, _ := e.site.f.Agents.Get(ctx, owner.orgID, a.ID)
 		if !jsonEqual(b.Config, a.Config) || !jsonEqual(b.Tools, a.Tools) || b.Name != a.Name || b.Model != a.Model ||
 			b.Instructions != a.Instructions || strings.Join(b.PhoneNumbers, ",") != strings.Join(a.PhoneNumbers, ",") {
 			t.Fatalf("saved unchanged, got\n%+v %s\nwant\n%+v %s", b, b.Config, a, a.Config)
@@ -102,7 +102,7 @@ func TestAgentFormConcurrencyAndRotation(t *testing.T) {
 		t.Fatalf("create: %d", code)
 	}
 	id := strings.TrimPrefix(strings.Split(h.Get("Location"), "?")[0], "/agents/")
-	a, _ := agents.Get(context.Background(), e.db, owner.orgID, id)
+	a, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id)
 	if string(a.Config) != `{"callerIdRotation":true,"maxConcurrentCalls":3}` {
 		t.Fatalf("config %s", a.Config)
 	}
@@ -113,7 +113,7 @@ func TestAgentFormConcurrencyAndRotation(t *testing.T) {
 	if code, _, _ := e.post(owner, "/agents/"+id, base); code != http.StatusSeeOther {
 		t.Fatalf("clear: %d", code)
 	}
-	a, _ = agents.Get(context.Background(), e.db, owner.orgID, id)
+	a, _ = e.site.f.Agents.Get(context.Background(), owner.orgID, id)
 	if string(a.Config) != `{"callerIdRotation":false}` {
 		t.Fatalf("after clearing the field and unticking the box: %s", a.Config)
 	}

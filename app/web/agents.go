@@ -35,7 +35,7 @@ func (s *Site) agentsPage(w http.ResponseWriter, r *http.Request, u user) error 
 	if typ != "voice" && typ != "chat" {
 		typ = ""
 	}
-	as, more, err := agents.List(r.Context(), s.cfg.DB, u.OrgID, agents.Query{Type: typ, Limit: agentsPerPage, Offset: offset})
+	as, more, err := s.f.Agents.List(r.Context(), u.OrgID, agents.Query{Type: typ, Limit: agentsPerPage, Offset: offset})
 	if err != nil {
 		return err
 	}
@@ -90,11 +90,11 @@ func (s *Site) newAgentPage(w http.ResponseWriter, r *http.Request, u user) erro
 }
 
 func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
-	a, err := agents.Get(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"))
+	a, err := s.f.Agents.Get(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	jobs, err := agents.ListJobs(r.Context(), s.cfg.DB, u.OrgID, a.ID)
+	jobs, err := s.f.Agents.ListJobs(r.Context(), u.OrgID, a.ID)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Site) createAgent(w http.ResponseWriter, r *http.Request, u user) error
 	in, err := f.input(nil)
 	var a agentstore.Agent
 	if err == nil {
-		a, err = agents.Create(r.Context(), s.cfg.DB, u.OrgID, in)
+		a, err = s.f.Agents.Create(r.Context(), u.OrgID, in)
 	}
 	if err != nil {
 		return s.agentFormError(w, r, u, f, true, err)
@@ -127,13 +127,13 @@ func (s *Site) updateAgent(w http.ResponseWriter, r *http.Request, u user) error
 	f.ID = r.PathValue("id")
 	// The form's settings go over the stored config as read now, so a key
 	// the form does not show (or one set through the API meanwhile) stays.
-	a, err := agents.Get(r.Context(), s.cfg.DB, u.OrgID, f.ID)
+	a, err := s.f.Agents.Get(r.Context(), u.OrgID, f.ID)
 	if err != nil {
 		return err
 	}
 	in, err := f.input(a.Config)
 	if err == nil {
-		_, err = agents.Update(r.Context(), s.cfg.DB, u.OrgID, f.ID, in)
+		_, err = s.f.Agents.Update(r.Context(), u.OrgID, f.ID, in)
 	}
 	if err != nil {
 		return s.agentFormError(w, r, u, f, false, err)
@@ -152,14 +152,14 @@ func (s *Site) agentFormError(w http.ResponseWriter, r *http.Request, u user, f 
 	d := s.agentPageData(f, isNew)
 	d.ErrorField = e.Field
 	if !isNew {
-		d.Jobs, _ = agents.ListJobs(r.Context(), s.cfg.DB, u.OrgID, f.ID)
+		d.Jobs, _ = s.f.Agents.ListJobs(r.Context(), u.OrgID, f.ID)
 	}
 	s.render(w, r, http.StatusBadRequest, "agent", page{Title: "Agent", Nav: "agents", User: u, Error: e.Message, Data: d})
 	return nil
 }
 
 func (s *Site) deleteAgent(w http.ResponseWriter, r *http.Request, u user) error {
-	a, err := agents.Delete(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"))
+	a, err := s.f.Agents.Delete(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -352,7 +352,7 @@ func (s *Site) createJob(w http.ResponseWriter, r *http.Request, u user) error {
 	in := jobForm(r)
 	agentID := r.PathValue("id")
 	in.AgentID = &agentID
-	if _, err := agents.CreateJob(r.Context(), s.cfg.DB, u.OrgID, in); err != nil {
+	if _, err := s.f.Agents.CreateJob(r.Context(), u.OrgID, in); err != nil {
 		return err
 	}
 	redirect(w, r, "/agents/"+agentID, "Job created")
@@ -360,7 +360,7 @@ func (s *Site) createJob(w http.ResponseWriter, r *http.Request, u user) error {
 }
 
 func (s *Site) updateJob(w http.ResponseWriter, r *http.Request, u user) error {
-	j, err := agents.UpdateJob(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"), jobForm(r))
+	j, err := s.f.Agents.UpdateJob(r.Context(), u.OrgID, r.PathValue("id"), jobForm(r))
 	if err != nil {
 		return err
 	}
@@ -369,11 +369,11 @@ func (s *Site) updateJob(w http.ResponseWriter, r *http.Request, u user) error {
 }
 
 func (s *Site) deleteJob(w http.ResponseWriter, r *http.Request, u user) error {
-	j, err := agents.GetJob(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"))
+	j, err := s.f.Agents.GetJob(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	if err := agents.DeleteJob(r.Context(), s.cfg.DB, u.OrgID, j.ID); err != nil {
+	if err := s.f.Agents.DeleteJob(r.Context(), u.OrgID, j.ID); err != nil {
 		return err
 	}
 	redirect(w, r, "/agents/"+j.AgentID, "Job deleted")

@@ -51,7 +51,7 @@ func BenchmarkPages(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	page, err := calls.List(ctx, e.db, owner.orgID, calls.ListOptions{Limit: 1})
+	page, err := e.site.f.Calls.List(ctx, owner.orgID, calls.ListOptions{Limit: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -45,17 +45,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 		o.Statuses = []string{f.Status}
 	}
 	var bad error
-	if t, ok := s.day(f.From); ok {
-		o.From = &t
-	} else if f.From != "" {
-		bad = errs.InvalidField("from", "must be a date (YYYY-MM-DD)")
-	}
-	if t, ok := s.day(f.To); ok {
-		end := t.AddDate(0, 0, 1).Add(-time.Millisecond)
-		o.To = &end
-	} else if f.To != "" {
-		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
-	}
+	o.From, o.To, bad = s.dayRange(f.From, f.To)
 	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
@@ -65,7 +55,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 	status := http.StatusOK
 	var res calls.Page
 	if bad == nil {
-		res, bad = calls.List(r.Context(), s.cfg.DB, u.OrgID, o)
+		res, bad = s.f.Calls.List(r.Context(), u.OrgID, o)
 	}
 	if bad != nil {
 		if errs.KindOf(bad) != errs.Invalid {
@@ -89,6 +79,25 @@ func (s *Site) day(v string) (time.Time, bool) {
 	return t, err == nil
 }
 
+// dayRange is the from and to days of a list filter (the calls and
+// conversations pages): to runs to the end of its day. A day that does not
+// parse is bad input naming its field (to's, when both fail); the other
+// still applies.
+func (s *Site) dayRange(from, to string) (start, end *time.Time, bad error) {
+	if t, ok := s.day(from); ok {
+		start = &t
+	} else if from != "" {
+		bad = errs.InvalidField("from", "must be a date (YYYY-MM-DD)")
+	}
+	if t, ok := s.day(to); ok {
+		e := t.AddDate(0, 0, 1).Add(-time.Millisecond)
+		end = &e
+	} else if to != "" {
+		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
+	}
+	return start, end, bad
+}
+
 // timelineEntry is one moment in a call's life.
 type timelineEntry struct {
 	At    time.Time
@@ -105,7 +114,7 @@ type callData struct {
 }
 
 func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
-	c, err := calls.Get(r.Context(), s.cfg.DB, u.OrgID, r.PathValue("id"))
+	c, err := s.f.Calls.Get(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -187,7 +196,7 @@ func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error
 	d := batchesData{Batches: bs, Pager: newPager(r, offset, batchesPerPage, len(bs), total, false), Order: callStatuses,
 		Names: map[string]string{}}
 	// Campaign names, newest first as the page lists them.
-	if named, err := calls.ListBatches(r.Context(), s.cfg.DB, u.OrgID, calls.BatchListOptions{Limit: 100, Offset: offset}); err == nil {
+	if named, err := s.f.Calls.ListBatches(r.Context(), u.OrgID, calls.BatchListOptions{Limit: 100, Offset: offset}); err == nil {
 		for _, b := range named.Batches {
 			d.Names[b.ID] = b.Name
 		}

@@ -237,7 +237,7 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 	if err != nil {
 		return err
 	}
-	res, err := calls.List(r.Context(), s.cfg.DB, u.OrgID, calls.ListOptions{BatchID: b.ID, SortOrder: "asc", Limit: callsPerPage})
+	res, err := s.f.Calls.List(r.Context(), u.OrgID, calls.ListOptions{BatchID: b.ID, SortOrder: "asc", Limit: callsPerPage})
 	if err != nil {
 		return err
 	}

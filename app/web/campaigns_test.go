@@ -29,7 +29,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 		!strings.Contains(body, `value="Spring reminders"`) {
 		t.Fatalf("dry run: %d %.3000s", code, body)
 	}
-	if p, _ := calls.ListBatches(ctx, e.db, owner.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 0 {
+	if p, _ := e.site.f.Calls.ListBatches(ctx, owner.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 0 {
 		t.Fatalf("the dry run created %d batches", len(p.Batches))
 	}
 	code, _, h := e.post(owner, "/batches", form)
@@ -48,7 +48,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 		if code, body, _ := e.post(owner, "/batches/"+id+"/"+step.action, nil); code != http.StatusSeeOther {
 			t.Fatalf("%s: %d %.300s", step.action, code, body)
 		}
-		if b, _ := calls.GetBatch(ctx, e.db, owner.orgID, id); b.Status != step.status {
+		if b, _ := e.site.f.Calls.GetBatch(ctx, owner.orgID, id); b.Status != step.status {
 			t.Fatalf("after %s: %s", step.action, b.Status)
 		}
 	}
@@ -88,7 +88,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 	if code, _ := e.postFile(owner, "/batches", "file", "list.csv", csvFile, url.Values{"agentId": {a.ID}, "name": {"From CSV"}}); code != http.StatusSeeOther {
 		t.Fatalf("CSV start: %d", code)
 	}
-	if p, _ := calls.ListBatches(ctx, e.db, owner.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 3 || p.Batches[0].Name != "From CSV" || p.Batches[0].Total != 2 {
+	if p, _ := e.site.f.Calls.ListBatches(ctx, owner.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 3 || p.Batches[0].Name != "From CSV" || p.Batches[0].Total != 2 {
 		t.Fatalf("batches after the CSV: %+v", p.Batches)
 	}
 	// Bad input: no numbers, an agent of another org; nothing created.
@@ -98,7 +98,7 @@ func TestCampaignFromPastedNumbers(t *testing.T) {
 	if code, _, _ := e.post(other, "/batches", form); code != 404 && code != 400 {
 		t.Fatalf("another org's agent: %d", code)
 	}
-	if p, _ := calls.ListBatches(ctx, e.db, other.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 0 {
+	if p, _ := e.site.f.Calls.ListBatches(ctx, other.orgID, calls.BatchListOptions{Limit: 10}); len(p.Batches) != 0 {
 		t.Fatal("a batch was created in the other org")
 	}
 }

@@ -32,7 +32,7 @@ func (s *Site) dncPage(w http.ResponseWriter, r *http.Request, u user) error {
 func (s *Site) renderDNC(w http.ResponseWriter, r *http.Request, u user, status int, msg, notice string, problems []dnc.Problem) error {
 	offset := pageParams(r)
 	search := strings.TrimSpace(r.URL.Query().Get("q"))
-	p, err := dnc.List(r.Context(), s.cfg.DB, u.OrgID, dnc.ListOptions{PhoneNumber: search, Limit: dncPerPage, Offset: offset})
+	p, err := s.f.DNC.List(r.Context(), u.OrgID, dnc.ListOptions{PhoneNumber: search, Limit: dncPerPage, Offset: offset})
 	var e *errs.Error
 	if asErr(err, &e) && e.Kind == errs.Invalid {
 		msg, status = e.Message, http.StatusBadRequest
@@ -66,7 +66,7 @@ func (s *Site) addDNC(w http.ResponseWriter, r *http.Request, u user) error {
 	if len(nums) == 0 {
 		return s.dncFormError(w, r, u, errs.InvalidField("numbers", "give at least one number"))
 	}
-	a, err := dnc.Add(r.Context(), s.cfg.DB, u.OrgID, dnc.AddRequest{Numbers: nums, Reason: &reason}, s.cfg.Now())
+	a, err := s.f.DNC.Add(r.Context(), u.OrgID, dnc.AddRequest{Numbers: nums, Reason: &reason}, s.cfg.Now())
 	if err != nil {
 		return s.dncFormError(w, r, u, err)
 	}
@@ -79,7 +79,7 @@ func (s *Site) removeDNC(w http.ResponseWriter, r *http.Request, u user) error {
 	if len(nums) == 0 {
 		return s.dncFormError(w, r, u, errs.InvalidField("numbers", "give at least one number"))
 	}
-	rm, err := dnc.Remove(r.Context(), s.cfg.DB, u.OrgID, dnc.RemoveRequest{Numbers: nums})
+	rm, err := s.f.DNC.Remove(r.Context(), u.OrgID, dnc.RemoveRequest{Numbers: nums})
 	if err != nil {
 		return s.dncFormError(w, r, u, err)
 	}
@@ -104,7 +104,7 @@ func (s *Site) importDNC(w http.ResponseWriter, r *http.Request, u user) error {
 		r.URL.RawQuery = ""
 		return s.renderDNC(w, r, u, http.StatusBadRequest, "the file holds no valid number", "", problems)
 	}
-	a, err := dnc.Import(r.Context(), s.cfg.DB, u.OrgID, lines, r.PostFormValue("reason"), nil)
+	a, err := s.f.DNC.Import(r.Context(), u.OrgID, lines, r.PostFormValue("reason"), nil)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ type dayChoice struct {
 }
 
 func (s *Site) settingsPage(w http.ResponseWriter, r *http.Request, u user) error {
-	st, err := settings.Get(r.Context(), s.cfg.DB, u.OrgID)
+	st, err := s.f.Settings.Get(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -166,7 +166,7 @@ func (s *Site) saveSettings(w http.ResponseWriter, r *http.Request, u user) erro
 		days = append(days, n)
 	}
 	p := settings.Patch{CallingHours: &settings.HoursPatch{Enabled: &enabled, Start: &start, End: &end, Days: &days, DefaultTimezone: &tz}}
-	if _, err := settings.Update(r.Context(), s.cfg.DB, u.OrgID, p, s.cfg.Now()); err != nil {
+	if _, err := s.f.Settings.Update(r.Context(), u.OrgID, p, s.cfg.Now()); err != nil {
 		var e *errs.Error
 		if !asErr(err, &e) || e.Kind != errs.Invalid {
 			return err

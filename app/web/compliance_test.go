@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/app/settings"
 )
 
 // postFile sends a multipart form with one file as m.
@@ -55,7 +54,7 @@ func TestDNCPage(t *testing.T) {
 	if code != 200 || !strings.Contains(body, "line 3") || !strings.Contains(body, "2 added") {
 		t.Fatalf("import: %d %.3000s", code, body)
 	}
-	p, _ := dnc.List(ctx, e.db, owner.orgID, dnc.ListOptions{Limit: 10})
+	p, _ := e.site.f.DNC.List(ctx, owner.orgID, dnc.ListOptions{Limit: 10})
 	if p.Pagination.Total != 4 {
 		t.Fatalf("listed %d, want 4", p.Pagination.Total)
 	}
@@ -65,7 +64,7 @@ func TestDNCPage(t *testing.T) {
 	if code, _, _ := e.post(owner, "/dnc/remove", url.Values{"numbers": {"+14155550100"}}); code != http.StatusSeeOther {
 		t.Fatalf("remove: %d", code)
 	}
-	if p, _ := dnc.List(ctx, e.db, owner.orgID, dnc.ListOptions{Limit: 10}); p.Pagination.Total != 3 {
+	if p, _ := e.site.f.DNC.List(ctx, owner.orgID, dnc.ListOptions{Limit: 10}); p.Pagination.Total != 3 {
 		t.Fatalf("after remove: %d", p.Pagination.Total)
 	}
 	viewer := e.add(owner, "v@acme.test", "viewer")
@@ -82,7 +81,7 @@ func TestDNCPage(t *testing.T) {
 	if code, _, _ := e.post(other, "/dnc/remove", url.Values{"numbers": {"+14155550101"}}); code != http.StatusSeeOther {
 		t.Fatalf("other org remove: %d", code)
 	}
-	if p, _ := dnc.List(ctx, e.db, owner.orgID, dnc.ListOptions{Limit: 10}); p.Pagination.Total != 3 {
+	if p, _ := e.site.f.DNC.List(ctx, owner.orgID, dnc.ListOptions{Limit: 10}); p.Pagination.Total != 3 {
 		t.Fatal("another organization removed a number of ours")
 	}
 }
@@ -97,7 +96,7 @@ func TestCallingHoursPage(t *testing.T) {
 	if code, body, _ := e.post(owner, "/settings", form); code != http.StatusSeeOther {
 		t.Fatalf("save: %d %.500s", code, body)
 	}
-	st, _ := settings.Get(ctx, e.db, owner.orgID)
+	st, _ := e.site.f.Settings.Get(ctx, owner.orgID)
 	if h := st.CallingHours; !h.Enabled || h.Start != "09:00" || h.End != "18:30" || h.DefaultTimezone != "Europe/Paris" || len(h.Days) != 5 {
 		t.Fatalf("saved %+v", h)
 	}
@@ -110,7 +109,7 @@ func TestCallingHoursPage(t *testing.T) {
 	if code, body, _ := e.post(owner, "/settings", bad); code != 400 || !strings.Contains(body, "callingHours.defaultTimezone") {
 		t.Fatalf("bad zone: %d %.300s", code, body)
 	}
-	if st, _ := settings.Get(ctx, e.db, owner.orgID); st.CallingHours.DefaultTimezone != "Europe/Paris" {
+	if st, _ := e.site.f.Settings.Get(ctx, owner.orgID); st.CallingHours.DefaultTimezone != "Europe/Paris" {
 		t.Fatal("a refused form changed the settings")
 	}
 	member := e.add(owner, "m@acme.test", "member")

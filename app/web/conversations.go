@@ -2,7 +2,6 @@ package web
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
@@ -44,16 +43,9 @@ func (s *Site) conversationsPage(w http.ResponseWriter, r *http.Request, u user)
 	default:
 		bad = errs.InvalidField("channel", "must be widget, api or voice")
 	}
-	if t, ok := s.day(f.From); ok {
-		lq.From = &t
-	} else if f.From != "" {
-		bad = errs.InvalidField("from", "must be a date (YYYY-MM-DD)")
-	}
-	if t, ok := s.day(f.To); ok {
-		end := t.AddDate(0, 0, 1).Add(-time.Millisecond)
-		lq.To = &end
-	} else if f.To != "" {
-		bad = errs.InvalidField("to", "must be a date (YYYY-MM-DD)")
+	var badDay error
+	if lq.From, lq.To, badDay = s.dayRange(f.From, f.To); badDay != nil {
+		bad = badDay // the days' error wins, as it was checked last
 	}
 	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {

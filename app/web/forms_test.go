@@ -195,7 +195,7 @@ func TestCancelCall(t *testing.T) {
 	if err := e.db.Dashboard.SeedHistory(ctx, []dashstore.HistoryCall{{OrgID: owner.orgID, AgentID: a.ID, Status: "queued", CreatedAt: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
-	p, _ := calls.List(ctx, e.db, owner.orgID, calls.ListOptions{})
+	p, _ := e.site.f.Calls.List(ctx, owner.orgID, calls.ListOptions{})
 	id := p.Calls[0].ID
 	if _, body, _ := e.get(owner, "/calls/"+id); !strings.Contains(body, "Cancel call") {
 		t.Fatal("no cancel button on a queued call")

@@ -27,13 +27,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/analysis"
-	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/events"
-	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
@@ -65,23 +60,10 @@ type Config struct {
 	Explain func(error) (status int, message string)
 }
 
-// Features are the feature services the pages call; the server wires them
-// after the routes are registered (Site.Use).
-type Features struct {
-	Calls    *calls.Service
-	KB       *kb.Service
-	Listings *listings.Service
-	Webhooks *events.Service
-	// Conversations reads the organization's conversations (nil: the
-	// pages say the engine is not wired).
-	Conversations *conversations.Service
-	Analysis      *analysis.Service // nil: pages show no analysis
-}
-
 // Site serves the dashboard.
 type Site struct {
 	cfg   Config
-	f     Features
+	f     *features.Set // the feature services the pages call (Use)
 	pages map[string]*pageTemplate
 }
 
@@ -111,7 +93,7 @@ func New(cfg Config) (*Site, error) {
 	if cfg.Explain == nil {
 		cfg.Explain = func(error) (int, string) { return http.StatusInternalServerError, "Internal server error" }
 	}
-	s := &Site{cfg: cfg}
+	s := &Site{cfg: cfg, f: &features.Set{}}
 	var err error
 	if s.pages, err = parsePages(s.funcs()); err != nil {
 		return nil, err
@@ -119,8 +101,10 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
-// Use hands the site the feature services once the server has built them.
-func (s *Site) Use(f Features) { s.f = f }
+// Use hands the site the feature set (app/features) once the server has
+// built it, after the routes are registered. A nil Conversations or
+// Analysis makes the pages say the engine is not wired.
+func (s *Site) Use(f *features.Set) { s.f = f }
 
 // Routes lists every dashboard route.
 func (s *Site) Routes() []Route {

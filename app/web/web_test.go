@@ -13,11 +13,15 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -58,7 +62,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kbs, err := kb.Open(ctx, db, kb.Config{EmbedDims: 64}, log)
+	kbs, err := kb.Open(ctx, kb.Deps{KB: db.KB, Vectors: db.Vectors}, kb.Config{EmbedDims: 64}, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +71,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	site.Use(Features{Calls: cs, KB: kbs, Listings: &listings.Service{DB: db}, Webhooks: &events.Service{DB: db}})
+	site.Use(&features.Set{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)})
 	mux := http.NewServeMux()
 	param := regexp.MustCompile(`:([a-z]+)`)
 	for _, rt := range site.Routes() {
@@ -174,7 +178,7 @@ func TestPagesRenderAndNeedSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := calls.List(ctx, e.db, owner.orgID, calls.ListOptions{Limit: 1})
+	page, err := e.site.f.Calls.List(ctx, owner.orgID, calls.ListOptions{Limit: 1})
 	if err != nil || len(page.Calls) != 1 {
 		t.Fatalf("list: %v", err)
 	}
@@ -263,7 +267,7 @@ func TestTenantIsolation(t *testing.T) {
 	if err := e.db.Dashboard.SeedHistory(ctx, dashstore.WeekOfCalls(a.orgID, ag.ID, 10, time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
-	cs, _ := calls.List(ctx, e.db, a.orgID, calls.ListOptions{Limit: 1})
+	cs, _ := e.site.f.Calls.List(ctx, a.orgID, calls.ListOptions{Limit: 1})
 	col, _ := e.site.f.KB.CreateCollection(ctx, a.orgID, "secret", "")
 	_, key, _ := access.CreateKey(ctx, e.db, a.orgID, a.userID, access.KeyOptions{Name: "k"})
 	for _, p := range []string{"/calls/" + cs.Calls[0].ID, "/agents/" + ag.ID, "/knowledge/" + col.ID, "/knowledge/" + col.ID + "/search?q=x"} {

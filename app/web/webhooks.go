@@ -33,7 +33,7 @@ func (s *Site) webhooksPage(w http.ResponseWriter, r *http.Request, u user) erro
 }
 
 func (s *Site) renderWebhooks(w http.ResponseWriter, r *http.Request, u user, status int, created *events.WebhookSecret, f webhookForm, msg string) error {
-	ws, err := s.f.Webhooks.List(r.Context(), u.OrgID)
+	ws, err := s.f.Events.List(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func (s *Site) createWebhook(w http.ResponseWriter, r *http.Request, u user) err
 	if evs == nil {
 		evs = []string{}
 	}
-	wh, err := s.f.Webhooks.Create(r.Context(), u.OrgID, events.Input{URL: &f.URL, Events: &evs, Description: &f.Description})
+	wh, err := s.f.Events.Create(r.Context(), u.OrgID, events.Input{URL: &f.URL, Events: &evs, Description: &f.Description})
 	if err != nil {
 		var e *errs.Error
 		if !asErr(err, &e) || e.Kind != errs.Invalid {
@@ -77,7 +77,7 @@ func (s *Site) webhookPage(w http.ResponseWriter, r *http.Request, u user) error
 
 func (s *Site) renderWebhook(w http.ResponseWriter, r *http.Request, u user, secret string) error {
 	id := r.PathValue("id")
-	wh, err := s.f.Webhooks.Get(r.Context(), u.OrgID, id)
+	wh, err := s.f.Events.Get(r.Context(), u.OrgID, id)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Site) renderWebhook(w http.ResponseWriter, r *http.Request, u user, sec
 	if !slices.Contains(statuses, st) {
 		st = ""
 	}
-	p, err := s.f.Webhooks.Deliveries(r.Context(), u.OrgID, id, events.DeliveryQuery{Status: st, Limit: deliveriesPerPage, Offset: offset})
+	p, err := s.f.Events.Deliveries(r.Context(), u.OrgID, id, events.DeliveryQuery{Status: st, Limit: deliveriesPerPage, Offset: offset})
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Site) renderWebhook(w http.ResponseWriter, r *http.Request, u user, sec
 }
 
 func (s *Site) rotateWebhook(w http.ResponseWriter, r *http.Request, u user) error {
-	ws, err := s.f.Webhooks.RotateSecret(r.Context(), u.OrgID, r.PathValue("id"))
+	ws, err := s.f.Events.RotateSecret(r.Context(), u.OrgID, r.PathValue("id"))
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Site) rotateWebhook(w http.ResponseWriter, r *http.Request, u user) err
 // enableWebhook turns an endpoint on (enabled=1) or off.
 func (s *Site) enableWebhook(w http.ResponseWriter, r *http.Request, u user) error {
 	on := r.PostFormValue("enabled") == "1"
-	wh, err := s.f.Webhooks.Update(r.Context(), u.OrgID, r.PathValue("id"), events.Input{Enabled: &on})
+	wh, err := s.f.Events.Update(r.Context(), u.OrgID, r.PathValue("id"), events.Input{Enabled: &on})
 	if err != nil {
 		return err
 	}
@@ -123,7 +123,7 @@ func (s *Site) enableWebhook(w http.ResponseWriter, r *http.Request, u user) err
 // testWebhook queues a ping to the endpoint alone.
 func (s *Site) testWebhook(w http.ResponseWriter, r *http.Request, u user) error {
 	id := r.PathValue("id")
-	if _, err := s.f.Webhooks.Test(r.Context(), u.OrgID, id); err != nil {
+	if _, err := s.f.Events.Test(r.Context(), u.OrgID, id); err != nil {
 		return err
 	}
 	redirect(w, r, "/webhooks/"+id, "Test event queued: its delivery is listed below")
@@ -131,7 +131,7 @@ func (s *Site) testWebhook(w http.ResponseWriter, r *http.Request, u user) error
 }
 
 func (s *Site) deleteWebhook(w http.ResponseWriter, r *http.Request, u user) error {
-	if err := s.f.Webhooks.Delete(r.Context(), u.OrgID, r.PathValue("id")); err != nil {
+	if err := s.f.Events.Delete(r.Context(), u.OrgID, r.PathValue("id")); err != nil {
 		return err
 	}
 	redirect(w, r, "/webhooks", "Webhook deleted")
@@ -140,7 +140,7 @@ func (s *Site) deleteWebhook(w http.ResponseWriter, r *http.Request, u user) err
 
 func (s *Site) retryDelivery(w http.ResponseWriter, r *http.Request, u user) error {
 	id := r.PathValue("id")
-	if _, err := s.f.Webhooks.Retry(r.Context(), u.OrgID, id, r.PathValue("delivery")); err != nil {
+	if _, err := s.f.Events.Retry(r.Context(), u.OrgID, id, r.PathValue("delivery")); err != nil {
 		return err
 	}
 	redirect(w, r, "/webhooks/"+id, "Delivery queued again")
@@ -168,7 +168,7 @@ func (s *Site) eventsPage(w http.ResponseWriter, r *http.Request, u user) error 
 	if err != nil {
 		return err
 	}
-	p, err := events.List(r.Context(), s.cfg.DB, u.OrgID, events.Query{After: q.Get("after"), Types: types, Limit: eventsPerPage})
+	p, err := s.f.Events.ListEvents(r.Context(), u.OrgID, events.Query{After: q.Get("after"), Types: types, Limit: eventsPerPage})
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func TestWebhookPagesAndEventLog(t *testing.T) {
 		!strings.Contains(body, `value="ftp://x"`) {
 		t.Fatalf("bad url: %d", code)
 	}
-	ws, _ := e.site.f.Webhooks.List(ctx, owner.orgID)
+	ws, _ := e.site.f.Events.List(ctx, owner.orgID)
 	if len(ws) != 1 {
 		t.Fatalf("%d webhooks", len(ws))
 	}
@@ -51,10 +51,10 @@ func TestWebhookPagesAndEventLog(t *testing.T) {
 	if code, _, _ := e.post(owner, "/webhooks/"+id+"/enabled", url.Values{"enabled": {"0"}}); code != http.StatusSeeOther {
 		t.Fatalf("disable: %d", code)
 	}
-	if w, _ := e.site.f.Webhooks.Get(ctx, owner.orgID, id); w.Enabled {
+	if w, _ := e.site.f.Events.Get(ctx, owner.orgID, id); w.Enabled {
 		t.Fatal("still enabled")
 	}
-	p, _ := e.site.f.Webhooks.Deliveries(ctx, owner.orgID, id, events.DeliveryQuery{})
+	p, _ := e.site.f.Events.Deliveries(ctx, owner.orgID, id, events.DeliveryQuery{})
 	did := p.Deliveries[0].ID
 	if code, body, _ := e.post(owner, "/webhooks/"+id+"/deliveries/"+did+"/retry", nil); code != 409 || !strings.Contains(body, "disabled") {
 		t.Fatalf("retry on a disabled endpoint: %d", code)
@@ -104,7 +104,7 @@ func TestWebhookPagesAndEventLog(t *testing.T) {
 	if code, _, _ := e.post(owner, "/webhooks/"+id+"/delete", nil); code != http.StatusSeeOther {
 		t.Fatalf("delete: %d", code)
 	}
-	if ws, _ := e.site.f.Webhooks.List(ctx, owner.orgID); len(ws) != 0 {
+	if ws, _ := e.site.f.Events.List(ctx, owner.orgID); len(ws) != 0 {
 		t.Fatal("not deleted")
 	}
 }

@@ -24,7 +24,7 @@ import (
 )
 
 // AgentReader reads an agent by id alone: a visitor knows no organization
-// (*storage.DB is one).
+// (the widget store is one).
 type AgentReader interface {
 	GetAgentAnyOrg(ctx context.Context, id string) (agentstore.Agent, error)
 }

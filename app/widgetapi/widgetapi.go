@@ -16,6 +16,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/sse"
 	"github.com/agentd/agentd/app/widget"
 )
 
@@ -161,22 +162,22 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	if in.Content != nil {
 		content = *in.Content
 	}
-	ev := newSSE(w)
+	ev := sse.New(w)
 	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, host, h.d.Addr(r), content, func(d string) {
-		ev.event("delta", map[string]string{"content": d})
+		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
-	case err != nil && !ev.open:
+	case err != nil && !ev.Open():
 		return refuse(w, err)
 	case err != nil:
 		st, msg := h.d.Status(err)
 		if !errors.Is(err, context.Canceled) {
 			h.d.Log.WarnContext(r.Context(), "widget turn failed mid-stream", "err", err)
 		}
-		ev.event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
+		ev.Event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
 		return nil
 	}
-	ev.event("done", messageAnswer{Message: m})
+	ev.Event("done", messageAnswer{Message: m})
 	return nil
 }
 

@@ -51,6 +51,11 @@ var httpAllowed = map[string]string{
 	module + "/app/convapi":     "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
 	module + "/app/llm":         "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
 	module + "/app/widgetapi":   "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
+	module + "/app/sse":         "server-sent events, the one writer the conversation API and the widget stream with",
+	module + "/app/apihelp":     "the request helpers package app passes to the handler packages beside it",
+	module + "/app/agentsapi":   "the agent, workforce and job routes, kept out of package app (its size limit) as convapi is",
+	module + "/app/kbapi":       "the knowledge base routes, kept out of package app as convapi is",
+	module + "/app/listingsapi": "the listings routes, kept out of package app as convapi is",
 	module + "/app/analysisapi": "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
 }
 
@@ -192,15 +197,11 @@ func TestImportsPointInward(t *testing.T) {
 var pendingShrink = map[string]bool{}
 
 // Packages stay small: no package's non-test Go code over 3,000 lines,
-// but the HTTP layer (package app, its own files) under 3,500 while its
-// remaining non-HTTP parts move out.
+// the HTTP layer (package app, its own files) included.
 func TestPackageSizes(t *testing.T) {
 	strict := os.Getenv("AGENTD_ARCH_STRICT") == "1"
 	for _, p := range listPackages(t) {
 		limit := 3000
-		if p.ImportPath == appPkg {
-			limit = 3500
-		}
 		n := countLines(t, p)
 		name := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if name == "" {

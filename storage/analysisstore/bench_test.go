@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/internal/testkit/storetest"
-	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -21,23 +20,7 @@ func BenchmarkCallResultQueue(b *testing.B) {
 		b.Run(fmt.Sprintf("plan=%v", plan), func(b *testing.B) {
 			ctx := context.Background()
 			db, org := storetest.WithOrg(b)
-			a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org, Name: "a", Type: "voice", Status: "active"})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if plan {
-				if err := db.Analyses.SavePlan(ctx, org, a.ID, json.RawMessage(`{"summary":{"enabled":true}}`)); err != nil {
-					b.Fatal(err)
-				}
-			}
-			seed := make([]callstore.SeedCall, b.N)
-			for i := range seed {
-				seed[i] = callstore.SeedCall{OrgID: org, AgentID: a.ID, Status: "completed", Attempts: 1}
-			}
-			ids, err := db.Calls.SeedCalls(ctx, seed)
-			if err != nil {
-				b.Fatal(err)
-			}
+			_, ids := agentWithCalls(b, db, org, b.N, plan)
 			tr := json.RawMessage(`[{"role":"agent","text":"Hello, this is Ada.","at":"2026-06-10T14:00:01.000Z"},{"role":"user","text":"Hi.","at":"2026-06-10T14:00:02.000Z"}]`)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

@@ -5,12 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage/convstore"
 )
 
 // The dashboard's filters: channel and a creation time range.
 func TestListByChannelAndTime(t *testing.T) {
-	db, org, agent := open(t)
+	db, org, agent := storetest.WithChatAgent(t)
 	ctx := context.Background()
 	before := time.Now().Add(-time.Second)
 	for _, ch := range []string{"widget", "api", "widget"} {

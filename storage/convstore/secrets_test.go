@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/internal/secretbox"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -27,7 +28,7 @@ func TestToolsSecretEncryptedAtRest(t *testing.T) {
 		t.Setenv(secretbox.EnvKey, secretbox.FormatKey(secretbox.NewKey()))
 	}
 	ctx := context.Background()
-	db, org, _ := open(t)
+	db, org, _ := storetest.WithChatAgent(t)
 	got, err := db.Conversations.ToolsSecret(ctx, org, func() string { return "whsec_tools1" })
 	if err != nil || got != "whsec_tools1" {
 		t.Fatalf("first read: %q %v", got, err)

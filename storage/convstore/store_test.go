@@ -7,37 +7,17 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/eventstore"
 )
-
-func open(t *testing.T) (*storage.Stores, string, string) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "conv.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	o, err := db.Orgs.CreateOrg(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, o.ID, a.ID
-}
 
 // Turns are numbered in order even when sent at once; an ended
 // conversation takes no more; another organization sees nothing.
 func TestTurnsAndEnd(t *testing.T) {
 	ctx := context.Background()
-	db, org, agent := open(t)
+	db, org, agent := storetest.WithChatAgent(t)
 	s := db.Conversations
 	c, created, err := s.Create(ctx, convstore.Conversation{OrgID: org, AgentID: agent, Channel: "api"})
 	if err != nil || !created {
@@ -105,7 +85,7 @@ func TestTurnsAndEnd(t *testing.T) {
 // A call has one conversation, however many turns start at once.
 func TestCallConversationIsOne(t *testing.T) {
 	ctx := context.Background()
-	db, org, agent := open(t)
+	db, org, agent := storetest.WithChatAgent(t)
 	ids := make(chan string, 6)
 	var wg sync.WaitGroup
 	for i := 0; i < 6; i++ {
@@ -130,7 +110,7 @@ func TestCallConversationIsOne(t *testing.T) {
 // The tools secret is made once, kept, and replaced by a rotation.
 func TestToolsSecret(t *testing.T) {
 	ctx := context.Background()
-	db, org, _ := open(t)
+	db, org, _ := storetest.WithChatAgent(t)
 	s := db.Conversations
 	a, err := s.ToolsSecret(ctx, org, func() string { return "whsec_AAAA" })
 	if err != nil || a != "whsec_AAAA" {

@@ -7,36 +7,15 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/agentd/agentd/internal/testkit/dbtest"
-	"github.com/agentd/agentd/storage"
-	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-func open(t *testing.T) (*storage.Stores, string, string) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := storage.Open(ctx, dbtest.Path(t, "widget.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	o, err := db.Orgs.CreateOrg(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: o.ID, Name: "a", Type: "chat", Status: "active"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, o.ID, a.ID
-}
-
 // The key is made once (concurrent first uses agree) and rotation
 // replaces it.
 func TestSecret(t *testing.T) {
-	db, _, _ := open(t)
+	db, _, _ := storetest.WithChatAgent(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	got := make([]string, 8)
@@ -69,7 +48,7 @@ func TestSecret(t *testing.T) {
 // The daily cap holds under concurrent writers, per agent and day; a
 // message given back frees a place.
 func TestCountMessage(t *testing.T) {
-	db, orgID, agentID := open(t)
+	db, orgID, agentID := storetest.WithChatAgent(t)
 	ctx := context.Background()
 	var ok atomic.Int32
 	var wg sync.WaitGroup

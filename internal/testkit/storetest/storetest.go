@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Open opens the stores on path (several calls on one path: several
@@ -39,4 +40,16 @@ func WithOrg(t testing.TB) (*storage.Stores, string) {
 		t.Fatal(err)
 	}
 	return db, o.ID
+}
+
+// WithChatAgent opens the stores on a new database holding one
+// organization, "acme", with one active chat agent, and returns their ids.
+func WithChatAgent(t testing.TB) (db *storage.Stores, orgID, agentID string) {
+	t.Helper()
+	db, orgID = WithOrg(t)
+	a, err := db.Agents.CreateAgent(context.Background(), agentstore.Agent{OrgID: orgID, Name: "a", Type: "chat", Status: "active"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, orgID, a.ID
 }

@@ -1,4 +1,7 @@
-package app
+// Package listingsapi is the HTTP face of listings (app/listings): sync,
+// the full list for diffing, and search. Package app keeps the route table,
+// auth and the error mapping and passes its request helpers in.
+package listingsapi
 
 import (
 	"encoding/json"
@@ -6,8 +9,25 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/apihelp"
+	"github.com/agentd/agentd/app/apitime"
 	"github.com/agentd/agentd/app/listings"
 )
+
+// Deps are what the handlers use.
+type Deps struct {
+	apihelp.Helpers // app's request helpers
+	Listings        *listings.Service
+}
+
+// Handlers are the routes' handlers.
+type Handlers struct{ d Deps }
+
+// New builds the handlers; Use gives them the service once it is wired.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
+
+// Use sets the service.
+func (h *Handlers) Use(s *listings.Service) { h.d.Listings = s }
 
 // listingsState is what the listings handlers share: the feature over the
 // server's database and, with an embedder, the vector side.
@@ -40,12 +60,12 @@ type syncResults struct {
 	Updated   []listings.SyncItem `json:"updated"`
 }
 
-func (s *Server) syncListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (h *Handlers) SyncListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body listings.SyncBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := h.d.Decode(r, &body); err != nil {
 		return err
 	}
-	rep, err := s.listings.svc.SyncFromBody(r.Context(), orgID(r), body)
+	rep, err := h.d.Listings.SyncFromBody(r.Context(), h.d.OrgID(r), body)
 	if err != nil {
 		return err
 	}
@@ -55,8 +75,8 @@ func (s *Server) syncListings(w http.ResponseWriter, r *http.Request, _ httprout
 	d.Failed, d.Deleted = len(rep.Failed), rep.Deleted
 	d.Results = syncResults{Imported: nonNilItems(rep.Imported), Updated: nonNilItems(rep.Updated),
 		Unchanged: nonNilItems(rep.Unchanged), Failed: nonNilItems(rep.Failed)}
-	out.Meta.Message, out.Meta.Timestamp = rep.Message(), formatTime(s.now())
-	writeJSON(w, http.StatusOK, out)
+	out.Meta.Message, out.Meta.Timestamp = rep.Message(), apitime.Format(h.d.Now())
+	h.d.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -92,8 +112,8 @@ type listResponse struct {
 	Meta timestampMeta `json:"meta"`
 }
 
-func (s *Server) listListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ls, total, err := s.listings.svc.List(r.Context(), orgID(r), r.URL.Query().Get("category"))
+func (h *Handlers) ListListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	ls, total, err := h.d.Listings.List(r.Context(), h.d.OrgID(r), r.URL.Query().Get("category"))
 	if err != nil {
 		return err
 	}
@@ -102,11 +122,11 @@ func (s *Server) listListings(w http.ResponseWriter, r *http.Request, _ httprout
 	for i, l := range ls {
 		out.Data.Listings[i] = listingSummary{
 			ID: l.ID, ExternalID: l.ExternalID, Title: l.Title, Price: listings.Price(l),
-			Status: "active", SourceURL: nullable(l.SourceURL), UpdatedAt: formatTime(l.UpdatedAt),
+			Status: "active", SourceURL: nullable(l.SourceURL), UpdatedAt: apitime.Format(l.UpdatedAt),
 		}
 	}
-	out.Data.Total, out.Meta.Timestamp = total, formatTime(s.now())
-	writeJSON(w, http.StatusOK, out)
+	out.Data.Total, out.Meta.Timestamp = total, apitime.Format(h.d.Now())
+	h.d.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -132,8 +152,8 @@ type searchResponse struct {
 	Meta timestampMeta `json:"meta"`
 }
 
-func (s *Server) searchListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	hits, err := s.listings.svc.SearchParams(r.Context(), orgID(r), r.URL.Query())
+func (h *Handlers) SearchListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	hits, err := h.d.Listings.SearchParams(r.Context(), h.d.OrgID(r), r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -147,8 +167,8 @@ func (s *Server) searchListings(w http.ResponseWriter, r *http.Request, _ httpro
 			Attributes: l.Attributes, SourceURL: nullable(l.SourceURL), Score: h.Score,
 		}
 	}
-	out.Meta.Timestamp = formatTime(s.now())
-	writeJSON(w, http.StatusOK, out)
+	out.Meta.Timestamp = apitime.Format(h.d.Now())
+	h.d.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

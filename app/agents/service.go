@@ -1,0 +1,19 @@
+package agents
+
+import (
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/kbstore"
+)
+
+// Deps are the stores the agents feature uses.
+type Deps struct {
+	Agents *agentstore.Agents
+	KB     *kbstore.Knowledge // an agent's knowledge collections must exist
+}
+
+// Service is the agents feature: the HTTP handlers in app, the dashboard
+// and the CLI call the same methods.
+type Service struct{ db Deps }
+
+// New returns the agents feature over its stores.
+func New(d Deps) *Service { return &Service{db: d} }
