@@ -62,7 +62,7 @@ func TestAgentFormDailyCap(t *testing.T) {
 		t.Fatalf("create: %d", code)
 	}
 	id := strings.TrimPrefix(strings.Split(h.Get("Location"), "?")[0], "/agents/")
-	a, _ := agents.Get(context.Background(), e.db, owner.orgID, id)
+	a, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id)
 	if string(a.Config) != `{"maxMessagesPerDay":250}` {
 		t.Fatalf("config %s", a.Config)
 	}
@@ -75,14 +75,14 @@ func TestAgentFormDailyCap(t *testing.T) {
 			t.Fatalf("cap %q: %d", bad, code)
 		}
 	}
-	if b, _ := agents.Get(context.Background(), e.db, owner.orgID, id); string(b.Config) != string(a.Config) {
+	if b, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id); string(b.Config) != string(a.Config) {
 		t.Fatalf("a refused save changed the config: %s", b.Config)
 	}
 	f.Del("maxMessagesPerDay")
 	if code, _, _ := e.post(owner, "/agents/"+id, f); code != http.StatusSeeOther {
 		t.Fatalf("clear: %d", code)
 	}
-	if b, _ := agents.Get(context.Background(), e.db, owner.orgID, id); string(b.Config) != `{}` {
+	if b, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id); string(b.Config) != `{}` {
 		t.Fatalf("cleared cap: %s", b.Config)
 	}
 }
