@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,6 +68,8 @@ type Queue struct {
 	claimMu sync.Mutex
 	pacer   pacer
 	hours   hoursCache
+
+	unavailableLogged atomic.Int64 // the second a progress failed for the database's absence was last logged
 }
 
 type activeCall struct {
@@ -330,7 +333,12 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c call
 		live, err := q.db.Calls.RecordProgress(bg, c.ID, c.ClaimToken, callstore.Progress{Status: p.Status, RoomID: p.RoomID,
 			JobID: p.JobID, SIPParticipantID: p.SIPParticipantID, At: at})
 		if err != nil {
-			q.log.Error("dial queue: progress", "call", c.ID, "err", err)
+			// Progress is best effort (the settle is retried); while the
+			// database is away, every live call's fails alike: one line a second.
+			sec, last := time.Now().Unix(), q.unavailableLogged.Load()
+			if !storage.Unavailable(err) || sec != last && q.unavailableLogged.CompareAndSwap(last, sec) {
+				q.log.Error("dial queue: progress", "call", c.ID, "err", err)
+			}
 			return
 		}
 		if !live {
@@ -360,7 +368,9 @@ func dialMetadata(c callstore.Call) map[string]any {
 
 // settle records how the attempt ended and whether the call is retried.
 func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Outlasts a database restart: an attempt whose settle is lost stays
+	// claimed by this process, which keeps renewing its lease.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	now := q.clk.Now()
 	if errors.Is(dialErr, ErrRetryLater) {
@@ -370,7 +380,7 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 			wait = max(wait, pb.RetryAfter)
 		}
 		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
-		if err := q.db.Calls.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
+		if err := retryUnavailable(ctx, func() error { return q.db.Calls.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)) }); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
 		return
@@ -403,7 +413,11 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 	if res.Status != StatusCompleted && res.Status != StatusCancelled {
 		o.RetryAt = q.retryAt(c, res.Status, now)
 	}
-	settled, err := q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+	var settled bool
+	err := retryUnavailable(ctx, func() (err error) {
+		settled, err = q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+		return err
+	})
 	if err != nil {
 		q.log.Error("dial queue: settle", "call", c.ID, "err", err)
 		return
@@ -414,6 +428,26 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 		q.cfg.OnRetry()
 	}
 	q.Wake() // a slot of the call's agent is free again
+}
+
+// retryUnavailable runs f until it succeeds, fails for another reason than
+// the database being unreachable, or ctx ends, waiting 100 ms, doubling up
+// to 2 s, between tries (real time: it waits for the database, not for the
+// queue's clock).
+func retryUnavailable(ctx context.Context, f func() error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !storage.Unavailable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // voicemail reports whether the voice agent reported voicemail for this

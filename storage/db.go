@@ -37,6 +37,11 @@ var (
 	ErrConflict = sqldb.ErrConflict
 )
 
+// Unavailable reports whether err says the database cannot be reached now
+// (restart, failover, network) rather than that the request was wrong: app
+// answers it 503 with Retry-After.
+func Unavailable(err error) bool { return sqldb.Unavailable(err) }
+
 // Stores are the database's stores, one per domain, over one connection
 // (one writer with immediate transactions and a pool of readers on SQLite;
 // a pool on PostgreSQL). A feature takes the stores it uses.
