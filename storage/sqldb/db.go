@@ -35,6 +35,7 @@ type DB struct {
 	epochSeen  bool
 	epochHdr   [48]byte
 	epochValue int64
+	epochVer   uint64 // PostgreSQL: the auth channel's version epochValue was read under
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
@@ -170,8 +171,12 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 // AuthEpoch returns a number that changes whenever a user, key or
 // organization changes, in this process or another one on the same file.
 // Auth runs it on every request: the wal-index header answers most calls
-// without a query; the query runs only after some commit.
+// without a query; the query runs only after some commit. On PostgreSQL
+// the listener's auth channel plays that part (pgAuthEpoch).
 func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
+	if db.dialect == Postgres {
+		return db.pgAuthEpoch(ctx)
+	}
 	var hdr [48]byte
 	watched := false
 	if db.shm != nil {
