@@ -23,9 +23,10 @@ const (
 	ChanEvents     = "agentd_events"     // events were logged
 	ChanDeliveries = "agentd_deliveries" // webhook deliveries were queued or set for a retry
 	ChanKB         = "agentd_kb"         // knowledge sources were queued
+	ChanAnalyses   = "agentd_analyses"   // post-call analyses were queued or set for a retry
 )
 
-var channels = []string{ChanAuth, ChanCalls, ChanEvents, ChanDeliveries, ChanKB}
+var channels = []string{ChanAuth, ChanCalls, ChanEvents, ChanDeliveries, ChanKB, ChanAnalyses}
 
 // WakePoll is how long an idle worker sleeps between safety polls while
 // notifications reach it from every process (PostgreSQL with the listener

@@ -50,3 +50,10 @@ CREATE TRIGGER kb_sources_notify_ins AFTER INSERT ON kb_sources
 CREATE TRIGGER kb_sources_notify_upd AFTER UPDATE OF status, queued_at ON kb_sources FOR EACH ROW
 	WHEN (NEW.status = 'pending' AND (OLD.status IS DISTINCT FROM NEW.status OR OLD.queued_at IS DISTINCT FROM NEW.queued_at))
 	EXECUTE FUNCTION agentd_notify('agentd_kb');
+
+-- Post-call analyses queued, or set for a retry.
+CREATE TRIGGER analyses_notify_ins AFTER INSERT ON analyses
+	FOR EACH STATEMENT EXECUTE FUNCTION agentd_notify('agentd_analyses');
+CREATE TRIGGER analyses_notify_upd AFTER UPDATE OF status, due_at ON analyses FOR EACH ROW
+	WHEN (NEW.status = 'pending' AND (OLD.status IS DISTINCT FROM NEW.status OR OLD.due_at IS DISTINCT FROM NEW.due_at))
+	EXECUTE FUNCTION agentd_notify('agentd_analyses');
