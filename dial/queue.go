@@ -271,28 +271,46 @@ func (q *Queue) leaseFor() time.Duration {
 // (1 normally; more for a while after carrier pushback), for logs and metrics.
 func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
 
-// idle waits for a wake-up, the next queued call's due time, or Poll.
+// idle runs after a claim found nothing: it waits for a wake-up (Wake, or
+// calls queued by any process: the calls channel), the next queued call's
+// due time, or the poll, and returns once a read shows a queued call due,
+// so an idle queue claims (a write) only when there is something to take.
 func (q *Queue) idle(ctx context.Context) {
-	d := q.cfg.Poll
-	if next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued); err == nil && ok {
-		if wait := next.Sub(q.clk.Now()); wait > 0 {
-			d = min(d, max(wait, 10*time.Millisecond))
-		} else {
+	for first := true; ctx.Err() == nil; first = false {
+		woke := q.db.Wake(storage.ChanCalls) // before the read: a commit in between is not missed
+		d := q.db.IdlePoll(q.cfg.Poll)
+		next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued)
+		switch {
+		case err != nil:
+			if !first {
+				return // let the claim report it
+			}
+			d = q.cfg.Poll
+		case !ok:
+		case next.After(q.clk.Now()):
+			d = min(d, max(next.Sub(q.clk.Now()), 10*time.Millisecond))
+		case !first:
+			return
+		default:
 			// Due but not claimable: its agent is at its own cap (a settle
 			// wakes the queue). Look again soon, not in a tight loop.
 			d = min(d, 100*time.Millisecond)
 		}
+		q.wait(ctx, d, woke)
 	}
-	q.idleFor(ctx, d)
 }
 
 // idleFor waits for a wake-up or d.
-func (q *Queue) idleFor(ctx context.Context, d time.Duration) {
+func (q *Queue) idleFor(ctx context.Context, d time.Duration) { q.wait(ctx, d, nil) }
+
+// wait waits for Wake, woke (nil: none) or d.
+func (q *Queue) wait(ctx context.Context, d time.Duration, woke <-chan struct{}) {
 	t := q.clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-q.wake:
+	case <-woke:
 	case <-t.C():
 	}
 }
@@ -479,8 +497,14 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 		// A claim committed after the renewal read its tokens is missing
 		// from live but not lost: only calls entered before it are checked.
 		q.mu.Lock()
-		before := q.seq
+		before, idle := q.seq, len(q.active) == 0
 		q.mu.Unlock()
+		if idle {
+			// Nothing to renew: no write (a claim entered after this check
+			// was leased for Lease, several heartbeats).
+			q.recoverExpired(ctx)
+			continue
+		}
 		live, err := q.db.Calls.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
 		if err != nil {
 			if ctx.Err() == nil {

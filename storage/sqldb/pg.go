@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -79,12 +80,23 @@ func openPostgres(ctx context.Context, url string, migrations fs.FS) (*DB, error
 		d.SetMaxIdleConns(n)
 		return d
 	}
-	db := &DB{path: url, dialect: Postgres, pool: pool, w: open(writers), r: open(readers), migrations: migrations}
+	db := &DB{path: url, dialect: Postgres, pool: pool, w: open(writers), r: open(readers), migrations: migrations,
+		lis: newListener(listenConnect(pool))}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// listenConnect opens the listener's own connection, with the pool's
+// settings; application_name tells it apart in pg_stat_activity.
+func listenConnect(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		cfg := pool.Config().ConnConfig.Copy()
+		cfg.RuntimeParams["application_name"] = "agentd-listen"
+		return pgx.ConnectConfig(ctx, cfg)
+	}
 }
 
 // beginWrite starts a write transaction: on PostgreSQL it waits for the
