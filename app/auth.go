@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/app/access"
@@ -136,8 +135,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		ri.keyPrefix = p.Prefix
 	}
 	ok, remaining, reset, err := s.limiter.Allow(r.Context(), p.KeyID, limit, time.Now())
-	if slot, last := time.Now().Unix()/10, rateWarned.Load(); err != nil && slot != last && rateWarned.CompareAndSwap(last, slot) {
-		// once per 10 s: during an outage every request would log it
+	if err != nil && dbLog.Once() {
 		s.log.Warn("shared rate limit unavailable: counted in this process", "err", err)
 	}
 	h := w.Header()
@@ -164,10 +162,6 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 	}
 	return p, nil
 }
-
-// rateWarned is the 10-second slot in which the shared rate limit's
-// failure was last logged.
-var rateWarned atomic.Int64
 
 var errBadKey = &Error{Kind: errs.Unauthenticated, Message: "invalid or expired API key"}
 

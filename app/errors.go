@@ -5,8 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
-	"time"
 
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
@@ -87,19 +85,10 @@ func toError(err error) *Error {
 	case errors.Is(err, context.Canceled):
 		return errs.Wrap(errs.Canceled, "client closed request", err)
 	case storage.Unavailable(err):
-		return errs.Wrap(errs.Unavailable, dbUnavailable, err)
+		return errs.Wrap(errs.Unavailable, errs.DBUnavailable, err)
 	}
 	return errs.Wrap(errs.Internal, "Internal server error", err)
 }
-
-// dbUnavailable is the message of a request that failed because the
-// database could not be reached (a PostgreSQL restart or failover): the
-// answer is 503 with Retry-After, and the client may send it again.
-const dbUnavailable = "database unavailable: PostgreSQL cannot be reached, retry shortly"
-
-// dbRetryAfter is Retry-After on a 503 (seconds): a restarted or promoted
-// database is back within a few, and the pool reconnects at once.
-const dbRetryAfter = "2"
 
 // statusCode is the string code of the v1 agent family for a status.
 func statusCode(status int) string {
@@ -135,13 +124,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, 
 	e := toError(err)
 	st := status(e)
 	if st == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", dbRetryAfter)
+		w.Header().Set("Retry-After", errs.DBRetryAfter)
 	}
 	if st >= 500 {
 		// Only the message is sent: toError gives unknown errors a generic
 		// one, and a handler's own 5xx (503 "embedding service unavailable")
 		// says what the client can do without naming internals.
-		if ok, alike := logFailure(err); ok {
+		if ok, alike := dbLog.Allow(storage.Unavailable(err)); ok {
 			s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
 				"method", r.Method, "path", r.URL.Path, "status", st, "err", err, "alike_since_last", alike)
 		}
@@ -152,25 +141,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, 
 	writeJSON(w, st, errorBody(fam, e, s.now()))
 }
 
-// unavailableLog throttles the error log of requests the database could
-// not serve to a line a second: during an outage every request fails alike
-// (each still has its access-log line).
-var unavailableLog struct{ sec, n atomic.Int64 }
-
-// logFailure reports whether the failure err is to be logged (any but the
-// database's unavailability; that once a second) and, for that, how many
-// alike went unlogged before it.
-func logFailure(err error) (bool, int64) {
-	if !storage.Unavailable(err) {
-		return true, 0
-	}
-	sec, last := time.Now().Unix(), unavailableLog.sec.Load()
-	if sec == last || !unavailableLog.sec.CompareAndSwap(last, sec) {
-		unavailableLog.n.Add(1)
-		return false, 0
-	}
-	return true, unavailableLog.n.Swap(0)
-}
+var dbLog errs.Throttle // throttles the error logs of the database's absence (request logs stay)
 
 // errorBody is e in the family's shape, with e's status.
 func errorBody(fam Family, e *Error, now timeNow) any { return statusBody(fam, status(e), e, now) }
