@@ -33,8 +33,9 @@ start)
   as "$bin/initdb" -D "$dir/data" -U agentd --auth=trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 ||
     { cat "$dir/initdb.log" >&2; exit 1; }
   # Throwaway data: durability off makes the suite several times faster.
+  # pg_stat_statements: tests count the statements agentd runs.
   as "$bin/pg_ctl" -D "$dir/data" -l "$dir/data/server.log" -w -o \
-    "-c listen_addresses=127.0.0.1 -p $port -k $dir/data -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
+    "-c listen_addresses=127.0.0.1 -p $port -k $dir/data -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 -c shared_preload_libraries=pg_stat_statements" \
     start >/dev/null
   echo "export AGENTD_TEST_POSTGRES='postgres://agentd@127.0.0.1:$port/postgres?sslmode=disable'"
   ;;

@@ -135,7 +135,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		ri.keyPrefix = p.Prefix
 	}
 	ok, remaining, reset, err := s.limiter.Allow(r.Context(), p.KeyID, limit, time.Now())
-	if err != nil {
+	if err != nil && dbLog.Once() {
 		s.log.Warn("shared rate limit unavailable: counted in this process", "err", err)
 	}
 	h := w.Header()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 )
@@ -118,9 +119,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if err := other.Orgs.RemoveUser(ctx, e.orgID, u.Email); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := e.do("GET", "/api/v2/api-keys", key, nil); code != 401 {
-		t.Fatalf("removed user's key: status %d, want 401", code)
-	}
+	refusedAtOnce(t, e, key, 401, "removed user's key")
 
 	// Revocation from the other process, immediately after a request.
 	key2, k2, err := access.CreateKey(ctx, other, e.orgID, mustOwner(t, other, e.orgID), access.KeyOptions{})
@@ -134,14 +133,43 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if err := other.Orgs.RevokeKey(ctx, "", k2.ID); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, _ := e.do("GET", "/api/v2/api-keys", key2, nil); code != 401 {
-		t.Fatalf("revoked key: status %d, want 401", code)
-	}
+	refusedAtOnce(t, e, key2, 401, "revoked key")
 
-	// A role change applies at once too: owner demoted to viewer loses apikey:manage.
-	key3 := e.keyWithRole(e.orgID, "admin", access.KeyOptions{})
+	// A role change applies at once too: an admin demoted to viewer loses apikey:manage.
+	admin, err := other.Orgs.AddUser(ctx, e.orgID, "demoted@example.test", "admin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key3, _, err := access.CreateKey(ctx, other, e.orgID, admin.ID, access.KeyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if code, _, _ := e.do("GET", "/api/v2/api-keys", key3, nil); code != 200 {
 		t.Fatal("admin refused")
+	}
+	if _, err := other.Orgs.SetUserRole(ctx, e.orgID, admin.ID, "viewer"); err != nil {
+		t.Fatal(err)
+	}
+	refusedAtOnce(t, e, key3, 403, "demoted admin's key")
+}
+
+// refusedAtOnce checks that key is now refused with code: on the next
+// request on SQLite (the wal-index header shows the other handle's commit);
+// on PostgreSQL the server's auth cache hears of it by NOTIFY, so within a
+// second (milliseconds in practice).
+func refusedAtOnce(t *testing.T, e *testEnv, key string, code int, what string) {
+	t.Helper()
+	start := time.Now()
+	for {
+		got, _, _ := e.do("GET", "/api/v2/api-keys", key, nil)
+		if got == code {
+			t.Logf("%s: refused after %s", what, time.Since(start).Round(time.Microsecond))
+			return
+		}
+		if !dbtest.Postgres() || time.Since(start) > time.Second {
+			t.Fatalf("%s: status %d, want %d", what, got, code)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 
@@ -250,24 +278,40 @@ func TestKeyListFollowsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := count(); n != 2 {
-		t.Fatalf("after a key made elsewhere: %d keys", n)
+	// On PostgreSQL the list cache hears of changes elsewhere by NOTIFY,
+	// a moment after they commit.
+	settle := time.Now()
+	if dbtest.Postgres() {
+		settle = settle.Add(time.Second)
+	}
+	for n := count(); n != 2; n = count() {
+		if time.Now().After(settle) {
+			t.Fatalf("after a key made elsewhere: %d keys", n)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	other.Orgs.RevokeKey(context.Background(), "", k.ID)
-	var out struct {
-		Data struct {
-			Keys []map[string]any `json:"keys"`
-		} `json:"data"`
-	}
-	e.doJSON("GET", "/api/v2/api-keys", e.key, nil, &out)
-	revoked := 0
-	for _, k := range out.Data.Keys {
-		if k["status"] == "revoked" {
-			revoked++
+	settle = time.Now().Add(time.Second)
+	for {
+		var out struct {
+			Data struct {
+				Keys []map[string]any `json:"keys"`
+			} `json:"data"`
 		}
-	}
-	if revoked != 1 {
-		t.Fatalf("revocation elsewhere not shown: %v", out.Data.Keys)
+		e.doJSON("GET", "/api/v2/api-keys", e.key, nil, &out)
+		revoked := 0
+		for _, k := range out.Data.Keys {
+			if k["status"] == "revoked" {
+				revoked++
+			}
+		}
+		if revoked == 1 {
+			break
+		}
+		if !dbtest.Postgres() || time.Now().After(settle) {
+			t.Fatalf("revocation elsewhere not shown: %v", out.Data.Keys)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

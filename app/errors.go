@@ -84,6 +84,8 @@ func toError(err error) *Error {
 		return errs.Wrap(errs.Conflict, "conflict", err)
 	case errors.Is(err, context.Canceled):
 		return errs.Wrap(errs.Canceled, "client closed request", err)
+	case storage.Unavailable(err):
+		return errs.Wrap(errs.Unavailable, errs.DBUnavailable, err)
 	}
 	return errs.Wrap(errs.Internal, "Internal server error", err)
 }
@@ -107,6 +109,8 @@ func statusCode(status int) string {
 		return "PAYLOAD_TOO_LARGE"
 	case 429:
 		return "RATE_LIMITED"
+	case 503:
+		return "SERVICE_UNAVAILABLE"
 	}
 	if status >= 500 {
 		return "INTERNAL_ERROR"
@@ -119,18 +123,25 @@ func statusCode(status int) string {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, err error) {
 	e := toError(err)
 	st := status(e)
+	if st == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", errs.DBRetryAfter)
+	}
 	if st >= 500 {
 		// Only the message is sent: toError gives unknown errors a generic
 		// one, and a handler's own 5xx (503 "embedding service unavailable")
 		// says what the client can do without naming internals.
-		s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
-			"method", r.Method, "path", r.URL.Path, "status", st, "err", err)
+		if ok, alike := dbLog.Allow(storage.Unavailable(err)); ok {
+			s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
+				"method", r.Method, "path", r.URL.Path, "status", st, "err", err, "alike_since_last", alike)
+		}
 		e = &Error{Kind: e.Kind, Message: e.Message}
 	} else if e.Err != nil {
 		s.log.DebugContext(r.Context(), "request refused", "request_id", requestID(r.Context()), "status", st, "err", e.Err)
 	}
 	writeJSON(w, st, errorBody(fam, e, s.now()))
 }
+
+var dbLog errs.Throttle // throttles the error logs of the database's absence (request logs stay)
 
 // errorBody is e in the family's shape, with e's status.
 func errorBody(fam Family, e *Error, now timeNow) any { return statusBody(fam, status(e), e, now) }

@@ -4,10 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
@@ -95,5 +101,46 @@ func TestServiceUnavailableKeepsMessage(t *testing.T) {
 	body := errorBody(FamilyListings, toError(&Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
 	if b, _ := json.Marshal(body); !bytes.Contains(b, []byte("embedding service unavailable")) || bytes.Contains(b, []byte("deadline")) {
 		t.Fatalf("%s", b)
+	}
+}
+
+// A database that cannot be reached is a 503 with Retry-After in every
+// family's shape, naming the database; never a 500 INTERNAL_ERROR. The
+// errors are the driver's own (a server shutting down, a refused connection).
+func TestDatabaseUnavailableIs503(t *testing.T) {
+	s := &Server{log: slog.New(slog.DiscardHandler), now: time.Now}
+	for _, cause := range []error{
+		fmt.Errorf("storage: list agents: %w", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}),
+		fmt.Errorf("storage: begin: %w", &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}),
+	} {
+		for _, fam := range []Family{FamilyV2, FamilyAgents, FamilyCalls, FamilyListings, FamilyKB, FamilyOpenAI} {
+			w := httptest.NewRecorder()
+			s.writeError(w, httptest.NewRequest("GET", "/api/v1/agents", nil), fam, cause)
+			b := w.Body.String()
+			if w.Code != 503 || w.Header().Get("Retry-After") != errs.DBRetryAfter || !strings.Contains(b, "database unavailable") ||
+				strings.Contains(b, "INTERNAL_ERROR") || strings.Contains(b, "administrator") {
+				t.Errorf("family %d, %v: %d Retry-After %q %s", fam, cause, w.Code, w.Header().Get("Retry-After"), b)
+			}
+			if fam == FamilyAgents && !strings.Contains(b, `"SERVICE_UNAVAILABLE"`) {
+				t.Errorf("v1 agents 503 code: %s", b)
+			}
+		}
+	}
+}
+
+// The throttle lets one line a second through and counts the rest.
+func TestThrottleOneLineASecond(t *testing.T) {
+	var th errs.Throttle
+	let := 0
+	for range 1000 {
+		if ok, _ := th.Allow(true); ok {
+			let++
+		}
+		if ok, _ := th.Allow(false); !ok {
+			t.Fatal("an unthrottled line was held back")
+		}
+	}
+	if let < 1 || let > 2 { // 2 when the loop crossed a second
+		t.Fatalf("%d of 1,000 throttled lines let through", let)
 	}
 }

@@ -69,7 +69,7 @@ type keyRevokedView struct {
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	if _, err := s.db.AuthEpoch(r.Context()); err != nil {
-		return &Error{Kind: errs.Unavailable, Message: "database unavailable", Err: err}
+		return &Error{Kind: errs.Unavailable, Message: errs.DBUnavailable, Err: err}
 	}
 	writeJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
 	return nil

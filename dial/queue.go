@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -67,6 +68,8 @@ type Queue struct {
 	claimMu sync.Mutex
 	pacer   pacer
 	hours   hoursCache
+
+	unavailableLogged atomic.Int64 // the second a progress failed for the database's absence was last logged
 }
 
 type activeCall struct {
@@ -268,28 +271,46 @@ func (q *Queue) leaseFor() time.Duration {
 // (1 normally; more for a while after carrier pushback), for logs and metrics.
 func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
 
-// idle waits for a wake-up, the next queued call's due time, or Poll.
+// idle runs after a claim found nothing: it waits for a wake-up (Wake, or
+// calls queued by any process: the calls channel), the next queued call's
+// due time, or the poll, and returns once a read shows a queued call due,
+// so an idle queue claims (a write) only when there is something to take.
 func (q *Queue) idle(ctx context.Context) {
-	d := q.cfg.Poll
-	if next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued); err == nil && ok {
-		if wait := next.Sub(q.clk.Now()); wait > 0 {
-			d = min(d, max(wait, 10*time.Millisecond))
-		} else {
+	for first := true; ctx.Err() == nil; first = false {
+		woke := q.db.Wake(storage.ChanCalls) // before the read: a commit in between is not missed
+		d := q.db.IdlePoll(q.cfg.Poll)
+		next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued)
+		switch {
+		case err != nil:
+			if !first {
+				return // let the claim report it
+			}
+			d = q.cfg.Poll
+		case !ok:
+		case next.After(q.clk.Now()):
+			d = min(d, max(next.Sub(q.clk.Now()), 10*time.Millisecond))
+		case !first:
+			return
+		default:
 			// Due but not claimable: its agent is at its own cap (a settle
 			// wakes the queue). Look again soon, not in a tight loop.
 			d = min(d, 100*time.Millisecond)
 		}
+		q.wait(ctx, d, woke)
 	}
-	q.idleFor(ctx, d)
 }
 
 // idleFor waits for a wake-up or d.
-func (q *Queue) idleFor(ctx context.Context, d time.Duration) {
+func (q *Queue) idleFor(ctx context.Context, d time.Duration) { q.wait(ctx, d, nil) }
+
+// wait waits for Wake, woke (nil: none) or d.
+func (q *Queue) wait(ctx context.Context, d time.Duration, woke <-chan struct{}) {
 	t := q.clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-q.wake:
+	case <-woke:
 	case <-t.C():
 	}
 }
@@ -330,7 +351,12 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c call
 		live, err := q.db.Calls.RecordProgress(bg, c.ID, c.ClaimToken, callstore.Progress{Status: p.Status, RoomID: p.RoomID,
 			JobID: p.JobID, SIPParticipantID: p.SIPParticipantID, At: at})
 		if err != nil {
-			q.log.Error("dial queue: progress", "call", c.ID, "err", err)
+			// Progress is best effort (the settle is retried); while the
+			// database is away, every live call's fails alike: one line a second.
+			sec, last := time.Now().Unix(), q.unavailableLogged.Load()
+			if !storage.Unavailable(err) || sec != last && q.unavailableLogged.CompareAndSwap(last, sec) {
+				q.log.Error("dial queue: progress", "call", c.ID, "err", err)
+			}
 			return
 		}
 		if !live {
@@ -360,7 +386,9 @@ func dialMetadata(c callstore.Call) map[string]any {
 
 // settle records how the attempt ended and whether the call is retried.
 func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Outlasts a database restart: an attempt whose settle is lost stays
+	// claimed by this process, which keeps renewing its lease.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	now := q.clk.Now()
 	if errors.Is(dialErr, ErrRetryLater) {
@@ -370,7 +398,7 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 			wait = max(wait, pb.RetryAfter)
 		}
 		q.cfg.Observer.DialEnded(q.cfg.Dialer.Name(), OutcomeRetryLater)
-		if err := q.db.Calls.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)); err != nil {
+		if err := retryUnavailable(ctx, func() error { return q.db.Calls.RequeueAttempt(ctx, c.ID, c.ClaimToken, now.Add(wait)) }); err != nil {
 			q.log.Error("dial queue: requeue", "call", c.ID, "err", err)
 		}
 		return
@@ -403,7 +431,11 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 	if res.Status != StatusCompleted && res.Status != StatusCancelled {
 		o.RetryAt = q.retryAt(c, res.Status, now)
 	}
-	settled, err := q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+	var settled bool
+	err := retryUnavailable(ctx, func() (err error) {
+		settled, err = q.db.Calls.FinishAttempt(ctx, c.ID, c.ClaimToken, o)
+		return err
+	})
 	if err != nil {
 		q.log.Error("dial queue: settle", "call", c.ID, "err", err)
 		return
@@ -414,6 +446,26 @@ func (q *Queue) settle(c callstore.Call, res Result, dialErr, cause error) {
 		q.cfg.OnRetry()
 	}
 	q.Wake() // a slot of the call's agent is free again
+}
+
+// retryUnavailable runs f until it succeeds, fails for another reason than
+// the database being unreachable, or ctx ends, waiting 100 ms, doubling up
+// to 2 s, between tries (real time: it waits for the database, not for the
+// queue's clock).
+func retryUnavailable(ctx context.Context, f func() error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := f()
+		if err == nil || !storage.Unavailable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
 
 // voicemail reports whether the voice agent reported voicemail for this
@@ -445,8 +497,14 @@ func (q *Queue) heartbeatLoop(ctx context.Context) {
 		// A claim committed after the renewal read its tokens is missing
 		// from live but not lost: only calls entered before it are checked.
 		q.mu.Lock()
-		before := q.seq
+		before, idle := q.seq, len(q.active) == 0
 		q.mu.Unlock()
+		if idle {
+			// Nothing to renew: no write (a claim entered after this check
+			// was leased for Lease, several heartbeats).
+			q.recoverExpired(ctx)
+			continue
+		}
 		live, err := q.db.Calls.RenewLeases(ctx, q.worker, q.clk.Now().Add(q.cfg.Lease))
 		if err != nil {
 			if ctx.Err() == nil {

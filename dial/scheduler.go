@@ -59,16 +59,20 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	if n > 0 && s.onDue != nil {
 		s.onDue()
 	}
+	poll := s.db.IdlePoll(s.poll)
 	next, ok, err := s.db.Calls.NextDue(ctx, callstore.CallScheduled)
 	if err != nil || !ok {
-		return s.poll, err
+		return poll, err
 	}
-	return min(s.poll, max(next.Sub(s.clk.Now()), 0)), nil
+	return min(poll, max(next.Sub(s.clk.Now()), 0)), nil
 }
 
-// Run ticks until ctx ends.
+// Run ticks until ctx ends. Besides Wake and the next due time, calls
+// stored by other processes wake it (the calls channel); the poll is a
+// safety net then (see storage.Stores.IdlePoll).
 func (s *Scheduler) Run(ctx context.Context) error {
 	for {
+		woke := s.db.Wake(storage.ChanCalls) // before Tick reads: a commit in between is not missed
 		d, err := s.Tick(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -83,6 +87,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				t.Stop()
 				return nil
 			case <-s.wake:
+				t.Stop()
+			case <-woke:
 				t.Stop()
 			case <-t.C():
 			}

@@ -148,13 +148,17 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 func (w *Worker) loop(ctx context.Context) {
-	var tick <-chan time.Time
-	if w.cfg.PollInterval > 0 {
-		t := time.NewTicker(w.cfg.PollInterval)
-		defer t.Stop()
-		tick = t.C
-	}
 	for {
+		// Sources queued by any process wake it (on PostgreSQL while the
+		// listener is up; the poll is then only a safety net). Taken
+		// before the claims read, so a commit in between is not missed.
+		queued := w.db.Wake(storage.ChanKB)
+		var tick <-chan time.Time
+		var poll *time.Timer
+		if w.cfg.PollInterval > 0 {
+			poll = time.NewTimer(w.db.IdlePoll(w.cfg.PollInterval))
+			tick = poll.C
+		}
 		for ctx.Err() == nil {
 			n, err := w.ProcessBatch(ctx)
 			if err != nil && ctx.Err() == nil {
@@ -176,12 +180,16 @@ func (w *Worker) loop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-w.wake:
+		case <-queued:
 		case <-tick:
 		case <-retry:
 			w.nextRetry.CompareAndSwap(at, 0) // the claim reads what is still scheduled
 		}
 		if timer != nil {
 			timer.Stop()
+		}
+		if poll != nil {
+			poll.Stop()
 		}
 		if ctx.Err() != nil {
 			return

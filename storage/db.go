@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"time"
 
 	"github.com/agentd/agentd/internal/secretbox"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -36,6 +37,11 @@ var (
 	ErrNotFound = sqldb.ErrNotFound
 	ErrConflict = sqldb.ErrConflict
 )
+
+// Unavailable reports whether err says the database cannot be reached now
+// (restart, failover, network) rather than that the request was wrong: app
+// answers it 503 with Retry-After.
+func Unavailable(err error) bool { return sqldb.Unavailable(err) }
 
 // Stores are the database's stores, one per domain, over one connection
 // (one writer with immediate transactions and a pool of readers on SQLite;
@@ -136,3 +142,23 @@ func Restore(ctx context.Context, src, dst string) error { return sqldb.Restore(
 func InspectFile(ctx context.Context, path string) (sqldb.FileState, error) {
 	return sqldb.InspectFile(ctx, path, migrationFS)
 }
+
+// The channels of the wake-ups (see sqldb.Listener): a worker waits on
+// Wake(channel) besides its timer.
+const (
+	ChanCalls      = sqldb.ChanCalls
+	ChanEvents     = sqldb.ChanEvents
+	ChanDeliveries = sqldb.ChanDeliveries
+	ChanKB         = sqldb.ChanKB
+	ChanAnalyses   = sqldb.ChanAnalyses
+)
+
+// Wake returns a channel closed at the next notification on channel: from
+// any process on PostgreSQL while the listener is up, from this process's
+// own commits otherwise. Take it before reading what it guards.
+func (db *Stores) Wake(channel string) <-chan struct{} { return db.c.Wake(channel) }
+
+// IdlePoll is how long an idle worker may sleep between safety polls:
+// sqldb.WakePoll (30 s) while notifications come from every process, else
+// poll (SQLite; PostgreSQL with the listener down).
+func (db *Stores) IdlePoll(poll time.Duration) time.Duration { return db.c.IdlePoll(poll) }

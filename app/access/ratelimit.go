@@ -8,26 +8,33 @@ import (
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
-// RateStore counts admissions in the database for every process on it
-// (storage.Stores on PostgreSQL; see storage AdmitRate for its bound).
+// RateStore leases blocks of a key's budget, shared by every process on
+// the database (storage.Stores on PostgreSQL; see orgstore.LeaseRate).
 type RateStore interface {
-	AdmitRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (orgstore.Admission, error)
+	LeaseRate(ctx context.Context, key string, limit, want int, window time.Duration, now time.Time, unused orgstore.Unused) (orgstore.Lease, error)
 }
 
 // Limiter is the per-key rate limit: limit requests per window. Without a
 // store it is an exact sliding-window log in this process (one process
 // per SQLite file is the common case, and a write per request would cost
-// the file its read throughput); with one, the count is shared by every
-// process on the database.
+// the file its read throughput). With one, the budget is shared by every
+// process on the database: a process leases a block of it and admits
+// from the block in memory, so only the request that finds its block
+// empty makes a round trip (see lease.go for the sizes and the bound).
 type Limiter struct {
 	local  *rateLimiter
 	shared RateStore
+	leases *leases
 }
 
 // NewLimiter makes a limiter over window; shared may be nil (this process
 // only).
 func NewLimiter(window time.Duration, shared RateStore) *Limiter {
-	return &Limiter{local: newRateLimiter(window), shared: shared}
+	l := &Limiter{local: newRateLimiter(window), shared: shared}
+	if shared != nil {
+		l.leases = newLeases(window, shared)
+	}
+	return l
 }
 
 // Allow admits or refuses one request of key at now, and returns what is
@@ -37,10 +44,10 @@ func (l *Limiter) Allow(ctx context.Context, key string, limit int, now time.Tim
 	if limit <= 0 {
 		limit = DefaultRateLimit
 	}
-	if l.shared != nil {
-		a, err := l.shared.AdmitRate(ctx, key, limit, l.local.window, now)
+	if l.leases != nil {
+		ok, remaining, reset, err = l.leases.allow(ctx, key, limit, now)
 		if err == nil {
-			return a.OK, a.Remaining, a.Reset, nil
+			return ok, remaining, reset, nil
 		}
 		ok, remaining, reset = l.local.allow(key, limit, now)
 		return ok, remaining, reset, err

@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -81,5 +82,90 @@ func TestSharedLimiterAcrossProcesses(t *testing.T) {
 	}
 	if admitted[limit].Sub(t0) > time.Minute+time.Second {
 		t.Fatalf("request %d admitted at +%v: more than a bucket after the window", limit+1, admitted[limit].Sub(t0))
+	}
+}
+
+// Three limiters on one database, as three processes, each hammered by
+// four goroutines through one key for two and a half windows: the leased
+// blocks never let a window admit more than the limit plus one block per
+// process (README, "Rate limit"), and the budget is not lost in unused
+// blocks: the first window admits the whole limit. The clock is simulated
+// (one tick per request, in order) so the count does not depend on how
+// fast the machine runs the goroutines.
+func TestLeasedLimiterBound(t *testing.T) {
+	ctx := context.Background()
+	path := dbtest.Path(t, "rl.db")
+	var ls []*Limiter
+	for range 3 {
+		db := storetest.Open(t, path)
+		ls = append(ls, NewLimiter(time.Minute, db.Orgs))
+	}
+	const limit, block = 600, 60 // block: the largest lease, limit/10
+	const perWindow = 2000       // requests per window, all limiters together
+	t0 := time.Unix(1_800_000_000, 0)
+	tick := time.Minute / perWindow
+	var (
+		mu       sync.Mutex
+		n        int
+		admitted []time.Time
+		leases   int
+	)
+	var wg sync.WaitGroup
+	for p := range 3 {
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					mu.Lock()
+					if n >= perWindow*5/2 {
+						mu.Unlock()
+						return
+					}
+					at := t0.Add(time.Duration(n) * tick)
+					n++
+					// Allow under mu: requests reach the limiters in clock order.
+					ok, _, _, err := ls[p].Allow(ctx, "key", limit, at)
+					if err != nil {
+						mu.Unlock()
+						t.Error(err)
+						return
+					}
+					if ok {
+						admitted = append(admitted, at)
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, l := range ls {
+		leases += l.leases.count()
+	}
+	most := 0
+	for i := range admitted {
+		j := i
+		for j < len(admitted) && admitted[j].Sub(admitted[i]) < time.Minute {
+			j++
+		}
+		most = max(most, j-i)
+	}
+	first := 0
+	for _, at := range admitted {
+		if at.Sub(t0) < time.Minute {
+			first++
+		}
+	}
+	t.Logf("%d requests, %d admitted, %d in the first window, at most %d in any window, %d leases",
+		n, len(admitted), first, most, leases)
+	if most > limit+3*block {
+		t.Fatalf("%d admitted in one window: more than the limit %d plus three blocks of %d", most, limit, block)
+	}
+	if first < limit {
+		t.Fatalf("the first window admitted %d of its %d", first, limit)
+	}
+	if leases > n/5 {
+		t.Fatalf("%d leases for %d requests: blocks are not saving round trips", leases, n)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
@@ -54,6 +55,15 @@ type Deps struct {
 	Calls    CallResults
 	Messages Messages
 	Log      *slog.Logger
+	// Wakeups (storage.Stores), when set, wakes an idle worker when any
+	// process queues an analysis; the poll is then a safety net.
+	Wakeups Wakeups
+}
+
+// Wakeups are the database's wake-ups (storage.Stores.Wake, IdlePoll).
+type Wakeups interface {
+	Wake(channel string) <-chan struct{}
+	IdlePoll(poll time.Duration) time.Duration
 }
 
 // Config tunes the worker.
@@ -109,6 +119,12 @@ func (s *Service) Wake() {
 // shutdown with their lease, and taken again after it runs out.
 func (s *Service) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
+		var queued <-chan struct{} // nil: never
+		wait := s.cfg.Poll
+		if s.d.Wakeups != nil {
+			queued = s.d.Wakeups.Wake(storage.ChanAnalyses) // before the claim reads
+			wait = s.d.Wakeups.IdlePoll(wait)
+		}
 		n, err := s.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.d.Log.Warn("analysis queue", "err", err)
@@ -116,7 +132,6 @@ func (s *Service) Run(ctx context.Context) error {
 		if n > 0 {
 			continue
 		}
-		wait := s.cfg.Poll
 		if next, err := s.d.Store.NextDue(ctx); err == nil && !next.IsZero() {
 			wait = min(max(time.Until(next), 0), wait)
 		}
@@ -124,6 +139,7 @@ func (s *Service) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case <-s.wake:
+		case <-queued:
 		case <-t.C:
 		}
 		t.Stop()

@@ -23,8 +23,9 @@ type Sink interface {
 
 // Stream sends the organization's events logged after the cursor (an event
 // id; "" means from now on) to the sink, in log order, until ctx ends or
-// the sink fails. It polls the log, so events written by any process on
-// the database arrive; this process's own commits wake it at once. An
+// the sink fails. This process's commits wake it at once, and so do other
+// processes' on PostgreSQL while the listener is up (the events channel);
+// otherwise it polls the log, so events written by any process arrive. An
 // unknown cursor is an error before Open.
 func (s *Service) Stream(ctx context.Context, orgID, after string, types []string, cfg StreamConfig, sink Sink) error {
 	if cfg.Poll <= 0 {
@@ -67,7 +68,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if len(evs) > 0 {
 			idle = time.Now()
 		}
-		wait := min(cfg.Poll, max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		wait := min(db.IdlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

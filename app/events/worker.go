@@ -126,6 +126,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	var sends sync.WaitGroup
 	var lastPrune time.Time
 	for ctx.Err() == nil {
+		// Taken before the reads below, so a commit in between is not missed.
+		events, deliveries := w.cfg.DB.Events.EventsCommitted(), w.cfg.DB.Wake(storage.ChanDeliveries)
 		if _, err := w.cfg.DB.Webhooks.FanOutEvents(ctx); err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("webhook fan-out", "err", err)
 		}
@@ -155,7 +157,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if claimed > 0 && int(w.inflight.Load()) <= w.cfg.Concurrency*3/4 {
 			continue // there may be more due right now
 		}
-		w.sleep(ctx)
+		w.sleep(ctx, events, deliveries)
 	}
 	done := make(chan struct{})
 	go func() { sends.Wait(); close(done) }()
@@ -170,10 +172,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// sleep waits for a wake-up: new events in this process, a recorded
-// result, the next due retry, or the poll interval.
-func (w *Worker) sleep(ctx context.Context) {
-	d := w.cfg.Poll
+// sleep waits for a wake-up: new events or deliveries (in this process,
+// or in any while the PostgreSQL listener is up), a recorded result, the
+// next due retry, or the poll interval (a safety net only while
+// notifications come from every process: see storage.Stores.IdlePoll).
+func (w *Worker) sleep(ctx context.Context, events, deliveries <-chan struct{}) {
+	d := w.cfg.DB.IdlePoll(w.cfg.Poll)
 	if next, ok, err := w.cfg.DB.Webhooks.NextDeliveryDue(ctx); err == nil && ok {
 		d = min(d, max(time.Until(next), time.Millisecond))
 	}
@@ -182,7 +186,8 @@ func (w *Worker) sleep(ctx context.Context) {
 	select {
 	case <-ctx.Done():
 	case <-w.wake:
-	case <-w.cfg.DB.Events.EventsCommitted():
+	case <-events:
+	case <-deliveries:
 	case <-t.C:
 	}
 }

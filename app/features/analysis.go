@@ -18,7 +18,8 @@ func (s *Set) openAnalysis(_ context.Context, cfg Config) error {
 	}
 	ac := cfg.Analysis
 	ac.Model = model
-	s.Analysis = analysis.New(analysis.Deps{Store: s.Stores.Analyses, Calls: s.Stores.Calls, Messages: s.Stores.Conversations, Log: s.log}, ac)
+	s.Analysis = analysis.New(analysis.Deps{Store: s.Stores.Analyses, Calls: s.Stores.Calls, Messages: s.Stores.Conversations, Log: s.log,
+		Wakeups: s.Stores}, ac)
 	s.workers = append(s.workers, s.Analysis.Run)
 	s.AgentTests = agenttest.Runner{Engine: s.Conversations, Judge: model}
 	return nil

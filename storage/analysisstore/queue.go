@@ -26,6 +26,16 @@ type Job struct {
 // killed process held is taken again once its lease runs out.
 func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, max int) ([]Job, error) {
 	now := time.Now()
+	// A read first: an idle worker's claim finds nothing, and a write
+	// transaction per poll of every process is what idle must not cost.
+	var due bool
+	if err := s.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM analyses WHERE status = 'pending' AND due_at <= ?
+		AND (lease_until IS NULL OR lease_until < ?))`, sqldb.MS(now), sqldb.MS(now)).Scan(&due); err != nil {
+		return nil, fmt.Errorf("storage: claim analyses: %w", err)
+	}
+	if !due {
+		return nil, nil
+	}
 	var jobs []Job
 	err := s.c.Write(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]

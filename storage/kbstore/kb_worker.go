@@ -55,11 +55,26 @@ var claimQueries = [...]string{
 // the same source. nextRetry is when the earliest retry still scheduled is
 // due (zero when none is), so an idle worker knows when to look again.
 func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease time.Duration, max, maxBytes int) (jobs []KBJob, nextRetry time.Time, err error) {
+	now := time.Now()
+	// A read first: an idle worker's claim finds nothing, and a write
+	// transaction per poll of every process is what idle must not cost.
+	var work bool
+	var next sql.NullInt64
+	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM kb_sources WHERE status IN ('pending', 'processing')
+		AND (lease_until IS NULL OR lease_until < ?)) OR EXISTS (SELECT 1 FROM kb_sources WHERE retry_at <= ? AND status = 'failed'),
+		(SELECT min(retry_at) FROM kb_sources WHERE retry_at IS NOT NULL)`, sqldb.MS(now), sqldb.MS(now)).Scan(&work, &next); err != nil {
+		return nil, time.Time{}, err
+	}
+	if !work {
+		if next.Valid {
+			nextRetry = time.UnixMilli(next.Int64)
+		}
+		return nil, nextRetry, nil
+	}
 	st, err := db.c.WriterStmts(ctx, claimQueries[:]...)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	now := time.Now()
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]
 		b := bindStmts(ctx, tx, st)

@@ -53,7 +53,7 @@ type KeyAuth struct {
 // CreateKey stores a new key for a user of the organization.
 func (db *Orgs) CreateKey(ctx context.Context, k NewKey) (APIKey, error) {
 	var out APIKey
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.authWrite(ctx, func(tx *sql.Tx) error {
 		var err error
 		out, err = insertKey(ctx, tx, k)
 		return err
@@ -154,7 +154,7 @@ func (db *Orgs) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 // revoked (the CLI, which owns the file); otherwise only that organization's.
 // Revoking twice is fine; an unknown key is sqldb.ErrNotFound.
 func (db *Orgs) RevokeKey(ctx context.Context, orgID, keyID string) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	return db.authWrite(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?)
 			WHERE id = ? AND (? = '' OR org_id = ?)`, sqldb.MS(time.Now()), keyID, orgID, orgID)
 		if err != nil {
@@ -175,7 +175,7 @@ var ErrOwnerKey = errors.New("the key belongs to an owner")
 // ErrOwnerKey and left alone. The check and the change are one
 // transaction, so a role change cannot slip in between.
 func (db *Orgs) RevokeKeyAs(ctx context.Context, orgID, keyID string, byOwner bool) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	return db.authWrite(ctx, func(tx *sql.Tx) error {
 		var role sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT u.role FROM api_keys k LEFT JOIN users u ON u.id = k.user_id
 			WHERE k.id = ? AND k.org_id = ?`, keyID, orgID).Scan(&role)
@@ -190,5 +190,16 @@ func (db *Orgs) RevokeKeyAs(ctx context.Context, orgID, keyID string, byOwner bo
 		}
 		_, err = tx.ExecContext(ctx, "UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?", sqldb.MS(time.Now()), keyID)
 		return err
+	})
+}
+
+// authWrite is Write for a change that moves the auth epoch (a key, a
+// user's role or membership): once it commits, this process's auth cache
+// is dropped at once; other processes hear of it from the epoch trigger's
+// NOTIFY (migration 0026).
+func (db *Orgs) authWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
+		db.c.Notify(tx, sqldb.ChanAuth)
+		return fn(tx)
 	})
 }

@@ -48,7 +48,7 @@ func insertOrg(ctx context.Context, tx *sql.Tx, o Org) error {
 // file never prints a second key.
 func (db *Orgs) Bootstrap(ctx context.Context, orgName, ownerEmail string, key NewKey) (bool, error) {
 	created := false
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.authWrite(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM orgs").Scan(&n); err != nil {
 			return err
@@ -80,7 +80,7 @@ func (db *Orgs) CreateOrgWithOwner(ctx context.Context, name, ownerEmail string,
 	o := Org{ID: uuid.NewString(), Name: name, CreatedAt: time.Now().UTC()}
 	u := User{ID: uuid.NewString(), OrgID: o.ID, Email: ownerEmail, Role: "owner", CreatedAt: o.CreatedAt}
 	var k APIKey
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.authWrite(ctx, func(tx *sql.Tx) error {
 		if err := insertOrg(ctx, tx, o); err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func insertUser(ctx context.Context, tx *sql.Tx, u User) error {
 // RemoveUser removes a user from an organization; the user's keys go with
 // them and stop working at once.
 func (db *Orgs) RemoveUser(ctx context.Context, orgID, email string) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	return db.authWrite(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM users WHERE org_id = ? AND email = ?", orgID, email)
 		if err != nil {
 			return err

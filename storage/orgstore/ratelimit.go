@@ -11,75 +11,88 @@ import (
 // RateBuckets is how many buckets a rate-limit window is counted in.
 const RateBuckets = 60
 
-// Admission is the answer of AdmitRate.
-type Admission struct {
-	OK        bool
-	Remaining int       // requests left in the window after this one
-	Reset     time.Time // when the oldest counted bucket leaves the window
+// Lease is the answer of LeaseRate: a block of a key's budget that the
+// caller may admit from until its bucket ends.
+type Lease struct {
+	Granted int       // admissions granted (0: the window is full)
+	Used    int       // admissions counted in the window before this grant
+	Bucket  int64     // the bucket the grant is counted in
+	End     time.Time // when that bucket ends: the block is void from then
+	Reset   time.Time // when the oldest counted bucket leaves the window
 }
 
-// AdmitRate admits one request of key when fewer than limit were admitted
-// within the last window, counting in the table rate_buckets that every
-// process on the database shares, so N processes apply one limit, not N.
-// Requests are counted in buckets of window/RateBuckets and a request
-// sees the current bucket and the RateBuckets before it, a span at least
-// one window long: no window ever holds more than limit admitted requests
-// across all processes, and a request is refused at most one bucket
-// (a second, for a one-minute window) longer than an exact sliding log
-// would refuse it. On PostgreSQL the check and the count are one call of
-// the function agentd_admit (migration 0016), under an advisory lock of
-// the key, never the global write lock; on SQLite one write transaction.
-func (db *Orgs) AdmitRate(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (Admission, error) {
+// Unused is what a caller hands back of an earlier block: N admissions
+// counted in Bucket that it never made.
+type Unused struct {
+	Bucket int64
+	N      int
+}
+
+// LeaseRate grants up to want admissions of key, counted in the table
+// rate_buckets that every process on the database shares, when the window
+// still has them, and first takes back unused, the rest of the caller's
+// previous block. Grants are counted in buckets of window/RateBuckets and
+// a grant sees the current bucket and the RateBuckets before it, a span at
+// least one window long; a caller admits from a block only inside the
+// bucket it is counted in. So, with the processes' clocks agreeing to
+// within a bucket, no window holds more admissions than limit across all
+// processes; a clock a bucket off lets a process exceed it by at most its
+// own block. On PostgreSQL one call of agentd_lease (migration 0027) under
+// an advisory lock of the key, never the global write lock; on SQLite one
+// write transaction.
+func (db *Orgs) LeaseRate(ctx context.Context, key string, limit, want int, window time.Duration, now time.Time, unused Unused) (Lease, error) {
 	width := window / RateBuckets
 	b := now.UnixNano() / int64(width)
 	first := b - RateBuckets
-	h := fnv.New32a()
-	h.Write([]byte(key))
-	var a Admission
-	if db.c.Postgres() { // the same steps in one round trip (migration 0016)
-		var used int
-		var oldest sql.NullInt64
-		if err := db.r.QueryRowContext(ctx, "SELECT ok, used, oldest FROM agentd_admit(?, ?, ?, ?, ?)",
-			key, b, first, limit, int32(h.Sum32())).Scan(&a.OK, &used, &oldest); err != nil {
-			return Admission{}, fmt.Errorf("storage: rate limit: %w", err)
+	l := Lease{Bucket: b, End: time.Unix(0, (b+1)*int64(width))}
+	var oldest sql.NullInt64
+	if db.c.Postgres() {
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		if err := db.r.QueryRowContext(ctx, "SELECT granted, used, oldest FROM agentd_lease(?, ?, ?, ?, ?, ?, ?, ?)",
+			key, b, first, limit, want, int32(h.Sum32()), unused.Bucket, unused.N).Scan(&l.Granted, &l.Used, &oldest); err != nil {
+			return Lease{}, fmt.Errorf("storage: rate limit: %w", err)
 		}
-		if !oldest.Valid {
-			oldest.Int64 = b
-		}
-		a.Reset = time.Unix(0, (oldest.Int64+RateBuckets+1)*int64(width))
-		if a.OK {
-			a.Remaining = limit - used - 1
-		}
-		return a, nil
+	} else if err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		return leaseSQLite(ctx, tx, key, b, first, limit, want, unused, &l, &oldest)
+	}); err != nil {
+		return Lease{}, fmt.Errorf("storage: rate limit: %w", err)
 	}
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
-		var used int
-		var oldest, stale sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(CASE WHEN bucket >= ? THEN n ELSE 0 END), 0),
-			min(CASE WHEN bucket >= ? THEN bucket END), min(bucket) FROM rate_buckets WHERE key_id = ?`,
-			first, first, key).Scan(&used, &oldest, &stale); err != nil {
+	if !oldest.Valid {
+		oldest.Int64 = b
+	}
+	l.Reset = time.Unix(0, (oldest.Int64+RateBuckets+1)*int64(width))
+	return l, nil
+}
+
+// leaseSQLite is agentd_lease's steps in a SQLite write transaction.
+func leaseSQLite(ctx context.Context, tx *sql.Tx, key string, b, first int64, limit, want int, unused Unused, l *Lease, oldest *sql.NullInt64) error {
+	if unused.N > 0 {
+		if _, err := tx.ExecContext(ctx, "UPDATE rate_buckets SET n = max(n - ?, 0) WHERE key_id = ? AND bucket = ?",
+			unused.N, key, unused.Bucket); err != nil {
 			return err
 		}
-		if stale.Valid && stale.Int64 < first {
-			if _, err := tx.ExecContext(ctx, "DELETE FROM rate_buckets WHERE key_id = ? AND bucket < ?", key, first); err != nil {
-				return err
-			}
-		}
-		if !oldest.Valid {
-			oldest.Int64 = b
-		}
-		a.Reset = time.Unix(0, (oldest.Int64+RateBuckets+1)*int64(width))
-		if used >= limit {
-			a.Remaining = 0
-			return nil
-		}
-		a.OK, a.Remaining = true, limit-used-1
-		_, err := tx.ExecContext(ctx, `INSERT INTO rate_buckets (key_id, bucket, n) VALUES (?, ?, 1)
-			ON CONFLICT (key_id, bucket) DO UPDATE SET n = rate_buckets.n + 1`, key, b)
-		return err
-	})
-	if err != nil {
-		return Admission{}, fmt.Errorf("storage: rate limit: %w", err)
 	}
-	return a, nil
+	var stale sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(sum(CASE WHEN bucket >= ? THEN n ELSE 0 END), 0),
+		min(CASE WHEN bucket >= ? THEN bucket END), min(bucket) FROM rate_buckets WHERE key_id = ?`,
+		first, first, key).Scan(&l.Used, oldest, &stale); err != nil {
+		return err
+	}
+	if stale.Valid && stale.Int64 < first {
+		if _, err := tx.ExecContext(ctx, "DELETE FROM rate_buckets WHERE key_id = ? AND bucket < ?", key, first); err != nil {
+			return err
+		}
+	}
+	l.Granted = min(want, limit-l.Used)
+	if l.Granted <= 0 {
+		l.Granted = 0
+		return nil
+	}
+	if !oldest.Valid {
+		*oldest = sql.NullInt64{Int64: b, Valid: true}
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO rate_buckets (key_id, bucket, n) VALUES (?, ?, ?)
+		ON CONFLICT (key_id, bucket) DO UPDATE SET n = rate_buckets.n + excluded.n`, key, b, l.Granted)
+	return err
 }

@@ -57,7 +57,7 @@ func (db *Orgs) UsersByEmail(ctx context.Context, email string) ([]UserLogin, er
 // SetPassword stores a user's password hash and ends every session of the
 // user, so a changed password signs out everywhere.
 func (db *Orgs) SetPassword(ctx context.Context, userID, hash string) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	return db.authWrite(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE users SET password_hash = ? WHERE id = ?", hash, userID)
 		if err != nil {
 			return err
@@ -146,7 +146,7 @@ func (db *Orgs) CreateSetupToken(ctx context.Context, tokenHash []byte, userID s
 // sqldb.ErrNotFound. It returns the user.
 func (db *Orgs) UseSetupToken(ctx context.Context, tokenHash []byte, now time.Time, passwordHash string) (string, error) {
 	var userID string
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.authWrite(ctx, func(tx *sql.Tx) error {
 		var expires int64
 		err := tx.QueryRowContext(ctx, "DELETE FROM setup_tokens WHERE token_hash = ? RETURNING user_id, expires_at", tokenHash).
 			Scan(&userID, &expires)
@@ -176,7 +176,7 @@ func (db *Orgs) ClearLoginFailures(ctx context.Context, scope string) error {
 // SetUserRole changes a user's role; their keys and sessions act with it
 // from their next request.
 func (db *Orgs) SetUserRole(ctx context.Context, orgID, userID, role string) (User, error) {
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.authWrite(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE users SET role = ? WHERE org_id = ? AND id = ?", role, orgID, userID)
 		if err != nil {
 			return err
@@ -200,7 +200,7 @@ func (db *Orgs) UserByID(ctx context.Context, orgID, userID string) (User, error
 // RemoveUserByID removes a user of an organization by id; their keys and
 // sessions go with them.
 func (db *Orgs) RemoveUserByID(ctx context.Context, orgID, userID string) error {
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	return db.authWrite(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM users WHERE org_id = ? AND id = ?", orgID, userID)
 		if err != nil {
 			return err

@@ -35,6 +35,7 @@ type DB struct {
 	epochSeen  bool
 	epochHdr   [48]byte
 	epochValue int64
+	epochVer   uint64 // PostgreSQL: the auth channel's version epochValue was read under
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
@@ -43,8 +44,8 @@ type DB struct {
 		m map[string]*sql.Stmt
 	}
 
-	txEvents sync.Map  // *sql.Tx -> true once it wrote events
-	eventSig broadcast // fired after a commit that wrote events
+	txNotes sync.Map  // *sql.Tx -> *txNote: channels to wake once it commits
+	lis     *Listener // wake-ups (listen.go)
 }
 
 // Open opens (creating if needed) the database at path and applies every
@@ -75,7 +76,7 @@ func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{path: path, w: w, migrations: migrations}
+	db := &DB{path: path, w: w, migrations: migrations, lis: newListener(nil)}
 	if err := db.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -122,6 +123,7 @@ func (db *DB) Close() error {
 	db.wstmts.Unlock()
 	db.stmtMu.Unlock()
 	db.ckpt.stop()
+	db.lis.close()
 	if db.shm != nil {
 		db.shm.close() // readers still running see it closed and query
 	}
@@ -143,16 +145,14 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
-		db.txEvents.Delete(tx)
+		db.takeNotes(tx)
 		return err
 	}
-	_, wrote := db.txEvents.LoadAndDelete(tx)
+	notes := db.takeNotes(tx)
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
 	}
-	if wrote {
-		db.eventSig.fire()
-	}
+	db.lis.notify(notes...)
 	db.ckpt.poke()
 	return nil
 }
@@ -171,8 +171,12 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 // AuthEpoch returns a number that changes whenever a user, key or
 // organization changes, in this process or another one on the same file.
 // Auth runs it on every request: the wal-index header answers most calls
-// without a query; the query runs only after some commit.
+// without a query; the query runs only after some commit. On PostgreSQL
+// the listener's auth channel plays that part (pgAuthEpoch).
 func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
+	if db.dialect == Postgres {
+		return db.pgAuthEpoch(ctx)
+	}
 	var hdr [48]byte
 	watched := false
 	if db.shm != nil {

@@ -62,14 +62,15 @@ func (db *DB) InsertEvents(ctx context.Context, tx *sql.Tx, evs []PendingEvent) 
 			return nil, fmt.Errorf("storage: insert events: %w", err)
 		}
 	}
-	db.txEvents.Store(tx, true)
+	db.Notify(tx, ChanEvents)
 	return out, nil
 }
 
-// EventsCommitted returns a channel closed at the next commit, in this
-// process, of a transaction that wrote events: the delivery worker and the
-// event stream wake on it (other processes' events are found by polling).
-func (db *DB) EventsCommitted() <-chan struct{} { return db.eventSig.wait() }
+// EventsCommitted returns a channel closed at the next commit of a
+// transaction that wrote events: in this process, or in any process while
+// the PostgreSQL listener is up (see Wake); the delivery worker and the
+// event stream wake on it.
+func (db *DB) EventsCommitted() <-chan struct{} { return db.Wake(ChanEvents) }
 
 // marshalData encodes event data like the API does (no HTML escaping).
 func marshalData(v any) ([]byte, error) {

@@ -3,12 +3,16 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"runtime"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -53,6 +57,12 @@ func openPostgres(ctx context.Context, url string, migrations fs.FS) (*DB, error
 	if err != nil {
 		return nil, fmt.Errorf("storage: %s: %w", redactURL(url), err)
 	}
+	if !strings.Contains(url, "connect_timeout") {
+		// A host that is down or unreachable must fail the request fast
+		// (503) rather than hold it for the OS's TCP timeout; with several
+		// hosts, each one tried gets this long.
+		cfg.ConnConfig.ConnectTimeout = 2 * time.Second
+	}
 	readers := max(4, 2*runtime.GOMAXPROCS(0))
 	const writers = 4
 	cfg.MaxConns = int32(readers + writers)
@@ -70,12 +80,23 @@ func openPostgres(ctx context.Context, url string, migrations fs.FS) (*DB, error
 		d.SetMaxIdleConns(n)
 		return d
 	}
-	db := &DB{path: url, dialect: Postgres, pool: pool, w: open(writers), r: open(readers), migrations: migrations}
+	db := &DB{path: url, dialect: Postgres, pool: pool, w: open(writers), r: open(readers), migrations: migrations,
+		lis: newListener(listenConnect(pool))}
 	if err := db.migrate(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return db, nil
+}
+
+// listenConnect opens the listener's own connection, with the pool's
+// settings; application_name tells it apart in pg_stat_activity.
+func listenConnect(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) {
+	return func(ctx context.Context) (*pgx.Conn, error) {
+		cfg := pool.Config().ConnConfig.Copy()
+		cfg.RuntimeParams["application_name"] = "agentd-listen"
+		return pgx.ConnectConfig(ctx, cfg)
+	}
 }
 
 // beginWrite starts a write transaction: on PostgreSQL it waits for the
@@ -97,6 +118,36 @@ func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
 func pgUnique(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+// Unavailable reports whether err says the database cannot be reached or
+// does not take work now, as opposed to an error of the statement: a failed
+// connection attempt (pgconn.ConnectError), a connection lost mid-query
+// (pgconn's connection-level errors, driver.ErrBadConn, a bare unexpected
+// EOF from a result being read), or
+// the server's own SQLSTATE for it: class 08 (connection exception), 57P01
+// admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 53300
+// too_many_connections and 25006 read_only_sql_transaction (a write that
+// reached a standby mid-failover). A caller's cancellation or deadline is
+// not the database's fault and is left to the caller's own mapping.
+func Unavailable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case "57P01", "57P02", "57P03", "53300", "25006":
+			return true
+		}
+		return strings.HasPrefix(pe.Code, "08")
+	}
+	// Only pgconn's own wrappers count, not any net.Error: an HTTP client's
+	// error that reached the caller unwrapped is not the database's.
+	var ce *pgconn.ConnectError
+	var connErr interface{ SafeToRetry() bool } // pgconn's errors of the connection, not of the statement
+	return errors.As(err, &ce) || errors.As(err, &connErr) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, pgconn.ErrConnClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) // pgconn returns a result's read error bare
 }
 
 // redactURL is where a database URL points (host, port, database) for
