@@ -152,10 +152,12 @@ func (w *Worker) loop(ctx context.Context) {
 		// Sources queued by any process wake it (on PostgreSQL while the
 		// listener is up; the poll is then only a safety net). Taken
 		// before the claims read, so a commit in between is not missed.
-		queued := w.db.Wake(storage.ChanKB)
+		// Wake-only workers (tests) hear of nothing but Wake.
+		var queued <-chan struct{}
 		var tick <-chan time.Time
 		var poll *time.Timer
 		if w.cfg.PollInterval > 0 {
+			queued = w.db.Wake(storage.ChanKB)
 			poll = time.NewTimer(w.db.IdlePoll(w.cfg.PollInterval))
 			tick = poll.C
 		}

@@ -89,6 +89,12 @@ func (l *Listener) close() {
 	<-l.done
 }
 
+// Disable turns the listener off for good (Close does too): waiters wake
+// only on this process's commits, workers poll as on SQLite and the auth
+// epoch is read every time. For tests in a synctest bubble, whose fake
+// clock stands still while one of its goroutines waits on the network.
+func (l *Listener) Disable() { l.close() }
+
 // Wait returns a channel closed at the next notification on channel (or
 // change of the connection). Take it before reading what it guards, so a
 // commit in between is never missed.
