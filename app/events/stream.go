@@ -52,7 +52,7 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
-		committed := db.Events.EventsCommitted()
+		committed := db.Wake(storage.ChanEvents) // every process's events (PostgreSQL), this one's (SQLite)
 		evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
 		if err != nil {
 			return err
