@@ -35,6 +35,7 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := storetest.Open(t, dbtest.Path(t, "q.db"))
+		db.Conn().Listener().Disable() // a synctest bubble: no goroutine may wait on the network
 		orgID, agentID := seedAgent(t, db)
 		enableHours(t, db, orgID, "Asia/Tokyo")
 		t0 := time.Date(2026, 3, 8, 6, 30, 0, 0, time.UTC) // 01:30 EST in New York, 07:30 CET in Berlin
@@ -153,6 +154,7 @@ func TestVoicemailIsRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := storetest.Open(t, dbtest.Path(t, "q.db"))
+		db.Conn().Listener().Disable() // a synctest bubble: no goroutine may wait on the network
 		orgID, agentID := seedAgent(t, db)
 		pol, _ := RetryConfig{RetryIntervals: []RetryInterval{{Value: 10, Unit: "minutes"}}}.Policy()
 		polJSON, _ := json.Marshal(pol)

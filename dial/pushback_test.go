@@ -42,6 +42,7 @@ func TestPushbackSlowsThenRecovers(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		db := storetest.Open(t, dbtest.Path(t, "q.db"))
+		db.Conn().Listener().Disable() // a synctest bubble: no goroutine may wait on the network
 		seedDue(t, db, 300, time.Now())
 		if _, err := db.Calls.PromoteDueCalls(ctx, time.Now()); err != nil {
 			t.Fatal(err)

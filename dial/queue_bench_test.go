@@ -76,6 +76,7 @@ func runPaced(tb testing.TB, n int, cps float64) (*instantDialer, time.Time) {
 		tb.Fatal(err)
 	}
 	defer db.Close()
+	db.Conn().Listener().Disable() // a synctest bubble: no goroutine may wait on the network
 	t0 := time.Now().UTC()
 	orgID, ids := seedDue(tb, db, n, t0)
 	// All fall due at once: one promotion moves them to queued.

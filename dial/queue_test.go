@@ -69,6 +69,7 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
+		db.Conn().Listener().Disable() // a synctest bubble: no goroutine may wait on the network
 		_, ids := seedDue(t, db, 40, time.Now().Add(-time.Second))
 		d := &countingDialer{seen: map[string]int{}, sleep: 5 * time.Millisecond}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -44,6 +44,15 @@ type WorkerConfig struct {
 	Retries      int
 	RetryBackoff time.Duration
 	Log          *slog.Logger
+	// Queued, when set, wakes idle workers when any process queues a source
+	// (storage.Stores.Waker(ChanKB)); the poll is then a safety net.
+	Queued Waker
+}
+
+// Waker is one wake-up channel of the database.
+type Waker interface {
+	Wake() <-chan struct{}
+	IdlePoll(poll time.Duration) time.Duration
 }
 
 // maxRetryBackoff caps the wait before an automatic retry.
@@ -152,11 +161,16 @@ func (w *Worker) loop(ctx context.Context) {
 		// Sources queued by any process wake it (on PostgreSQL while the
 		// listener is up; the poll is then only a safety net). Taken
 		// before the claims read, so a commit in between is not missed.
-		queued := w.db.Wake(storage.ChanKB)
+		// Wake-only workers (tests) hear of nothing but Wake.
+		var queued <-chan struct{}
 		var tick <-chan time.Time
 		var poll *time.Timer
 		if w.cfg.PollInterval > 0 {
-			poll = time.NewTimer(w.db.IdlePoll(w.cfg.PollInterval))
+			wait := w.cfg.PollInterval
+			if w.cfg.Queued != nil {
+				queued, wait = w.cfg.Queued.Wake(), w.cfg.Queued.IdlePoll(wait)
+			}
+			poll = time.NewTimer(wait)
 			tick = poll.C
 		}
 		for ctx.Err() == nil {

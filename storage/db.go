@@ -162,3 +162,19 @@ func (db *Stores) Wake(channel string) <-chan struct{} { return db.c.Wake(channe
 // sqldb.WakePoll (30 s) while notifications come from every process, else
 // poll (SQLite; PostgreSQL with the listener down).
 func (db *Stores) IdlePoll(poll time.Duration) time.Duration { return db.c.IdlePoll(poll) }
+
+// Waker is one channel's wake-ups, for a feature's worker that waits on
+// it without holding the whole set of stores.
+type Waker struct {
+	s       *Stores
+	channel string
+}
+
+// Waker returns the wake-ups of channel.
+func (db *Stores) Waker(channel string) Waker { return Waker{db, channel} }
+
+// Wake is Stores.Wake on the waker's channel.
+func (w Waker) Wake() <-chan struct{} { return w.s.Wake(w.channel) }
+
+// IdlePoll is Stores.IdlePoll.
+func (w Waker) IdlePoll(poll time.Duration) time.Duration { return w.s.IdlePoll(poll) }

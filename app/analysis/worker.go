@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
@@ -55,14 +54,15 @@ type Deps struct {
 	Calls    CallResults
 	Messages Messages
 	Log      *slog.Logger
-	// Wakeups (storage.Stores), when set, wakes an idle worker when any
-	// process queues an analysis; the poll is then a safety net.
-	Wakeups Wakeups
+	// Queued, when set, wakes an idle worker when any process queues an
+	// analysis (storage.Stores.Waker(ChanAnalyses)); the poll is then a
+	// safety net.
+	Queued Waker
 }
 
-// Wakeups are the database's wake-ups (storage.Stores.Wake, IdlePoll).
-type Wakeups interface {
-	Wake(channel string) <-chan struct{}
+// Waker is one wake-up channel of the database.
+type Waker interface {
+	Wake() <-chan struct{}
 	IdlePoll(poll time.Duration) time.Duration
 }
 
@@ -121,9 +121,9 @@ func (s *Service) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		var queued <-chan struct{} // nil: never
 		wait := s.cfg.Poll
-		if s.d.Wakeups != nil {
-			queued = s.d.Wakeups.Wake(storage.ChanAnalyses) // before the claim reads
-			wait = s.d.Wakeups.IdlePoll(wait)
+		if s.d.Queued != nil {
+			queued = s.d.Queued.Wake() // before the claim reads
+			wait = s.d.Queued.IdlePoll(wait)
 		}
 		n, err := s.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {

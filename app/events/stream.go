@@ -52,6 +52,9 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
 		committed := s.DB.Events.EventsCommitted()
+		if s.DB.NewEvents != nil {
+			committed = s.DB.NewEvents.Wake() // every process's events (PostgreSQL), this one's (SQLite)
+		}
 		evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
 		if err != nil {
 			return err
@@ -68,7 +71,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if len(evs) > 0 {
 			idle = time.Now()
 		}
-		wait := min(db.IdlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		wait := min(s.DB.idlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

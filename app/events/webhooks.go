@@ -45,6 +45,31 @@ type Service struct {
 type Deps struct {
 	Webhooks *hookstore.Webhooks
 	Events   *eventstore.Events
+	// The wake-ups of new events and new deliveries from any process
+	// (storage.Stores.Waker); nil: this process's events and the poll.
+	NewEvents, NewDeliveries Waker
+}
+
+// Waker is one wake-up channel of the database.
+type Waker interface {
+	Wake() <-chan struct{}
+	IdlePoll(poll time.Duration) time.Duration
+}
+
+// wake is w's next wake-up; nil (never) without one.
+func wake(w Waker) <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.Wake()
+}
+
+// idlePoll is how long an idle reader may sleep between polls.
+func (d Deps) idlePoll(poll time.Duration) time.Duration {
+	if d.NewEvents == nil {
+		return poll
+	}
+	return d.NewEvents.IdlePoll(poll)
 }
 
 // New returns the events feature over its stores; guard checks endpoint

@@ -127,7 +127,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	var lastPrune time.Time
 	for ctx.Err() == nil {
 		// Taken before the reads below, so a commit in between is not missed.
-		events, deliveries := w.cfg.DB.Events.EventsCommitted(), w.cfg.DB.Wake(storage.ChanDeliveries)
+		events, deliveries := w.cfg.DB.Events.EventsCommitted(), wake(w.cfg.DB.NewDeliveries)
+		anyEvents := wake(w.cfg.DB.NewEvents)
 		if _, err := w.cfg.DB.Webhooks.FanOutEvents(ctx); err != nil && ctx.Err() == nil {
 			w.cfg.Log.Warn("webhook fan-out", "err", err)
 		}
@@ -157,7 +158,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if claimed > 0 && int(w.inflight.Load()) <= w.cfg.Concurrency*3/4 {
 			continue // there may be more due right now
 		}
-		w.sleep(ctx, events, deliveries)
+		w.sleep(ctx, events, deliveries, anyEvents)
 	}
 	done := make(chan struct{})
 	go func() { sends.Wait(); close(done) }()
@@ -172,12 +173,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	return nil
 }
 
-// sleep waits for a wake-up: new events or deliveries (in this process,
-// or in any while the PostgreSQL listener is up), a recorded result, the
-// next due retry, or the poll interval (a safety net only while
+// remoteEvery is how often at most another process's events wake the
+// worker: that process fans them out itself, unless it runs no worker (the
+// CLI), so looking a little later costs nothing, and a busy cluster's
+// notifications do not each cost every worker its reads.
+const remoteEvery = 200 * time.Millisecond
+
+// sleep waits for a wake-up: new events of this process, deliveries queued
+// or set for a retry by any process (PostgreSQL, while the listener is up),
+// other processes' events (anyEvents, see remoteEvery), a recorded result,
+// the next due retry, or the poll interval (a safety net only while
 // notifications come from every process: see storage.Stores.IdlePoll).
-func (w *Worker) sleep(ctx context.Context, events, deliveries <-chan struct{}) {
-	d := w.cfg.DB.IdlePoll(w.cfg.Poll)
+func (w *Worker) sleep(ctx context.Context, events, deliveries, anyEvents <-chan struct{}) {
+	d := w.cfg.DB.idlePoll(w.cfg.Poll)
 	if next, ok, err := w.cfg.DB.Webhooks.NextDeliveryDue(ctx); err == nil && ok {
 		d = min(d, max(time.Until(next), time.Millisecond))
 	}
@@ -189,6 +197,16 @@ func (w *Worker) sleep(ctx context.Context, events, deliveries <-chan struct{}) 
 	case <-events:
 	case <-deliveries:
 	case <-t.C:
+	case <-anyEvents:
+		t2 := time.NewTimer(remoteEvery)
+		defer t2.Stop()
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+		case <-events:
+		case <-deliveries:
+		case <-t2.C:
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/storage"
 )
 
 // openAnalysis builds post-call analysis on the configured model (its
@@ -19,7 +20,7 @@ func (s *Set) openAnalysis(_ context.Context, cfg Config) error {
 	ac := cfg.Analysis
 	ac.Model = model
 	s.Analysis = analysis.New(analysis.Deps{Store: s.Stores.Analyses, Calls: s.Stores.Calls, Messages: s.Stores.Conversations, Log: s.log,
-		Wakeups: s.Stores}, ac)
+		Queued: s.Stores.Waker(storage.ChanAnalyses)}, ac)
 	s.workers = append(s.workers, s.Analysis.Run)
 	s.AgentTests = agenttest.Runner{Engine: s.Conversations, Judge: model}
 	return nil

@@ -128,7 +128,8 @@ func (s *Set) Close() error {
 func (s *Set) openEvents(_ context.Context, cfg Config) error {
 	wc := cfg.Webhooks
 	client := safehttp.New(safehttp.Options{AllowPrivate: wc.AllowPrivate, Resolver: wc.Resolver, MaxBody: events.MaxResponse})
-	deps := events.Deps{Webhooks: s.Stores.Webhooks, Events: s.Stores.Events}
+	deps := events.Deps{Webhooks: s.Stores.Webhooks, Events: s.Stores.Events,
+		NewEvents: s.Stores.Waker(storage.ChanEvents), NewDeliveries: s.Stores.Waker(storage.ChanDeliveries)}
 	s.Events = events.New(deps, client)
 	if wc.Disabled || !cfg.Workers {
 		return nil
@@ -142,7 +143,7 @@ func (s *Set) openEvents(_ context.Context, cfg Config) error {
 // openKB builds the knowledge base: its embedder, the embedding worker and
 // the search indexes (loaded in the background).
 func (s *Set) openKB(ctx context.Context, cfg Config) error {
-	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors}, cfg.KB, s.log)
+	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors, Queued: s.Stores.Waker(storage.ChanKB)}, cfg.KB, s.log)
 	if err != nil {
 		return err
 	}

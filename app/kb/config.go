@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage/kbstore"
 )
 
 // Config configures knowledge processing (embedder, worker). cmd fills it
@@ -121,7 +120,7 @@ func newOpenAIEmbedder(cfg Config) (embed.Embedder, error) {
 }
 
 // newWorker builds the chunker and worker for an embedder.
-func newWorker(kb *kbstore.Knowledge, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
+func newWorker(d Deps, emb embed.Embedder, cfg Config, log *slog.Logger) (*embed.Worker, error) {
 	ch, err := embed.NewChunker(embed.DefaultChunkTokens, embed.DefaultOverlap)
 	if err != nil {
 		return nil, fmt.Errorf("chunker: %w", err)
@@ -134,6 +133,6 @@ func newWorker(kb *kbstore.Knowledge, emb embed.Embedder, cfg Config, log *slog.
 		poll = 0
 	}
 	wc := embed.WorkerConfig{Workers: cfg.Workers, PollInterval: poll, EmbedBatch: cfg.EmbedBatch, Lease: cfg.Lease,
-		Retries: cfg.Retries, RetryBackoff: cfg.RetryBackoff, Log: log}
-	return embed.NewWorker(kb, emb, ch, wc), nil
+		Retries: cfg.Retries, RetryBackoff: cfg.RetryBackoff, Log: log, Queued: d.Queued}
+	return embed.NewWorker(d.KB, emb, ch, wc), nil
 }

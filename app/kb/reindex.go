@@ -31,7 +31,7 @@ func (s *Service) Reindex(ctx context.Context, opt ReindexOptions) (queued, done
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	w, err := newWorker(s.db.KB, s.emb, s.cfg, opt.Log)
+	w, err := newWorker(s.db, s.emb, s.cfg, opt.Log)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -14,6 +14,7 @@ import (
 type Deps struct {
 	KB      *kbstore.Knowledge
 	Vectors *vectorstore.Vectors // the change log the in-memory indexes follow
+	Queued  embed.Waker          // sources queued by any process (nil: the poll finds them)
 }
 
 // Service is the knowledge base of a running server: the embedder, the
@@ -56,7 +57,7 @@ func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if cfg.Observe != nil {
 		emb = cfg.Observe(emb)
 	}
-	w, err := newWorker(db.KB, emb, cfg, log)
+	w, err := newWorker(db, emb, cfg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -116,11 +116,14 @@ func (s *Store) Retry(ctx context.Context, j Job, owner string, due time.Time) e
 	})
 }
 
-// NextDue is when the earliest pending analysis falls due (zero when none
-// is pending), so an idle worker knows when to look again.
+// NextDue is when the earliest pending analysis can be claimed: its due
+// time, or the end of the lease another worker holds on it (zero when none
+// is pending), so an idle worker knows when to look again, and does not
+// spin on rows another process is analysing.
 func (s *Store) NextDue(ctx context.Context) (time.Time, error) {
 	var next sql.NullInt64
-	if err := s.r.QueryRowContext(ctx, "SELECT min(due_at) FROM analyses WHERE status = 'pending'").Scan(&next); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT min(CASE WHEN lease_until > due_at THEN lease_until ELSE due_at END)
+		FROM analyses WHERE status = 'pending'`).Scan(&next); err != nil {
 		return time.Time{}, err
 	}
 	if !next.Valid {

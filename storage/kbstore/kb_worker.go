@@ -58,11 +58,15 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 	now := time.Now()
 	// A read first: an idle worker's claim finds nothing, and a write
 	// transaction per poll of every process is what idle must not cost.
+	// With nothing to take, nextRetry is also when a source another worker
+	// holds may be taken over (its lease runs out, if it died): notified
+	// wake-ups do not cover that.
 	var work bool
 	var next sql.NullInt64
 	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM kb_sources WHERE status IN ('pending', 'processing')
 		AND (lease_until IS NULL OR lease_until < ?)) OR EXISTS (SELECT 1 FROM kb_sources WHERE retry_at <= ? AND status = 'failed'),
-		(SELECT min(retry_at) FROM kb_sources WHERE retry_at IS NOT NULL)`, sqldb.MS(now), sqldb.MS(now)).Scan(&work, &next); err != nil {
+		(SELECT min(CASE WHEN status = 'processing' THEN lease_until ELSE retry_at END) FROM kb_sources
+			WHERE retry_at IS NOT NULL OR (status = 'processing' AND lease_until IS NOT NULL))`, sqldb.MS(now), sqldb.MS(now)).Scan(&work, &next); err != nil {
 		return nil, time.Time{}, err
 	}
 	if !work {

@@ -152,7 +152,7 @@ func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("storage: commit: %w", err)
 	}
-	db.lis.notify(notes...)
+	db.lis.committed(notes...)
 	db.ckpt.poke()
 	return nil
 }

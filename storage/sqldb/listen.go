@@ -46,10 +46,11 @@ const WakePoll = 30 * time.Second
 type Listener struct {
 	connect func(context.Context) (*pgx.Conn, error) // nil: in-process only
 
-	mu   sync.Mutex
-	sigs map[string]*broadcast
-	vers map[string]uint64
-	up   bool
+	mu    sync.Mutex
+	sigs  map[string]*broadcast // any notification
+	local map[string]*broadcast // commits of this process only
+	vers  map[string]uint64
+	up    bool
 
 	pid     atomic.Uint32 // backend of the listening connection (0 while down)
 	stop    context.CancelFunc
@@ -58,7 +59,8 @@ type Listener struct {
 }
 
 func newListener(connect func(context.Context) (*pgx.Conn, error)) *Listener {
-	return &Listener{connect: connect, sigs: map[string]*broadcast{}, vers: map[string]uint64{}, done: make(chan struct{})}
+	return &Listener{connect: connect, sigs: map[string]*broadcast{}, local: map[string]*broadcast{},
+		vers: map[string]uint64{}, done: make(chan struct{})}
 }
 
 // start runs the connection loop once, on first use: a CLI command that
@@ -89,6 +91,12 @@ func (l *Listener) close() {
 	<-l.done
 }
 
+// Disable turns the listener off for good (Close does too): waiters wake
+// only on this process's commits, workers poll as on SQLite and the auth
+// epoch is read every time. For tests in a synctest bubble, whose fake
+// clock stands still while one of its goroutines waits on the network.
+func (l *Listener) Disable() { l.close() }
+
 // Wait returns a channel closed at the next notification on channel (or
 // change of the connection). Take it before reading what it guards, so a
 // commit in between is never missed.
@@ -102,6 +110,31 @@ func (l *Listener) Wait(channel string) <-chan struct{} {
 		l.sigs[channel] = b
 	}
 	return b.wait()
+}
+
+// WaitLocal returns a channel closed at the next commit of this process
+// that notifies channel (see DB.Notify).
+func (l *Listener) WaitLocal(channel string) <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.local[channel]
+	if b == nil {
+		b = &broadcast{}
+		l.local[channel] = b
+	}
+	return b.wait()
+}
+
+// committed is notify for the channels of a commit of this process.
+func (l *Listener) committed(chs ...string) {
+	l.notify(chs...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ch := range chs {
+		if b := l.local[ch]; b != nil {
+			b.fire()
+		}
+	}
 }
 
 // Version is the channel's version and whether notifications from every

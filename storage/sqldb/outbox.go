@@ -66,11 +66,12 @@ func (db *DB) InsertEvents(ctx context.Context, tx *sql.Tx, evs []PendingEvent) 
 	return out, nil
 }
 
-// EventsCommitted returns a channel closed at the next commit of a
-// transaction that wrote events: in this process, or in any process while
-// the PostgreSQL listener is up (see Wake); the delivery worker and the
-// event stream wake on it.
-func (db *DB) EventsCommitted() <-chan struct{} { return db.Wake(ChanEvents) }
+// EventsCommitted returns a channel closed at the next commit, in this
+// process, of a transaction that wrote events: the delivery worker fans
+// out its own process's events on it (each process does its own, and the
+// deliveries' NOTIFY wakes the others). Event streams follow every
+// process's events: Wake(ChanEvents).
+func (db *DB) EventsCommitted() <-chan struct{} { return db.lis.WaitLocal(ChanEvents) }
 
 // marshalData encodes event data like the API does (no HTML escaping).
 func marshalData(v any) ([]byte, error) {
