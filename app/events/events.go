@@ -181,15 +181,15 @@ func ParseTypes(vals []string) ([]string, error) {
 
 // resolveCursor turns an event id into its place in the log; "" is the
 // start.
-func resolveCursor(ctx context.Context, db *storage.Stores, orgID, after string) (int64, error) {
+func resolveCursor(ctx context.Context, db *storage.Stores, orgID, after string) (sqldb.Pos, error) {
 	if after == "" {
-		return 0, nil
+		return sqldb.Pos{}, nil
 	}
-	seq, err := db.Events.EventSeq(ctx, orgID, after)
+	pos, err := db.Events.EventPos(ctx, orgID, after)
 	if errors.Is(err, storage.ErrNotFound) {
-		return 0, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
+		return pos, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
 	}
-	return seq, err
+	return pos, err
 }
 
 // List pulls one page of the organization's log.
@@ -200,11 +200,11 @@ func List(ctx context.Context, db *storage.Stores, orgID string, q Query) (Page,
 	case q.Limit < 1 || q.Limit > MaxLimit:
 		return Page{}, errs.InvalidField("limit", "must be from 1 to "+strconv.Itoa(MaxLimit))
 	}
-	seq, err := resolveCursor(ctx, db, orgID, q.After)
+	pos, err := resolveCursor(ctx, db, orgID, q.After)
 	if err != nil {
 		return Page{}, err
 	}
-	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
+	evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, After: pos, Types: q.Types, Limit: q.Limit + 1})
 	if err != nil {
 		return Page{}, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/eventstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // StreamConfig is how a live stream of the log behaves.
@@ -34,12 +35,12 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
-	var seq int64
+	var pos sqldb.Pos
 	var err error
 	if after == "" {
-		seq, err = db.Events.LastEventSeq(ctx)
+		pos, err = db.Events.LastEventPos(ctx)
 	} else {
-		seq, err = resolveCursor(ctx, db, orgID, after)
+		pos, err = resolveCursor(ctx, db, orgID, after)
 	}
 	if err != nil {
 		return err
@@ -52,7 +53,7 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
 		committed := db.Events.EventsCommitted()
-		evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
+		evs, err := db.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, After: pos, Types: types, Limit: 200})
 		if err != nil {
 			return err
 		}
@@ -60,7 +61,7 @@ func Stream(ctx context.Context, db *storage.Stores, orgID, after string, types 
 			if err := sink.Send(view(e), Body(e)); err != nil {
 				return err
 			}
-			seq = e.Seq
+			pos = e.Pos()
 		}
 		if len(evs) == 200 {
 			continue

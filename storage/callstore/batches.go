@@ -242,6 +242,7 @@ func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Tim
 	var n int64
 	var live []string
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		live = live[:0] // fn runs again after a serialization failure
 		var prev string
 		err := tx.QueryRowContext(ctx, "SELECT status FROM call_batches WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -84,7 +84,8 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 }
 
 // ClaimCall is ClaimNextCall with the answer of the dial budget. The
-// UPDATE is guarded by status = 'queued' inside one write transaction,
+// UPDATE is guarded by status = 'queued' inside one write transaction
+// (READ COMMITTED on PostgreSQL: see sqldb.WriteClaim),
 // and the attempt row's primary key (call, attempt) backs it up: no two
 // claims, in this process or another, can get the same attempt. With a
 // Budget, the cap on calls at once and the pacing slot are checked and
@@ -92,7 +93,7 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 // them.
 func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 	var r Claimed
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		r = Claimed{}
 		now := sqldb.MS(cl.Now)
 		if cl.Budget != nil {
@@ -114,8 +115,21 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 				return err
 			}
 		}
-		err := tx.QueryRowContext(ctx, claimSQL[db.c.Postgres()],
-			cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now).Scan(&id, &attempt)
+		var err error
+		args := []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
+		if db.c.Postgres() {
+			var agent string
+			var maxCalls float64
+			err = tx.QueryRowContext(ctx, claimSQL[true], args...).Scan(&id, &attempt, &agent, &maxCalls)
+			if err == nil {
+				var ok bool
+				if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
+					err = errOverCap
+				}
+			}
+		} else {
+			err = tx.QueryRowContext(ctx, claimSQL[false], args...).Scan(&id, &attempt)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			r.Slot = Slot{}
 			return nil
@@ -137,6 +151,9 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 		r.OK = err == nil
 		return err
 	})
+	if errors.Is(err, errOverCap) {
+		return Claimed{}, nil
+	}
 	if err != nil {
 		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
 	}
@@ -313,8 +330,9 @@ func (db *Calls) RequeueAttempt(ctx context.Context, id, token string, dueAt tim
 // returns the claim tokens whose calls are still live; a held token missing
 // from the answer was cancelled (or lost) and must be hung up.
 func (db *Calls) RenewLeases(ctx context.Context, workerID string, leaseUntil time.Time) (map[string]bool, error) {
-	live := map[string]bool{}
+	var live map[string]bool
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		live = map[string]bool{} // fn runs again after a serialization failure
 		if _, err := tx.ExecContext(ctx, `UPDATE calls SET lease_until = ? WHERE worker_id = ? AND claim_token IS NOT NULL`,
 			sqldb.MS(leaseUntil), workerID); err != nil {
 			return err

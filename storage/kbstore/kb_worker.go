@@ -186,6 +186,7 @@ func (db *Knowledge) KBBacklog(ctx context.Context, collectionID string) (int, e
 func (db *Knowledge) SyncKBModel(ctx context.Context, m vectorstore.VectorModel, collectionID string, force bool) (int, error) {
 	var queued int64
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		queued = 0 // fn runs again after a serialization failure
 		rows, err := tx.QueryContext(ctx, `SELECT c.id, coalesce(v.embedder, ''), coalesce(v.model, ''), coalesce(v.dims, 0)
 			FROM kb_collections c LEFT JOIN vector_spaces v ON v.space = 'kb:' || c.id WHERE ? = '' OR c.id = ?`, collectionID, collectionID)
 		if err != nil {

@@ -58,9 +58,9 @@ func Copy(ctx context.Context, from, to *DB, progress func(table string, n int64
 		return rep, fmt.Errorf("storage: copy: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	// The write lock of every agentd process on this database: one started
-	// by mistake waits for the copy instead of writing into it.
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
+	// The schema lock every agentd process takes to migrate this database:
+	// one started by mistake waits for the copy instead of writing into it.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLockKey)); err != nil {
 		return rep, fmt.Errorf("storage: copy: lock target: %w", err)
 	}
 	if err := checkVersions(ctx, tx, plan.version); err != nil {
