@@ -24,8 +24,7 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	// A read first: the scheduler calls this every poll, and most polls
 	// find nothing to do; only real work takes the writer.
 	var work bool
-	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
-		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND `+notPausedSQL+`)`, sqldb.MS(now)).Scan(&work); err != nil {
+	if err := db.r.QueryRowContext(ctx, dueWorkSQL[db.c.Postgres()], sqldb.MS(now)).Scan(&work); err != nil {
 		return 0, fmt.Errorf("storage: due calls: %w", err)
 	}
 	if !work {
@@ -51,11 +50,31 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	return queued, nil
 }
 
+// DueWorkSQL is the scheduler's poll (argument: now) in each dialect (pg
+// for PostgreSQL), exported for the test of its generic plan. On
+// PostgreSQL the scheduled calls' earliest due time is read with min(),
+// which always walks calls_status_due from its start: the EXISTS form
+// became a sequential scan under the generic plan of a prepared
+// statement, which guesses a third of the scheduled calls due (59 ms a
+// poll at 181,000 calls with a campaign scheduled, against 0.4 ms).
+func DueWorkSQL(pg bool) string { return dueWorkSQL[pg] }
+
+var dueWorkSQL = map[bool]string{
+	false: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
+		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND ` + notPausedSQL + `)`,
+	true: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
+		OR coalesce((SELECT min(due_at) FROM calls WHERE status = 'scheduled' AND ` + notPausedSQL + `) <= ?, false)`,
+}
+
+// NextDueSQL is the scheduler's and dial queue's next-due read (argument:
+// a status).
+const NextDueSQL = "SELECT min(due_at) FROM calls WHERE status = ? AND " + notPausedSQL
+
 // NextDue returns the earliest due time among calls in the status (ok false
 // when there are none).
 func (db *Calls) NextDue(ctx context.Context, status string) (time.Time, bool, error) {
 	var v sql.NullInt64
-	if err := db.r.QueryRowContext(ctx, "SELECT min(due_at) FROM calls WHERE status = ? AND "+notPausedSQL, status).Scan(&v); err != nil {
+	if err := db.r.QueryRowContext(ctx, NextDueSQL, status).Scan(&v); err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: next due: %w", err)
 	}
 	if !v.Valid {

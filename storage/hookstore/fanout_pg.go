@@ -37,9 +37,11 @@ func (db *Webhooks) cursorNowValue() string {
 // every cursor. Each endpoint moves at most fanOutStep events per call.
 func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 	var behind bool
-	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.enabled = 1
-		AND EXISTS (SELECT 1 FROM events ev WHERE ev.org_id = w.org_id AND (ev.xid, ev.seq) > (w.cursor_xid, w.cursor)
-			AND ev.xid < `+sqldb.LogHorizon+`))`).Scan(&behind); err != nil {
+	// LATERAL ... LIMIT 1: one probe of events_org_xid per endpoint, where
+	// a semi-join may scan the whole log.
+	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w CROSS JOIN LATERAL (
+		SELECT 1 FROM events ev WHERE ev.org_id = w.org_id AND (ev.xid, ev.seq) > (w.cursor_xid, w.cursor)
+			AND ev.xid < `+sqldb.LogHorizon+` ORDER BY ev.xid, ev.seq LIMIT 1) e WHERE w.enabled = 1)`).Scan(&behind); err != nil {
 		return 0, fmt.Errorf("storage: fan-out check: %w", err)
 	}
 	if !behind {
