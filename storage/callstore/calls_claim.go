@@ -81,7 +81,7 @@ type Undo struct {
 // the claim. done is false when the claim no longer held the call.
 func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, error) {
 	var done bool
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		at := sqldb.MS(u.At)
 		var res sql.Result
 		var err error

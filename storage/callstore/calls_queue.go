@@ -16,6 +16,10 @@ import (
 // Every method that touches a claimed attempt is guarded by its claim_token,
 // so a worker that lost its claim (the call was cancelled, or the attempt
 // was settled as interrupted after its lease ran out) can change nothing.
+// That guard, re-checked by PostgreSQL on the row's latest version, is
+// what lets them run at READ COMMITTED there (sqldb.WriteClaim): under
+// SERIALIZABLE the heartbeat's lease renewal and the progress writes of
+// the same calls failed each other all the time.
 
 // PromoteDueCalls moves new calls on (initiated -> scheduled when due later,
 // queued when due) and scheduled calls that fell due to queued, all in one
@@ -193,7 +197,7 @@ type Progress struct {
 // worker should hang up.
 func (db *Calls) RecordProgress(ctx context.Context, id, token string, p Progress) (bool, error) {
 	var live bool
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		at := sqldb.MS(p.At)
 		var prev string
 		if err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ?", id).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -259,7 +263,8 @@ func (o Outcome) label() string {
 // elsewhere is left alone.
 func (db *Calls) FinishAttempt(ctx context.Context, id, token string, o Outcome) (bool, error) {
 	var settled bool
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		o := o // changed below; fn may run again
 		end, reason := sqldb.MS(o.EndedAt), sqldb.NullStr(o.Reason)
 		var sipCode any
 		if o.SIPCode != 0 {
@@ -326,7 +331,7 @@ func (db *Calls) FinishAttempt(ctx context.Context, id, token string, o Outcome)
 // attempt, and the attempt row is removed (it was never dialled). A call
 // cancelled meanwhile only loses the claim.
 func (db *Calls) RequeueAttempt(ctx context.Context, id, token string, dueAt time.Time) error {
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		now := sqldb.MS(time.Now())
 		_, err := tx.ExecContext(ctx, `UPDATE calls SET status = CASE WHEN status = 'cancelled' THEN status ELSE 'queued' END,
 			due_at = ?, attempts = attempts - 1, claim_token = NULL, worker_id = NULL, lease_until = NULL,
@@ -350,7 +355,7 @@ func (db *Calls) RequeueAttempt(ctx context.Context, id, token string, dueAt tim
 // from the answer was cancelled (or lost) and must be hung up.
 func (db *Calls) RenewLeases(ctx context.Context, workerID string, leaseUntil time.Time) (map[string]bool, error) {
 	var live map[string]bool
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		live = map[string]bool{} // fn runs again after a serialization failure
 		if _, err := tx.ExecContext(ctx, `UPDATE calls SET lease_until = ? WHERE worker_id = ? AND claim_token IS NOT NULL`,
 			sqldb.MS(leaseUntil), workerID); err != nil {

@@ -100,8 +100,8 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes every connection. On PostgreSQL the prepared statements
 // are left to their connections, which close them: closing one waits for
-// each writer connection it was prepared on, and a writer waiting for the
-// write lock would wait for a transaction that needs the statement, a
+// each writer connection it was prepared on, and a writer waiting for a
+// row lock would wait for a transaction that needs the statement, a
 // deadlock when Close races with writes.
 func (db *DB) Close() error {
 	pg := db.dialect == Postgres

@@ -105,12 +105,13 @@ func (db *DB) writePG(ctx context.Context, fn func(tx *sql.Tx) error) error {
 
 // WriteClaim runs fn like Write, but on PostgreSQL at READ COMMITTED
 // (retried only after a deadlock): for the hot claims of work queues,
-// which several processes run at once on the same rows. SERIALIZABLE would
-// fail most of them (each reads rows another claim just took); instead fn
-// must be correct under row locks alone: it picks rows with FOR UPDATE
-// SKIP LOCKED or re-checks its conditions in the UPDATE that takes them,
-// and locks whatever else it reads-then-writes (a budget row) before
-// reading it.
+// which several processes run at once on the same rows, and the writes of
+// a claimed item guarded by its claim token. SERIALIZABLE would fail most
+// of them (each reads rows another claim just took); instead fn must be
+// correct under row locks alone: it picks rows with FOR UPDATE SKIP LOCKED
+// or re-checks its conditions in the UPDATE that takes them (PostgreSQL
+// re-evaluates them on the row's latest version), and locks whatever else
+// it reads-then-writes (a budget row) before reading it.
 func (db *DB) WriteClaim(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if db.dialect != Postgres {
 		return db.writeOnce(ctx, nil, fn)

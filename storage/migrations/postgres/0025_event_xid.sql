@@ -15,3 +15,16 @@ CREATE INDEX events_xid ON events (xid, seq);
 -- A webhook endpoint's cursor becomes (cursor_xid, cursor): the last event
 -- of the log, in that order, that its fan-out has passed.
 ALTER TABLE webhook_endpoints ADD COLUMN cursor_xid xid8 NOT NULL DEFAULT '1';
+-- The vector change log keeps seq in commit order instead: the in-memory
+-- search mirrors follow it by seq (their mark is its newest seq), and its
+-- writers are few (knowledge completions, listings syncs). Every statement
+-- inserting into it first takes one advisory lock until its transaction
+-- ends, before the rows take their seq: a transaction that logs after
+-- another commits after it too.
+CREATE FUNCTION agentd_vector_log_order() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_advisory_xact_lock(7021368914170195566); -- "vector_log" order
+	RETURN NULL;
+END $$;
+CREATE TRIGGER vector_log_order BEFORE INSERT ON vector_log
+	FOR EACH STATEMENT EXECUTE FUNCTION agentd_vector_log_order();
