@@ -54,4 +54,4 @@ echo "round trip through the proxy: $(
   "$psql" "$AGENTD_TEST_POSTGRES" -Atc "\\timing on" $(printf -- '-c SELECT\\ 1 %.0s' $(seq 100)) 2>/dev/null |
     awk '/^Time:/ {s += $2; n++} END {printf "%.2f ms (mean of %d)", s / n, n}'
 )"
-go test ./test -run '^$' -bench "${BENCH:-BenchmarkWrites|BenchmarkDials}" -benchtime 1x -timeout 30m
+AGENTD_BENCH_DIALS=${AGENTD_BENCH_DIALS:-600} go test ./test -run '^$' -bench "${BENCH:-BenchmarkWrites|BenchmarkDials}" -benchtime 1x -timeout 30m
