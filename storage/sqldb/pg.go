@@ -89,7 +89,12 @@ func (db *DB) writePG(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	pause := time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := db.writeOnce(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable}, fn)
-		if err == nil || !Retryable(err) || attempt == writeAttempts {
+		// A unique violation may be a race too: two transactions read the
+		// same count and insert the same next number (one writer at a time
+		// never did). Run again twice: the next run reads the other's
+		// commit; a real duplicate fails the same way and is returned.
+		race := pgUnique(err) && attempt <= 2
+		if err == nil || !(Retryable(err) || race) || attempt == writeAttempts {
 			return err
 		}
 		t := time.NewTimer(pause/2 + rand.N(pause))
