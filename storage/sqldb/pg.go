@@ -123,7 +123,9 @@ func (db *DB) WriteClaim(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	var err error
 	for attempt := 1; attempt <= writeAttempts; attempt++ {
-		if err = db.writeOnce(ctx, nil, fn); err == nil || !Retryable(err) || ctx.Err() != nil {
+		err = db.writeOnce(ctx, nil, fn)
+		race := pgUnique(err) && attempt <= 2 // as in writePG
+		if err == nil || !(Retryable(err) || race) || ctx.Err() != nil {
 			return err
 		}
 	}
