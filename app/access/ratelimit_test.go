@@ -162,7 +162,11 @@ func TestLeasedLimiterBound(t *testing.T) {
 	if most > limit+3*block {
 		t.Fatalf("%d admitted in one window: more than the limit %d plus three blocks of %d", most, limit, block)
 	}
-	if first < limit {
+	// No starvation: the first window fills up to the limit, short at most
+	// of the rests of blocks still leased when it ends (one per process,
+	// README "PostgreSQL and several processes"); the goroutines' order
+	// decides how much, so an exact 600 would be flaky.
+	if first < limit-3*block {
 		t.Fatalf("the first window admitted %d of its %d", first, limit)
 	}
 	if leases > n/5 {
