@@ -267,9 +267,16 @@ func TestWidgetRefusals(t *testing.T) {
 		}
 	}
 	forged := s
-	forged.Token = s.Token[:len(s.Token)-2] + "AA"
-	say("forged signature", forged, "hi", 401, "invalid or expired")
 	payload, sig, _ := strings.Cut(s.Token, ".")
+	flip := "A"
+	if sig[0] == 'A' {
+		flip = "B"
+	}
+	forged.Token = payload + "." + flip + sig[1:] // the first character: every bit of it counts
+	say("forged signature", forged, "hi", 401, "invalid or expired")
+	last := map[bool]string{true: "B", false: "A"}[sig[len(sig)-1] == 'A'] // the spare bits of the last character
+	forged.Token = payload + "." + sig[:len(sig)-1] + last
+	say("signature spelled otherwise", forged, "hi", 401, "invalid or expired")
 	raw, _ := jsonB64(payload)
 	raw = strings.Replace(raw, s.ConversationID, other.ConversationID, 1)
 	forged.Token, forged.ConversationID = b64(raw)+"."+sig, other.ConversationID

@@ -44,11 +44,13 @@ func verify(secret []byte, token string, now time.Time) (Claims, error) {
 	if !ok || len(token) > 1024 {
 		return Claims{}, errToken
 	}
-	got, err := b64.DecodeString(sig)
+	// Strict: one signature, one spelling (a lenient decoder ignores the
+	// last character's spare bits, so four spellings would verify).
+	got, err := b64.Strict().DecodeString(sig)
 	if err != nil || !hmac.Equal(got, mac(secret, p)) {
 		return Claims{}, errToken
 	}
-	body, err := b64.DecodeString(p)
+	body, err := b64.Strict().DecodeString(p)
 	if err != nil {
 		return Claims{}, errToken
 	}
