@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -130,8 +129,8 @@ func CallZone(c callstore.Call, w Window, defaultTZ string) string {
 
 // OrgCallingHours reads an organization's calling hours (the defaults,
 // off, when it never set them).
-func OrgCallingHours(ctx context.Context, db *storage.Stores, orgID string) (CallingHours, error) {
-	s, err := db.Calls.GetOrgSettings(ctx, orgID)
+func OrgCallingHours(ctx context.Context, calls *callstore.Calls, orgID string) (CallingHours, error) {
+	s, err := calls.GetOrgSettings(ctx, orgID)
 	if err != nil {
 		return DefaultCallingHours(), err
 	}
@@ -141,10 +140,10 @@ func OrgCallingHours(ctx context.Context, db *storage.Stores, orgID string) (Cal
 // hoursCache keeps each organization's calling hours for ttl, so the
 // checks at dial time do not read the settings for every call.
 type hoursCache struct {
-	db  *storage.Stores
-	ttl time.Duration
-	mu  sync.Mutex
-	m   map[string]hoursEntry
+	calls *callstore.Calls
+	ttl   time.Duration
+	mu    sync.Mutex
+	m     map[string]hoursEntry
 }
 
 type hoursEntry struct {
@@ -161,7 +160,7 @@ func (c *hoursCache) get(ctx context.Context, orgID string, now time.Time) Calli
 	if ok && now.Sub(e.at) < c.ttl && !now.Before(e.at) {
 		return e.h
 	}
-	h, err := OrgCallingHours(ctx, c.db, orgID)
+	h, err := OrgCallingHours(ctx, c.calls, orgID)
 	if err != nil {
 		return h
 	}

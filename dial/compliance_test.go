@@ -65,9 +65,9 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 
 		d := &instantDialer{}
 		var sched *Scheduler
-		q := NewQueue(QueueConfig{DB: db, Dialer: d, CPS: 100, Lease: -1, Poll: 24 * time.Hour,
+		q := NewQueue(QueueConfig{DB: deps(db), Dialer: d, CPS: 100, Lease: -1, Poll: 24 * time.Hour,
 			OnRetry: func() { sched.Wake() }})
-		sched = NewScheduler(db, nil, 24*time.Hour, nil, q.Wake)
+		sched = NewScheduler(deps(db), nil, 24*time.Hour, nil, q.Wake)
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{}, 2)
 		go func() { q.Run(runCtx); done <- struct{}{} }()
@@ -104,7 +104,7 @@ func TestVerdictDoNotCall(t *testing.T) {
 	if _, _, err := db.Calls.AddDNC(ctx, orgID, []string{"+14155550100"}, "", time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueue(QueueConfig{DB: db, Dialer: &instantDialer{}})
+	q := NewQueue(QueueConfig{DB: deps(db), Dialer: &instantDialer{}})
 	now := time.Now()
 	c := callstore.Call{ID: "x", OrgID: orgID, AgentID: agentID, PhoneNumber: "+14155550100"}
 	if u := q.verdict(ctx, c, now); u == nil || u.Status != callstore.CallFailed || u.Reason != callstore.ReasonDoNotCall {
@@ -164,8 +164,8 @@ func TestVoicemailIsRetried(t *testing.T) {
 			t.Fatal(err)
 		}
 		var sched *Scheduler
-		q := NewQueue(QueueConfig{DB: db, Dialer: &voicemailDialer{db}, Lease: -1, Poll: time.Hour, OnRetry: func() { sched.Wake() }})
-		sched = NewScheduler(db, nil, time.Hour, nil, q.Wake)
+		q := NewQueue(QueueConfig{DB: deps(db), Dialer: &voicemailDialer{db}, Lease: -1, Poll: time.Hour, OnRetry: func() { sched.Wake() }})
+		sched = NewScheduler(deps(db), nil, time.Hour, nil, q.Wake)
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{}, 2)
 		go func() { q.Run(runCtx); done <- struct{}{} }()

@@ -49,7 +49,7 @@ func TestPushbackSlowsThenRecovers(t *testing.T) {
 		}
 		logs := &testbin.Buffer{}
 		d := &pushbackDialer{n: 2}
-		q := NewQueue(QueueConfig{DB: db, Dialer: d, CPS: 10, MaxConcurrent: 5, Lease: -1, Poll: time.Hour,
+		q := NewQueue(QueueConfig{DB: deps(db), Dialer: d, CPS: 10, MaxConcurrent: 5, Lease: -1, Poll: time.Hour,
 			Log: slog.New(slog.NewTextHandler(logs, nil))})
 		runCtx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})

@@ -12,13 +12,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // QueueConfig configures a dial queue.
 type QueueConfig struct {
-	DB     *storage.Stores
+	DB     Deps // the calls store and its wake-ups
 	Dialer Dialer
 	Clock  Clock        // nil: RealClock
 	Log    *slog.Logger // nil: discard
@@ -49,7 +49,7 @@ type QueueConfig struct {
 // same attempt, and they share one pace and one cap.
 type Queue struct {
 	cfg      QueueConfig
-	db       *storage.Stores
+	db       Deps
 	clk      Clock
 	log      *slog.Logger
 	worker   string
@@ -133,7 +133,7 @@ func NewQueue(cfg QueueConfig) *Queue {
 		sem:      make(chan struct{}, cfg.MaxConcurrent),
 		active:   map[string]*activeCall{},
 		pacer:    pacer{log: cfg.Log},
-		hours:    hoursCache{db: cfg.DB, ttl: cfg.HoursTTL, m: map[string]hoursEntry{}},
+		hours:    hoursCache{calls: cfg.DB.Calls, ttl: cfg.HoursTTL, m: map[string]hoursEntry{}},
 	}
 }
 
@@ -277,8 +277,8 @@ func (q *Queue) Slowdown() int { return q.pacer.slowdown(q.clk.Now()) }
 // so an idle queue claims (a write) only when there is something to take.
 func (q *Queue) idle(ctx context.Context) {
 	for first := true; ctx.Err() == nil; first = false {
-		woke := q.db.Wake(storage.ChanCalls) // before the read: a commit in between is not missed
-		d := q.db.IdlePoll(q.cfg.Poll)
+		woke := q.db.wake() // before the read: a commit in between is not missed
+		d := q.db.idlePoll(q.cfg.Poll)
 		next, ok, err := q.db.Calls.NextDue(ctx, callstore.CallQueued)
 		switch {
 		case err != nil:
@@ -354,7 +354,7 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c call
 			// Progress is best effort (the settle is retried); while the
 			// database is away, every live call's fails alike: one line a second.
 			sec, last := time.Now().Unix(), q.unavailableLogged.Load()
-			if !storage.Unavailable(err) || sec != last && q.unavailableLogged.CompareAndSwap(last, sec) {
+			if !sqldb.Unavailable(err) || sec != last && q.unavailableLogged.CompareAndSwap(last, sec) {
 				q.log.Error("dial queue: progress", "call", c.ID, "err", err)
 			}
 			return
@@ -456,7 +456,7 @@ func retryUnavailable(ctx context.Context, f func() error) error {
 	wait := 100 * time.Millisecond
 	for {
 		err := f()
-		if err == nil || !storage.Unavailable(err) {
+		if err == nil || !sqldb.Unavailable(err) {
 			return err
 		}
 		select {

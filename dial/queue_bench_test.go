@@ -84,7 +84,7 @@ func runPaced(tb testing.TB, n int, cps float64) (*instantDialer, time.Time) {
 		tb.Fatalf("promoted %d, %v", q, err)
 	}
 	d := &instantDialer{want: n, all: make(chan struct{})}
-	q := NewQueue(QueueConfig{DB: db, Dialer: d, CPS: cps, MaxConcurrent: 10, Lease: -1, Poll: time.Hour})
+	q := NewQueue(QueueConfig{DB: deps(db), Dialer: d, CPS: cps, MaxConcurrent: 10, Lease: -1, Poll: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- q.Run(ctx) }()

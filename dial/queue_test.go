@@ -18,6 +18,12 @@ import (
 	"github.com/agentd/agentd/storage/callstore"
 )
 
+// deps are the stores the queue and the scheduler take, as app/features
+// passes them.
+func deps(db *storage.Stores) Deps {
+	return Deps{Calls: db.Calls, Queued: db.Waker(storage.ChanCalls)}
+}
+
 // seedAgent makes an org and a voice agent to hang calls on.
 func seedAgent(tb testing.TB, db *storage.Stores) (string, string) {
 	ctx := context.Background()
@@ -76,11 +82,11 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 		var wg sync.WaitGroup
 		var qs []*Queue
 		for range 2 {
-			q := NewQueue(QueueConfig{DB: db, Dialer: d, CPS: 1000, MaxConcurrent: 5, Lease: time.Second, Poll: 10 * time.Millisecond})
+			q := NewQueue(QueueConfig{DB: deps(db), Dialer: d, CPS: 1000, MaxConcurrent: 5, Lease: time.Second, Poll: 10 * time.Millisecond})
 			qs = append(qs, q)
 			wg.Go(func() { q.Run(ctx) })
 		}
-		s := NewScheduler(db, nil, 10*time.Millisecond, nil, func() { qs[0].Wake(); qs[1].Wake() })
+		s := NewScheduler(deps(db), nil, 10*time.Millisecond, nil, func() { qs[0].Wake(); qs[1].Wake() })
 		wg.Go(func() { s.Run(ctx) })
 		// 40 calls at 1,000 cps, 5 ms each on 10 lines: well under a second.
 		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
@@ -138,7 +144,7 @@ func TestRecoverExpiredClaim(t *testing.T) {
 		}
 	}
 	d := &countingDialer{seen: map[string]int{}}
-	q := NewQueue(QueueConfig{DB: db, Dialer: d, Lease: time.Second})
+	q := NewQueue(QueueConfig{DB: deps(db), Dialer: d, Lease: time.Second})
 	q.recoverExpired(ctx)
 	a, _ := db.Calls.GetCall(ctx, orgID, created[0].ID)
 	b, _ := db.Calls.GetCall(ctx, orgID, created[1].ID)

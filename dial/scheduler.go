@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -16,7 +15,7 @@ import (
 // 10:00:00 is queued at 10:00:00, not at the next poll), or Poll at most so
 // calls stored by another process are seen.
 type Scheduler struct {
-	db    *storage.Stores
+	db    Deps
 	clk   Clock
 	log   *slog.Logger
 	poll  time.Duration
@@ -27,7 +26,7 @@ type Scheduler struct {
 // NewScheduler makes a scheduler; onDue (may be nil) is called after calls
 // became queued, to wake the dial queue. clk nil is the real clock, poll 0
 // is one second.
-func NewScheduler(db *storage.Stores, clk Clock, poll time.Duration, log *slog.Logger, onDue func()) *Scheduler {
+func NewScheduler(db Deps, clk Clock, poll time.Duration, log *slog.Logger, onDue func()) *Scheduler {
 	if clk == nil {
 		clk = RealClock{}
 	}
@@ -59,7 +58,7 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	if n > 0 && s.onDue != nil {
 		s.onDue()
 	}
-	poll := s.db.IdlePoll(s.poll)
+	poll := s.db.idlePoll(s.poll)
 	next, ok, err := s.db.Calls.NextDue(ctx, callstore.CallScheduled)
 	if err != nil || !ok {
 		return poll, err
@@ -72,7 +71,7 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 // safety net then (see storage.Stores.IdlePoll).
 func (s *Scheduler) Run(ctx context.Context) error {
 	for {
-		woke := s.db.Wake(storage.ChanCalls) // before Tick reads: a commit in between is not missed
+		woke := s.db.wake() // before Tick reads: a commit in between is not missed
 		d, err := s.Tick(ctx)
 		if ctx.Err() != nil {
 			return nil

@@ -18,7 +18,8 @@ import (
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Config configures the dial queue and the dialer. It holds values only:
@@ -52,10 +53,19 @@ type TelephonyConfig struct {
 	LiveKit livekitdial.LiveKitConfig
 }
 
+// Deps are the stores the calls feature uses.
+type Deps struct {
+	Calls  *callstore.Calls
+	Agents *agentstore.Agents
+	// Queued wakes the scheduler and the dial queue on calls stored by any
+	// process (storage.Stores.Waker(ChanCalls)); nil: only the poll.
+	Queued dial.Waker
+}
+
 // Service is the calls feature of a server process: the store, the dialer,
 // the dial queue and the scheduler it wakes when calls are stored.
 type Service struct {
-	db      *storage.Stores
+	db      Deps
 	log     *slog.Logger
 	now     func() time.Time
 	cfg     Config
@@ -70,7 +80,7 @@ type Service struct {
 // New builds the dialer, the dial queue and the scheduler. Run Workers
 // with the server; Close after they stopped (a SIP dialer's socket is
 // closed only once the queue's drain hung up the calls in flight).
-func New(db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
+func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -106,12 +116,12 @@ func New(db *storage.Stores, cfg Config, log *slog.Logger) (*Service, error) {
 	}
 	var sched *dial.Scheduler
 	s.queue = dial.NewQueue(dial.QueueConfig{
-		DB: db, Dialer: qd, Log: log,
+		DB: dial.Deps{Calls: db.Calls, Queued: db.Queued}, Dialer: qd, Log: log,
 		CPS: cfg.DialCPS, MaxConcurrent: cfg.MaxConcurrent, Lease: cfg.Lease, Poll: cfg.Poll,
 		Drain: cfg.Drain, RetryLater: cfg.RetryLater,
 		OnRetry: func() { sched.Wake() }, Observer: observer(cfg, qd.Name()),
 	})
-	sched = dial.NewScheduler(db, nil, cfg.Poll, log, s.queue.Wake)
+	sched = dial.NewScheduler(dial.Deps{Calls: db.Calls, Queued: db.Queued}, nil, cfg.Poll, log, s.queue.Wake)
 	s.sched = sched
 	s.workers = append(s.workers, sched.Run, s.queue.Run)
 	return s, nil

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Batches as campaigns: listed, read with the figures of their calls,
@@ -134,7 +134,7 @@ func errBatchNotFound(err error) error {
 // GetBatch reads one batch of the organization with its figures.
 func (s *Service) GetBatch(ctx context.Context, orgID, id string) (BatchView, error) {
 	b, err := s.db.Calls.GetBatch(ctx, orgID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return BatchView{}, errBatchNotFound(err)
 	}
 	if err != nil {
@@ -166,7 +166,7 @@ func (s *Service) setBatch(ctx context.Context, orgID, id, verb string, do func(
 	}
 	err = do()
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return BatchView{}, errBatchNotFound(err)
 	case errors.Is(err, callstore.ErrBatchState):
 		return BatchView{}, &errs.Error{Kind: errs.Conflict, Message: "batch is cancelled: nothing to " + verb, Err: err}
@@ -182,7 +182,7 @@ func (s *Service) setBatch(ctx context.Context, orgID, id, verb string, do func(
 // server, within a heartbeat when cancelled from the CLI).
 func (s *Service) CancelBatchAt(ctx context.Context, orgID, id string, now time.Time) (BatchView, int, []string, error) {
 	n, live, err := s.db.Calls.CancelBatch(ctx, orgID, id, now)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return BatchView{}, 0, nil, errBatchNotFound(err)
 	}
 	if err != nil {

@@ -75,7 +75,7 @@ func dayNames(days []int) string {
 
 // orgHours reads the organization's calling hours.
 func (s *Service) orgHours(ctx context.Context, orgID string) (dial.CallingHours, error) {
-	return dial.OrgCallingHours(ctx, s.db, orgID)
+	return dial.OrgCallingHours(ctx, s.db.Calls, orgID)
 }
 
 // moveIntoHours moves at into the calling hours; a window that never opens

@@ -7,8 +7,8 @@ import (
 
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Inbound calls: the dialers report calls that come in (dial.Inbound);
@@ -22,7 +22,7 @@ var _ dial.Inbound = (*Service)(nil)
 func (s *Service) InboundStarted(ctx context.Context, in dial.InboundCall) (string, error) {
 	to := clean.Phone(in.To)
 	agent, err := s.db.Agents.VoiceAgentForNumber(ctx, to)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return "", dial.ErrNoAgent
 	}
 	if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Shared input rules of the call endpoints: cleaning, field checks, agent
@@ -328,7 +328,7 @@ func (s *Service) agent(ctx context.Context, c Caller, id string) (agentstore.Ag
 	} else {
 		a, err = s.db.Agents.GetAgent(ctx, c.OrgID, id)
 	}
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return a, &errs.Error{Kind: errs.NotFound, Field: "agentId", Message: "agent not found or access denied", Err: err}
 	}
 	return a, err

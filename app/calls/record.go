@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Record is a call as GET /api/v1/calls/{id}, the list and the CLI show it.
@@ -138,7 +138,7 @@ func errCallNotFound(err error) error {
 // Get reads one call of the organization with its attempts and result.
 func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
 	c, err := s.db.Calls.GetCall(ctx, orgID, id)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return Record{}, errCallNotFound(err)
 	}
 	if err != nil {
@@ -149,7 +149,7 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
 		return Record{}, err
 	}
 	res, err := s.db.Calls.GetCallResult(ctx, c.ID)
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return View(c, atts, nil), nil
 	}
 	if err != nil {
@@ -200,7 +200,7 @@ func (s *Service) CancelCall(ctx context.Context, orgID, id string) (Record, str
 		return Record{}, prev, &errs.Error{Kind: errs.Conflict,
 			Message: "call is already " + prev + " and cannot be cancelled", Err: err}
 	}
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return Record{}, prev, errCallNotFound(err)
 	}
 	if err != nil {

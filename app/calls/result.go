@@ -12,8 +12,8 @@ import (
 	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Limits of a call result. The HTTP body limit (ResultBodyLimit) is above
@@ -159,7 +159,7 @@ func (s *Service) RecordResult(ctx context.Context, orgID, id string, req Result
 		err = s.checkDialled(ctx, orgID, id)
 	}
 	switch {
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return Record{}, "", errCallNotFound(err)
 	case errors.Is(err, callstore.ErrCallNotDialled):
 		return Record{}, "", &errs.Error{Kind: errs.Conflict, Message: "call has not been dialled yet: a result needs an attempt", Err: err}

@@ -178,7 +178,8 @@ func (s *Set) openListings(context.Context, Config) error {
 
 // openCalls builds the dialer, the dial queue and the scheduler.
 func (s *Set) openCalls(_ context.Context, cfg Config) error {
-	svc, err := calls.New(s.Stores, cfg.Calls, s.log)
+	svc, err := calls.New(calls.Deps{Calls: s.Stores.Calls, Agents: s.Stores.Agents,
+		Queued: s.Stores.Waker(storage.ChanCalls)}, cfg.Calls, s.log)
 	if err != nil {
 		return err
 	}

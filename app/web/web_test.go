@@ -66,7 +66,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := calls.New(db, calls.Config{Dialer: "sim"}, log) // not run: calls stay queued
+	cs, err := calls.New(calls.Deps{Calls: db.Calls, Agents: db.Agents}, calls.Config{Dialer: "sim"}, log) // not run: calls stay queued
 	if err != nil {
 		t.Fatal(err)
 	}

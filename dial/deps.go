@@ -1,0 +1,37 @@
+package dial
+
+import (
+	"time"
+
+	"github.com/agentd/agentd/storage/callstore"
+)
+
+// Deps are the stores the dial queue and the scheduler use.
+type Deps struct {
+	Calls *callstore.Calls
+	// Queued wakes on calls created, rescheduled or queued by any process
+	// (storage.Stores.Waker(ChanCalls)); nil: only Wake and the poll.
+	Queued Waker
+}
+
+// Waker is one wake-up channel of the database.
+type Waker interface {
+	Wake() <-chan struct{}
+	IdlePoll(poll time.Duration) time.Duration
+}
+
+// wake is the next wake-up of calls stored; nil (never) without a waker.
+func (d Deps) wake() <-chan struct{} {
+	if d.Queued == nil {
+		return nil
+	}
+	return d.Queued.Wake()
+}
+
+// idlePoll is how long an idle loop may sleep between polls.
+func (d Deps) idlePoll(poll time.Duration) time.Duration {
+	if d.Queued == nil {
+		return poll
+	}
+	return d.Queued.IdlePoll(poll)
+}
