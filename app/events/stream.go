@@ -49,7 +49,6 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		return err
 	}
 	idle := time.Now()
-	settle := newSettler()
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
@@ -73,15 +72,13 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if len(evs) > 0 {
 			idle = time.Now()
 		}
-		poll := s.DB.idlePoll(cfg.Poll)
-		wait := min(settle.wait(poll, poll > cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		wait := min(s.DB.idlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-committed:
-			settle.woke()
 		case <-t.C:
 		}
 		t.Stop()
