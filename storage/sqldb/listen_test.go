@@ -41,6 +41,19 @@ func closed(ch <-chan struct{}) bool {
 func TestNotifyWakesOnCommitOnly(t *testing.T) {
 	ctx := context.Background()
 	db := openListenDB(t, dbtest.Path(t, "t.db"))
+	db.Wake(ChanKB) // starts the listener
+	if db.Postgres() {
+		// Its coming up wakes every waiter (a notification may have been
+		// missed while it was down): wait for that first.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if _, live := db.lis.Version(ChanKB); live {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the listener did not come up")
+			}
+		}
+	}
 	woke := db.Wake(ChanKB)
 	v0, _ := db.lis.Version(ChanKB)
 	err := db.Write(ctx, func(tx *sql.Tx) error {
