@@ -156,7 +156,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
-		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
+		c != "" && !access.Can(p.Role, c) && s.access.EnforceV1Roles(r.Context(), p.OrgID, s.cfg.EnforceV1Roles) {
 		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
 			" (the organization enforces roles on /v1)")
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/kbapi"
 	"github.com/agentd/agentd/app/listings"
@@ -73,6 +74,7 @@ type Server struct {
 	table       []route
 	keys        *keyCache
 	limiter     *access.Limiter
+	access      *access.Service                 // sign-in, sessions, keys, members (app/features)
 	metrics     *httpMetrics                    // nil unless --metrics-addr (app/metrics.go)
 	openapiDoc  func() (json.RawMessage, error) // GET /api/openapi.json, built on first use
 
@@ -106,6 +108,7 @@ func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
 		now:         func() time.Time { return time.Now().UTC() },
 		cfg:         cfg,
 		keys:        newKeyCache(db),
+		access:      features.NewAccess(db),
 		limiter:     access.NewLimiter(time.Minute, rates),
 		crossOrigin: http.NewCrossOriginProtection(),
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -16,8 +15,8 @@ import (
 // setup link valid an hour, under baseURL); otherwise it returns the
 // organizations left without a usable owner or admin key (all expired or
 // revoked), for which the start says how to make one.
-func FirstRun(ctx context.Context, db *storage.Stores, baseURL string, now time.Time) (lines []string, orphans []orgstore.Org, err error) {
-	key, expires, created, err := BootstrapOwner(ctx, db)
+func (db *Service) FirstRun(ctx context.Context, baseURL string, now time.Time) (lines []string, orphans []orgstore.Org, err error) {
+	key, expires, created, err := db.BootstrapOwner(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup: %w", err)
 	}
@@ -38,7 +37,7 @@ func FirstRun(ctx context.Context, db *storage.Stores, baseURL string, now time.
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}
-	token, err := NewSetupToken(ctx, db, u.ID, now.UTC())
+	token, err := db.NewSetupToken(ctx, u.ID, now.UTC())
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}

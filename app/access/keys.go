@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Key format: "agd_" + 40 base62 characters.
@@ -105,7 +105,7 @@ func (o KeyOptions) NewKey(orgID, userID string) (orgstore.NewKey, string, error
 
 // CreateKey creates a key for a user of an organization and returns the
 // secret, which is never stored and never shown again.
-func CreateKey(ctx context.Context, db *storage.Stores, orgID, userID string, o KeyOptions) (string, orgstore.APIKey, error) {
+func (db *Service) CreateKey(ctx context.Context, orgID, userID string, o KeyOptions) (string, orgstore.APIKey, error) {
 	nk, secret, err := o.NewKey(orgID, userID)
 	if err != nil {
 		return "", orgstore.APIKey{}, err
@@ -115,7 +115,7 @@ func CreateKey(ctx context.Context, db *storage.Stores, orgID, userID string, o 
 }
 
 // CreateOrg creates an organization with its owner and the owner's key.
-func CreateOrg(ctx context.Context, db *storage.Stores, name, ownerEmail string) (orgstore.Org, string, orgstore.APIKey, error) {
+func (db *Service) CreateOrg(ctx context.Context, name, ownerEmail string) (orgstore.Org, string, orgstore.APIKey, error) {
 	if err := validOrgName(name); err != nil {
 		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
@@ -132,14 +132,14 @@ func CreateOrg(ctx context.Context, db *storage.Stores, name, ownerEmail string)
 
 // Bootstrap creates organization "default" with owner owner@localhost on an
 // empty database and returns the owner key; created is false otherwise.
-func Bootstrap(ctx context.Context, db *storage.Stores) (key string, created bool, err error) {
-	key, _, created, err = BootstrapOwner(ctx, db)
+func (db *Service) Bootstrap(ctx context.Context) (key string, created bool, err error) {
+	key, _, created, err = db.BootstrapOwner(ctx)
 	return key, created, err
 }
 
 // BootstrapOwner is Bootstrap that also returns when the owner key expires
 // (KeyTTL from now), which the first start prints beside the key.
-func BootstrapOwner(ctx context.Context, db *storage.Stores) (key string, expires time.Time, created bool, err error) {
+func (db *Service) BootstrapOwner(ctx context.Context) (key string, expires time.Time, created bool, err error) {
 	nk, secret, err := KeyOptions{Name: "owner"}.NewKey("", "")
 	if err != nil {
 		return "", time.Time{}, false, err
@@ -181,12 +181,12 @@ func KeyStatus(k orgstore.APIKey, now time.Time) string {
 // RevokeKey revokes a key of the organization for a member who may manage
 // keys. Like the member rules, only an owner touches an owner: an owner's
 // key is refused to anyone else (Forbidden), changing nothing.
-func RevokeKey(ctx context.Context, db *storage.Stores, a Actor, orgID, keyID string) error {
+func (db *Service) RevokeKey(ctx context.Context, a Actor, orgID, keyID string) error {
 	err := db.Orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
 	switch {
 	case errors.Is(err, orgstore.ErrOwnerKey):
 		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "API key not found", err)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
@@ -44,6 +45,7 @@ type Config struct {
 // Set is every feature, each built once over the same stores.
 type Set struct {
 	Stores   *storage.Stores
+	Access   *access.Service
 	Agents   *agents.Service
 	DNC      *dnc.Service
 	Settings *settings.Service
@@ -75,7 +77,7 @@ func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error)
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{Stores: stores, log: cfg.Log,
+	s := &Set{Stores: stores, log: cfg.Log, Access: NewAccess(stores),
 		Agents:   agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB}),
 		DNC:      dnc.New(dnc.Deps{Calls: stores.Calls}),
 		Settings: settings.New(settings.Deps{Calls: stores.Calls})}
@@ -105,6 +107,12 @@ func OpenDB(ctx context.Context, path string, cfg Config) (*Set, error) {
 	}
 	s.closers = append([]func() error{stores.Close}, s.closers...)
 	return s, nil
+}
+
+// NewAccess is sign-in, keys and members over the stores (the HTTP server
+// builds its own before the set: its middleware reads sessions and keys).
+func NewAccess(stores *storage.Stores) *access.Service {
+	return access.New(access.Deps{Orgs: stores.Orgs, Calls: stores.Calls})
 }
 
 // Workers are the background loops of the features, each to run until its

@@ -43,6 +43,8 @@ const SessionCookie = "agentd_session"
 type Config struct {
 	DB  *storage.Stores
 	Log *slog.Logger
+	// Access is sign-in, sessions, keys and members (app/features).
+	Access *access.Service
 	// Now is the clock (UTC); nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone pages show times in and "today" is counted
@@ -220,7 +222,7 @@ func (s *Site) authenticate(r *http.Request) (user, bool, error) {
 	if err != nil || c.Value == "" {
 		return user{}, false, nil
 	}
-	sess, err := access.Authenticate(r.Context(), s.cfg.DB, c.Value, s.cfg.Now())
+	sess, err := s.cfg.Access.Authenticate(r.Context(), c.Value, s.cfg.Now())
 	if errs.Is(err, errs.Unauthenticated) {
 		return user{}, false, nil
 	}
