@@ -191,3 +191,8 @@ func (db *Service) RevokeKey(ctx context.Context, a Actor, orgID, keyID string) 
 	}
 	return err
 }
+
+// Keys lists the organization's API keys (the dashboard's keys page).
+func (db *Service) Keys(ctx context.Context, orgID string) ([]orgstore.APIKey, error) {
+	return db.Orgs.ListKeys(ctx, orgID)
+}

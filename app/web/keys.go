@@ -32,7 +32,7 @@ func (s *Site) keysPage(w http.ResponseWriter, r *http.Request, u user) error {
 // renderKeys lists the organization's keys, newest first, one page at a
 // time (the list is small and cached by storage).
 func (s *Site) renderKeys(w http.ResponseWriter, r *http.Request, u user, status int, d keysData, msg string) error {
-	ks, err := s.cfg.DB.Orgs.ListKeys(r.Context(), u.OrgID)
+	ks, err := s.cfg.Access.Keys(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

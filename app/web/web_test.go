@@ -58,7 +58,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 	ctx := context.Background()
 	db := storetest.Open(t, dbtest.Path(t, "web.db"))
 	log := slog.New(slog.DiscardHandler)
-	site, err := New(Config{DB: db, Log: log, Location: time.UTC, Explain: testExplain})
+	site, err := New(Config{Access: features.NewAccess(db), Agents: db.Agents, Dashboard: db.Dashboard, Log: log, Location: time.UTC, Explain: testExplain})
 	if err != nil {
 		t.Fatal(err)
 	}
