@@ -49,7 +49,6 @@ const featuresPkg = module + "/app/features"
 var pendingStores = map[string]string{
 	appPkg:                                 "the HTTP server opens the stores and its auth middleware reads keys and sessions (app/auth.go, edited by pg-read)",
 	module + "/app/calls":                  "the dial queue and scheduler of package dial take *storage.Stores (edited by pg-write/pg-notify)",
-	module + "/app/doctor":                 "inspects the database file as a whole (storage.InspectFile, CheckFile)",
 	module + "/dial":                       "queue and scheduler, edited by pg-write/pg-notify this session",
 	module + "/internal/testkit/storetest": "opens the stores for the store packages' own tests",
 }
