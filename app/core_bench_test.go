@@ -41,7 +41,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 }
 
 func mustOrgID(b testing.TB, s *Server, name string) string {
-	o, err := s.db.Orgs.FindOrg(context.Background(), name)
+	o, err := s.f.Stores.Orgs.FindOrg(context.Background(), name)
 	if err != nil {
 		b.Fatal(err)
 	}

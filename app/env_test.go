@@ -57,7 +57,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs,
+	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.Features().Stores, logs: logs,
 		client: &http.Client{Transport: schemaChecker{srv: a.srv, next: http.DefaultTransport}}}
 	for _, line := range strings.Split(out.String(), "\n") {
 		if k, ok := strings.CutPrefix(line, "owner API key: "); ok {
@@ -67,7 +67,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 			e.setupLink = l
 		}
 	}
-	if o, err := a.DB().Orgs.FindOrg(ctx, "default"); err == nil {
+	if o, err := a.Features().Stores.Orgs.FindOrg(ctx, "default"); err == nil {
 		e.orgID = o.ID
 	}
 	t.Cleanup(func() {

@@ -74,23 +74,46 @@ type Set struct {
 // share the knowledge base's embedder and vector index). The workers it
 // collects are run by Run; Close releases what Open acquired.
 func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error) {
+	s := &Set{Stores: stores, Access: NewAccess(stores)}
+	if err := s.Build(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenStores opens the database at path as a set of its stores and access
+// only; Build adds the features. agentd serve builds its HTTP server in
+// between: the features' metrics hooks are the server's. Close closes the
+// features, then the database.
+func OpenStores(ctx context.Context, path string) (*Set, error) {
+	stores, err := storage.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Stores: stores, Access: NewAccess(stores), closers: []func() error{stores.Close}}, nil
+}
+
+// Build adds the features to a set of stores (OpenStores); on an error it
+// closes the set.
+func (s *Set) Build(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{Stores: stores, log: cfg.Log, Access: NewAccess(stores),
-		Agents:   agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB}),
-		DNC:      dnc.New(dnc.Deps{Calls: stores.Calls}),
-		Settings: settings.New(settings.Deps{Calls: stores.Calls})}
+	stores := s.Stores
+	s.log = cfg.Log
+	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
+	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
+	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
-			return nil, err
+			return err
 		}
 	}
 	if !cfg.Workers {
 		s.workers = nil
 	}
-	return s, nil
+	return nil
 }
 
 // OpenDB opens the database at path and the set over it: the CLI's one

@@ -47,7 +47,6 @@ const featuresPkg = module + "/app/features"
 // pendingStores are the packages that still take the whole *storage.Stores
 // instead of the stores they use, and why; the list only shrinks.
 var pendingStores = map[string]string{
-	appPkg:                                 "the HTTP server opens the stores and its auth middleware reads keys and sessions (app/auth.go, edited by pg-read)",
 	module + "/app/calls":                  "the dial queue and scheduler of package dial take *storage.Stores (edited by pg-write/pg-notify)",
 	module + "/dial":                       "queue and scheduler, edited by pg-write/pg-notify this session",
 	module + "/internal/testkit/storetest": "opens the stores for the store packages' own tests",
