@@ -21,7 +21,7 @@ func (db *Service) FirstRun(ctx context.Context, baseURL string, now time.Time) 
 		return nil, nil, fmt.Errorf("first-run setup: %w", err)
 	}
 	if !created {
-		orphans, err = db.Orgs.OrgsWithoutAdminKey(ctx, now)
+		orphans, err = db.orgs.OrgsWithoutAdminKey(ctx, now)
 		if err != nil {
 			return nil, nil, fmt.Errorf("first-run check: %w", err)
 		}
@@ -29,11 +29,11 @@ func (db *Service) FirstRun(ctx context.Context, baseURL string, now time.Time) 
 	}
 	lines = append(lines, fmt.Sprintf("owner API key: %s (expires %s; make another with: agentd key create)",
 		key, expires.Format("2006-01-02")))
-	o, err := db.Orgs.FindOrg(ctx, "default")
+	o, err := db.orgs.FindOrg(ctx, "default")
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}
-	u, err := db.Orgs.FirstOwner(ctx, o.ID)
+	u, err := db.orgs.FirstOwner(ctx, o.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}

@@ -110,7 +110,7 @@ func (db *Service) CreateKey(ctx context.Context, orgID, userID string, o KeyOpt
 	if err != nil {
 		return "", orgstore.APIKey{}, err
 	}
-	k, err := db.Orgs.CreateKey(ctx, nk)
+	k, err := db.orgs.CreateKey(ctx, nk)
 	return secret, k, err
 }
 
@@ -126,7 +126,7 @@ func (db *Service) CreateOrg(ctx context.Context, name, ownerEmail string) (orgs
 	if err != nil {
 		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
-	o, _, k, err := db.Orgs.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
+	o, _, k, err := db.orgs.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
 	return o, secret, k, err
 }
 
@@ -144,7 +144,7 @@ func (db *Service) BootstrapOwner(ctx context.Context) (key string, expires time
 	if err != nil {
 		return "", time.Time{}, false, err
 	}
-	created, err = db.Orgs.Bootstrap(ctx, "default", "owner@localhost", nk)
+	created, err = db.orgs.Bootstrap(ctx, "default", "owner@localhost", nk)
 	if !created || err != nil {
 		return "", time.Time{}, false, err
 	}
@@ -182,7 +182,7 @@ func KeyStatus(k orgstore.APIKey, now time.Time) string {
 // keys. Like the member rules, only an owner touches an owner: an owner's
 // key is refused to anyone else (Forbidden), changing nothing.
 func (db *Service) RevokeKey(ctx context.Context, a Actor, orgID, keyID string) error {
-	err := db.Orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
+	err := db.orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
 	switch {
 	case errors.Is(err, orgstore.ErrOwnerKey):
 		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")
@@ -194,5 +194,5 @@ func (db *Service) RevokeKey(ctx context.Context, a Actor, orgID, keyID string) 
 
 // Keys lists the organization's API keys (the dashboard's keys page).
 func (db *Service) Keys(ctx context.Context, orgID string) ([]orgstore.APIKey, error) {
-	return db.Orgs.ListKeys(ctx, orgID)
+	return db.orgs.ListKeys(ctx, orgID)
 }

@@ -15,7 +15,7 @@ type Actor struct {
 
 // Members lists the users of an organization, oldest first.
 func (db *Service) Members(ctx context.Context, orgID string) ([]orgstore.User, error) {
-	return db.Orgs.ListUsers(ctx, orgID)
+	return db.orgs.ListUsers(ctx, orgID)
 }
 
 // AddMember adds a user with a role. Only an owner may add an owner.
@@ -26,7 +26,7 @@ func (db *Service) AddMember(ctx context.Context, a Actor, orgID, email, role st
 	if err := checkRole(a, role); err != nil {
 		return orgstore.User{}, err
 	}
-	u, err := db.Orgs.AddUser(ctx, orgID, email, role)
+	u, err := db.orgs.AddUser(ctx, orgID, email, role)
 	if isConflict(err) {
 		return u, errs.Wrap(errs.Conflict, "a member with this email exists", err)
 	}
@@ -53,7 +53,7 @@ func (db *Service) ChangeRole(ctx context.Context, a Actor, orgID, userID, role 
 			}
 		}
 	}
-	return db.Orgs.SetUserRole(ctx, orgID, userID, role)
+	return db.orgs.SetUserRole(ctx, orgID, userID, role)
 }
 
 // RemoveMember removes a member with their keys and sessions. Nobody removes
@@ -75,7 +75,7 @@ func (db *Service) RemoveMember(ctx context.Context, a Actor, orgID, userID stri
 			return err
 		}
 	}
-	return db.Orgs.RemoveUserByID(ctx, orgID, userID)
+	return db.orgs.RemoveUserByID(ctx, orgID, userID)
 }
 
 func checkRole(a Actor, role string) error {
@@ -89,7 +89,7 @@ func checkRole(a Actor, role string) error {
 }
 
 func (db *Service) member(ctx context.Context, orgID, userID string) (orgstore.User, error) {
-	u, err := db.Orgs.UserByID(ctx, orgID, userID)
+	u, err := db.orgs.UserByID(ctx, orgID, userID)
 	if isNotFound(err) {
 		return u, errs.Wrap(errs.NotFound, "member not found", err)
 	}
@@ -99,7 +99,7 @@ func (db *Service) member(ctx context.Context, orgID, userID string) (orgstore.U
 // keepAnOwner refuses a change that would leave the organization without
 // an owner.
 func (db *Service) keepAnOwner(ctx context.Context, orgID, leaving string) error {
-	us, err := db.Orgs.ListUsers(ctx, orgID)
+	us, err := db.orgs.ListUsers(ctx, orgID)
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,10 @@ type Deps struct {
 
 // Service is sign-in, keys, members and roles over its stores, built once
 // by app/features.
-type Service struct{ Deps }
+type Service struct {
+	orgs  *orgstore.Orgs
+	calls *callstore.Calls
+}
 
 // New returns the access service over d.
-func New(d Deps) *Service { return &Service{Deps: d} }
+func New(d Deps) *Service { return &Service{orgs: d.Orgs, calls: d.Calls} }

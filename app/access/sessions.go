@@ -63,7 +63,7 @@ func (db *Service) Login(ctx context.Context, email, password, org, clientAddr s
 	if err := db.admitLogin(ctx, scopes, now); err != nil {
 		return Started{}, err
 	}
-	users, err := db.Orgs.UsersByEmail(ctx, email)
+	users, err := db.orgs.UsersByEmail(ctx, email)
 	if err != nil {
 		return Started{}, err
 	}
@@ -91,10 +91,10 @@ func (db *Service) Login(ctx context.Context, email, password, org, clientAddr s
 	if match == nil {
 		return Started{}, ErrBadLogin
 	}
-	if err := db.Orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
+	if err := db.orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
 		return Started{}, err
 	}
-	if err := db.Orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
+	if err := db.orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
 		return Started{}, err
 	}
 	return db.startSession(ctx, match.ID, now)
@@ -103,10 +103,10 @@ func (db *Service) Login(ctx context.Context, email, password, org, clientAddr s
 func (db *Service) startSession(ctx context.Context, userID string, now time.Time) (Started, error) {
 	token, hash := newToken()
 	csrf, _ := newToken()
-	if err := db.Orgs.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
+	if err := db.orgs.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
 		return Started{}, err
 	}
-	s, err := db.Orgs.LookupSession(ctx, hash)
+	s, err := db.orgs.LookupSession(ctx, hash)
 	return Started{Token: token, Session: s}, err
 }
 
@@ -117,7 +117,7 @@ func (db *Service) Authenticate(ctx context.Context, token string, now time.Time
 		return orgstore.Session{}, errNoSession
 	}
 	hash := hashToken(token)
-	s, err := db.Orgs.LookupSession(ctx, hash)
+	s, err := db.orgs.LookupSession(ctx, hash)
 	if errors.Is(err, sqldb.ErrNotFound) {
 		return orgstore.Session{}, errNoSession
 	}
@@ -125,11 +125,11 @@ func (db *Service) Authenticate(ctx context.Context, token string, now time.Time
 		return orgstore.Session{}, err
 	}
 	if !now.Before(s.ExpiresAt) || now.Sub(s.LastSeenAt) >= IdleTimeout {
-		_ = db.Orgs.DeleteSession(ctx, hash)
+		_ = db.orgs.DeleteSession(ctx, hash)
 		return orgstore.Session{}, errNoSession
 	}
 	if now.Sub(s.LastSeenAt) >= touchEvery {
-		if err := db.Orgs.TouchSession(ctx, hash, now); err != nil {
+		if err := db.orgs.TouchSession(ctx, hash, now); err != nil {
 			return orgstore.Session{}, err
 		}
 	}
@@ -138,19 +138,19 @@ func (db *Service) Authenticate(ctx context.Context, token string, now time.Time
 
 // Logout ends the session of a token.
 func (db *Service) Logout(ctx context.Context, token string) error {
-	return db.Orgs.DeleteSession(ctx, hashToken(token))
+	return db.orgs.DeleteSession(ctx, hashToken(token))
 }
 
 // LogoutEverywhere ends every session of a user.
 func (db *Service) LogoutEverywhere(ctx context.Context, userID string) (int64, error) {
-	return db.Orgs.DeleteUserSessions(ctx, userID)
+	return db.orgs.DeleteUserSessions(ctx, userID)
 }
 
 // NewSetupToken makes a one-time token with which a user sets a password
 // (the first-run setup link), valid for an hour.
 func (db *Service) NewSetupToken(ctx context.Context, userID string, now time.Time) (string, error) {
 	token, hash := newToken()
-	return token, db.Orgs.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
+	return token, db.orgs.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
 }
 
 // CompleteSetup consumes a setup token, sets the password and signs in.
@@ -158,7 +158,7 @@ func (db *Service) CompleteSetup(ctx context.Context, token, password string, no
 	if err := ValidPassword(password); err != nil {
 		return Started{}, err
 	}
-	userID, err := db.Orgs.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
+	userID, err := db.orgs.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
 	if errors.Is(err, sqldb.ErrNotFound) {
 		return Started{}, errs.New(errs.Unauthenticated, "the setup link is invalid, used or expired: make a password with `agentd user password EMAIL`")
 	}
@@ -173,5 +173,5 @@ func (db *Service) SetPassword(ctx context.Context, userID, password string) err
 	if err := ValidPassword(password); err != nil {
 		return err
 	}
-	return db.Orgs.SetPassword(ctx, userID, HashPassword(password))
+	return db.orgs.SetPassword(ctx, userID, HashPassword(password))
 }

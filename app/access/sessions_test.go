@@ -19,7 +19,7 @@ func openDB(t *testing.T) (*Service, orgstore.User) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.Orgs.FirstOwner(context.Background(), o.ID)
+	u, _ := db.orgs.FirstOwner(context.Background(), o.ID)
 	if err := db.SetPassword(context.Background(), u.ID, "a long password"); err != nil {
 		t.Fatal(err)
 	}

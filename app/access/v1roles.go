@@ -35,6 +35,6 @@ func (db *Service) EnforceV1Roles(ctx context.Context, orgID string, serverFlag 
 	if serverFlag {
 		return true
 	}
-	st, err := db.Calls.GetOrgSettings(ctx, orgID)
+	st, err := db.calls.GetOrgSettings(ctx, orgID)
 	return err != nil || st.EnforceV1Roles
 }
