@@ -15,17 +15,15 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
-	"github.com/agentd/agentd/storage"
 )
 
 // App is a running agentd: database, HTTP server and background workers.
 type App struct {
 	cfg Config
 	log *slog.Logger
-	db  *storage.Stores
 	srv *Server
-	// features is every feature, built once (app/features); the handlers
-	// and the dashboard call them.
+	// features is the database's stores and every feature, built once
+	// (app/features); the handlers and the dashboard call them.
 	features *features.Set
 	ln       net.Listener
 	http     *http.Server
@@ -63,7 +61,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		ln.Close()
 		return nil, err
 	}
-	db, err := storage.Open(ctx, cfg.DBPath)
+	f, err := features.OpenStores(ctx, cfg.DBPath)
 	if err != nil {
 		ln.Close()
 		if mln != nil {
@@ -71,8 +69,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		return nil, err
 	}
-	a := &App{cfg: cfg, log: cfg.Log, db: db, ln: ln}
-	a.srv = newServer(cfg, db, cfg.Log)
+	a := &App{cfg: cfg, log: cfg.Log, features: f, ln: ln}
+	a.srv = newServer(cfg, f, cfg.Log)
 	if err := a.wireMetrics(mln); err != nil {
 		a.Close()
 		return nil, err
@@ -93,22 +91,20 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	return a, nil
 }
 
-// wireFeatures builds every feature once (app/features) and hands the
+// wireFeatures builds every feature once over the stores (app/features) and hands the
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
 	cfg := features.Config{Workers: true, Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
 		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
-	if !a.db.Webhooks.Sealing() {
+	f := a.features
+	if !f.Stores.Webhooks.Sealing() {
 		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
 	}
-	f, err := features.Open(ctx, a.db, cfg)
-	if err != nil {
+	if err := f.Build(ctx, cfg); err != nil {
 		return err
 	}
-	a.features = f
-	a.onClose(f.Close)
 	for _, w := range f.Workers() {
 		a.goWorker(w)
 	}
@@ -133,8 +129,8 @@ func (a *App) wireFeatures(ctx context.Context) error {
 // Addr is the address the server listens on (useful with port 0).
 func (a *App) Addr() string { return a.ln.Addr().String() }
 
-// DB is the app's database, for tests and in-process tools.
-func (a *App) DB() *storage.Stores { return a.db }
+// Features is the app's stores and features, for tests and in-process tools.
+func (a *App) Features() *features.Set { return a.features }
 
 // Handler is the HTTP handler, for tests that drive it through httptest.
 func (a *App) Handler() http.Handler { return a.srv }
@@ -142,7 +138,8 @@ func (a *App) Handler() http.Handler { return a.srv }
 // goWorker adds a background worker that Run starts and stops with the server.
 func (a *App) goWorker(fn func(context.Context) error) { a.workers = append(a.workers, fn) }
 
-// onClose adds a cleanup that Close runs (in reverse order) before closing the database.
+// onClose adds a cleanup that Close runs (in reverse order) before closing
+// the features and the database.
 func (a *App) onClose(fn func() error) { a.closers = append(a.closers, fn) }
 
 // Run serves until ctx ends or a worker fails, then stops the HTTP server
@@ -182,6 +179,6 @@ func (a *App) Close() error {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
 	}
-	errs = append(errs, a.db.Close())
+	errs = append(errs, a.features.Close()) // the features, then the database
 	return errors.Join(errs...)
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Capabilities named by the route table (access owns the roles).
@@ -156,7 +156,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+rt.capability)
 	}
 	if c := access.V1Capability(rt.method, rt.path); rt.capability == "" && !p.Internal && strings.HasPrefix(rt.path, "/api/v1/") &&
-		c != "" && !access.Can(p.Role, c) && access.EnforceV1Roles(r.Context(), s.db, p.OrgID, s.cfg.EnforceV1Roles) {
+		c != "" && !access.Can(p.Role, c) && s.access.EnforceV1Roles(r.Context(), p.OrgID, s.cfg.EnforceV1Roles) {
 		return principal{}, errs.New(errs.Forbidden, "insufficient permissions: this key's role ("+p.Role+") lacks "+c+
 			" (the organization enforces roles on /v1)")
 	}
@@ -171,7 +171,7 @@ func (s *Server) lookupKey(ctx context.Context, key string) (orgstore.KeyAuth, e
 		return orgstore.KeyAuth{}, errBadKey
 	}
 	k, err := s.keys.get(ctx, sha256.Sum256([]byte(key)))
-	if errors.Is(err, storage.ErrNotFound) {
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return orgstore.KeyAuth{}, errBadKey
 	}
 	if err != nil {
@@ -187,7 +187,8 @@ func (s *Server) lookupKey(ctx context.Context, key string) (orgstore.KeyAuth, e
 // soon as the database's auth epoch moves (a user removed, a key revoked, in
 // any process), so revocation is immediate while most requests skip SQL.
 type keyCache struct {
-	db    *storage.Stores
+	db    authEpoch
+	orgs  *orgstore.Orgs
 	mu    sync.RWMutex
 	epoch int64
 	m     map[[32]byte]cachedKey
@@ -200,8 +201,13 @@ type cachedKey struct {
 
 const keyCacheTTL = time.Minute
 
-func newKeyCache(db *storage.Stores) *keyCache {
-	return &keyCache{db: db, epoch: -1, m: map[[32]byte]cachedKey{}}
+// authEpoch is the database's counter of auth changes (any process).
+type authEpoch interface {
+	AuthEpoch(ctx context.Context) (int64, error)
+}
+
+func newKeyCache(db authEpoch, orgs *orgstore.Orgs) *keyCache {
+	return &keyCache{db: db, orgs: orgs, epoch: -1, m: map[[32]byte]cachedKey{}}
 }
 
 func (c *keyCache) get(ctx context.Context, hash [32]byte) (orgstore.KeyAuth, error) {
@@ -216,7 +222,7 @@ func (c *keyCache) get(ctx context.Context, hash [32]byte) (orgstore.KeyAuth, er
 	if ok && same && time.Since(e.at) < keyCacheTTL {
 		return e.k, nil
 	}
-	k, err := c.db.Orgs.LookupKey(ctx, hash[:])
+	k, err := c.orgs.LookupKey(ctx, hash[:])
 	if err != nil {
 		return orgstore.KeyAuth{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -107,7 +108,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, k, err := access.CreateKey(ctx, other, e.orgID, u.ID, access.KeyOptions{})
+	key, k, err := features.NewAccess(other).CreateKey(ctx, e.orgID, u.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	refusedAtOnce(t, e, key, 401, "removed user's key")
 
 	// Revocation from the other process, immediately after a request.
-	key2, k2, err := access.CreateKey(ctx, other, e.orgID, mustOwner(t, other, e.orgID), access.KeyOptions{})
+	key2, k2, err := features.NewAccess(other).CreateKey(ctx, e.orgID, mustOwner(t, other, e.orgID), access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key3, _, err := access.CreateKey(ctx, other, e.orgID, admin.ID, access.KeyOptions{})
+	key3, _, err := features.NewAccess(other).CreateKey(ctx, e.orgID, admin.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +275,7 @@ func TestKeyListFollowsChanges(t *testing.T) {
 		t.Fatalf("start: %d keys", n)
 	}
 	u, _ := other.Orgs.FirstOwner(context.Background(), e.orgID)
-	_, k, err := access.CreateKey(context.Background(), other, e.orgID, u.ID, access.KeyOptions{})
+	_, k, err := features.NewAccess(other).CreateKey(context.Background(), e.orgID, u.ID, access.KeyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
@@ -34,7 +34,7 @@ func TestKillDuringDialing(t *testing.T) {
 	dbPath, dialLog := dbtest.Path(t, "agentd.db"), filepath.Join(dir, "dials.log")
 	ctx := context.Background()
 	db := storetest.Open(t, dbPath)
-	org, key, _, err := access.CreateOrg(ctx, db, "kill", "owner@kill.test")
+	org, key, _, err := features.NewAccess(db).CreateOrg(ctx, "kill", "owner@kill.test")
 	if err != nil {
 		t.Fatal(err)
 	}

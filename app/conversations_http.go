@@ -9,7 +9,7 @@ import (
 // newConvAPI builds the conversation handlers (app/convapi) on this
 // server's request helpers, so bodies decode and errors shape as elsewhere.
 func (s *Server) newConvAPI() *convapi.Handlers {
-	return convapi.New(convapi.Deps{Calls: s.db.Calls, Agents: s.db.Agents, Log: s.log, OrgID: orgID, ReadBody: readBody,
+	return convapi.New(convapi.Deps{Calls: s.f.Stores.Calls, Agents: s.f.Stores.Agents, Log: s.log, OrgID: orgID, ReadBody: readBody,
 		Decode: decodeBytes, WriteData: s.writeV2, Status: func(err error) (int, string) {
 			e := toError(err)
 			return status(e), e.Message

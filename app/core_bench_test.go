@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 )
 
 // discardWriter is a ResponseWriter that keeps headers and drops the body.
@@ -25,7 +26,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 	_, key, _ := newOrgKey(b, db, "bench", access.KeyOptions{})
 	// A key whose window never fills during the run.
 	u, _ := db.Orgs.ListUsers(context.Background(), mustOrgID(b, s, "bench"))
-	key, _, _ = access.CreateKey(context.Background(), db, u[0].OrgID, u[0].ID, access.KeyOptions{RateLimit: access.MaxRateLimit})
+	key, _, _ = features.NewAccess(db).CreateKey(context.Background(), u[0].OrgID, u[0].ID, access.KeyOptions{RateLimit: access.MaxRateLimit})
 	rt := route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage}
 	req := httptest.NewRequest("GET", "/api/v2/api-keys", nil)
 	req.Header.Set("x-api-key", key)
@@ -40,7 +41,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 }
 
 func mustOrgID(b testing.TB, s *Server, name string) string {
-	o, err := s.db.Orgs.FindOrg(context.Background(), name)
+	o, err := s.f.Stores.Orgs.FindOrg(context.Background(), name)
 	if err != nil {
 		b.Fatal(err)
 	}

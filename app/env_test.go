@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 	"github.com/agentd/agentd/storage"
@@ -56,7 +57,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 	}
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
-	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.DB(), logs: logs,
+	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.Features().Stores, logs: logs,
 		client: &http.Client{Transport: schemaChecker{srv: a.srv, next: http.DefaultTransport}}}
 	for _, line := range strings.Split(out.String(), "\n") {
 		if k, ok := strings.CutPrefix(line, "owner API key: "); ok {
@@ -66,7 +67,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 			e.setupLink = l
 		}
 	}
-	if o, err := a.DB().Orgs.FindOrg(ctx, "default"); err == nil {
+	if o, err := a.Features().Stores.Orgs.FindOrg(ctx, "default"); err == nil {
 		e.orgID = o.ID
 	}
 	t.Cleanup(func() {
@@ -82,7 +83,7 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*Config)) *testEnv {
 // newOrg creates another organization and returns its id and owner key.
 func (e *testEnv) newOrg(name string) (string, string) {
 	e.t.Helper()
-	o, key, _, err := access.CreateOrg(context.Background(), e.db, name, "owner@"+name+".test")
+	o, key, _, err := features.NewAccess(e.db).CreateOrg(context.Background(), name, "owner@"+name+".test")
 	if err != nil {
 		e.t.Fatalf("create org: %v", err)
 	}
@@ -96,7 +97,7 @@ func (e *testEnv) keyWithRole(orgID, role string, o access.KeyOptions) string {
 	if err != nil {
 		e.t.Fatalf("add user: %v", err)
 	}
-	key, _, err := access.CreateKey(context.Background(), e.db, orgID, u.ID, o)
+	key, _, err := features.NewAccess(e.db).CreateKey(context.Background(), orgID, u.ID, o)
 	if err != nil {
 		e.t.Fatalf("create key: %v", err)
 	}

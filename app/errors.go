@@ -8,7 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Family is an endpoint family. Each keeps the error body shape API.md shows
@@ -78,13 +78,13 @@ func toError(err error) *Error {
 	switch {
 	case errors.As(err, &mbe):
 		return errs.New(errs.TooLarge, "request body too large")
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "not found", err)
-	case errors.Is(err, storage.ErrConflict):
+	case errors.Is(err, sqldb.ErrConflict):
 		return errs.Wrap(errs.Conflict, "conflict", err)
 	case errors.Is(err, context.Canceled):
 		return errs.Wrap(errs.Canceled, "client closed request", err)
-	case storage.Unavailable(err):
+	case sqldb.Unavailable(err):
 		return errs.Wrap(errs.Unavailable, errs.DBUnavailable, err)
 	}
 	return errs.Wrap(errs.Internal, "Internal server error", err)
@@ -130,7 +130,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, 
 		// Only the message is sent: toError gives unknown errors a generic
 		// one, and a handler's own 5xx (503 "embedding service unavailable")
 		// says what the client can do without naming internals.
-		if ok, alike := dbLog.Allow(storage.Unavailable(err)); ok {
+		if ok, alike := dbLog.Allow(sqldb.Unavailable(err)); ok {
 			s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
 				"method", r.Method, "path", r.URL.Path, "status", st, "err", err, "alike_since_last", alike)
 		}
@@ -198,4 +198,4 @@ func logAttrs(r *http.Request) []any {
 }
 
 // isNotFound reports whether err is storage's not-found.
-func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, sqldb.ErrNotFound) }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/agentd/agentd/app/access"
 )
 
 // firstRun runs last in Open, after every setting was checked and every
@@ -17,7 +15,7 @@ func (a *App) firstRun(ctx context.Context) error {
 	if base == "" {
 		base = "http://" + a.ln.Addr().String()
 	}
-	lines, orphans, err := access.FirstRun(ctx, a.db, base, time.Now())
+	lines, orphans, err := a.features.Access.FirstRun(ctx, base, time.Now())
 	if err != nil {
 		return err
 	}

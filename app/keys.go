@@ -68,7 +68,7 @@ type keyRevokedView struct {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if _, err := s.db.AuthEpoch(r.Context()); err != nil {
+	if _, err := s.f.Stores.AuthEpoch(r.Context()); err != nil {
 		return &Error{Kind: errs.Unavailable, Message: errs.DBUnavailable, Err: err}
 	}
 	writeJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
@@ -97,7 +97,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 		o.ExpiresInDays = &d
 	}
 	p := principalFrom(r.Context())
-	secret, k, err := access.CreateKey(r.Context(), s.db, p.OrgID, p.UserID, o)
+	secret, k, err := s.access.CreateKey(r.Context(), p.OrgID, p.UserID, o)
 	if err != nil {
 		return err
 	}
@@ -108,7 +108,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ks, err := s.db.Orgs.ListKeys(r.Context(), orgID(r))
+	ks, err := s.f.Stores.Orgs.ListKeys(r.Context(), orgID(r))
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.P
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
 	pr := principalFrom(r.Context())
-	if err := access.RevokeKey(r.Context(), s.db, access.Actor{UserID: pr.UserID, Role: pr.Role}, orgID(r), id); err != nil {
+	if err := s.access.RevokeKey(r.Context(), access.Actor{UserID: pr.UserID, Role: pr.Role}, orgID(r), id); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, s.envelope(keyRevokedView{ID: id, Revoked: true}))

@@ -10,10 +10,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/metrics"
-	"github.com/agentd/agentd/storage"
 )
 
 // httpMetrics is the request side of the metrics: one metrics.Route per
@@ -84,7 +84,7 @@ func (a *App) wireMetrics(ln net.Listener) error {
 		return nil
 	}
 	reg := metrics.New()
-	if err := reg.CollectStore(dbGauges{a.db}); err != nil {
+	if err := reg.CollectStore(dbGauges{a.features}); err != nil {
 		ln.Close()
 		return err
 	}
@@ -133,14 +133,14 @@ func (a *App) timedEmbedder(e embed.Embedder) embed.Embedder {
 }
 
 // dbGauges is what the store collector reads, from the stores that hold it.
-type dbGauges struct{ db *storage.Stores }
+type dbGauges struct{ f *features.Set }
 
 func (g dbGauges) CallsInFlight(ctx context.Context) (map[string]int, error) {
-	return g.db.Calls.CallsInFlight(ctx)
+	return g.f.Stores.Calls.CallsInFlight(ctx)
 }
 
 func (g dbGauges) KBBacklogByStatus(ctx context.Context) (map[string]int, error) {
-	return g.db.KB.KBBacklogByStatus(ctx)
+	return g.f.Stores.KB.KBBacklogByStatus(ctx)
 }
 
-func (g dbGauges) PoolStats() map[string]sql.DBStats { return g.db.PoolStats() }
+func (g dbGauges) PoolStats() map[string]sql.DBStats { return g.f.Stores.PoolStats() }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/metrics"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 )
@@ -226,7 +227,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 // (go test ./app -run '^$' -bench Metrics -benchtime 300000x -count 5).
 func BenchmarkMetricsMiddleware(b *testing.B) {
 	db := storetest.Open(b, filepath.Join(b.TempDir(), "a.db"))
-	s := newServer(Config{Version: "test"}, db, discardLogger())
+	s := newServer(Config{Version: "test"}, &features.Set{Stores: db, Access: features.NewAccess(db)}, discardLogger())
 	s.handle(route{method: "GET", path: "/bench/:id", auth: authNone, summary: "bench"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			w.WriteHeader(http.StatusNoContent)

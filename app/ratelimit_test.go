@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -24,7 +25,7 @@ import (
 func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 	t.Helper()
 	db := storetest.Open(t, dbtest.Path(t, "a.db"))
-	s := newServer(Config{Version: "test"}, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := newServer(Config{Version: "test"}, &features.Set{Stores: db, Access: features.NewAccess(db)}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	s.handle(route{method: "GET", path: "/api/v1/test/ping", family: FamilyCalls, summary: "test"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			writeJSON(w, 200, map[string]any{"ok": true})
@@ -37,12 +38,12 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 
 func newOrgKey(t testing.TB, db *storage.Stores, name string, o access.KeyOptions) (orgID, ownerKey, limitedKey string) {
 	t.Helper()
-	org, key, _, err := access.CreateOrg(context.Background(), db, name, "owner@"+name+".test")
+	org, key, _, err := features.NewAccess(db).CreateOrg(context.Background(), name, "owner@"+name+".test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	u, _ := db.Orgs.FirstOwner(context.Background(), org.ID)
-	lk, _, err := access.CreateKey(context.Background(), db, org.ID, u.ID, o)
+	lk, _, err := features.NewAccess(db).CreateKey(context.Background(), org.ID, u.ID, o)
 	if err != nil {
 		t.Fatal(err)
 	}

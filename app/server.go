@@ -25,6 +25,7 @@ import (
 	"github.com/agentd/agentd/app/convapi"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/kbapi"
 	"github.com/agentd/agentd/app/listings"
@@ -32,7 +33,6 @@ import (
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/web"
 	"github.com/agentd/agentd/app/widgetapi"
-	"github.com/agentd/agentd/storage"
 )
 
 // authMode says how a route authenticates.
@@ -62,7 +62,7 @@ type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Param
 
 // Server is the HTTP API: routes, middleware and the handlers' dependencies.
 type Server struct {
-	db  *storage.Stores
+	f   *features.Set // the stores and the features (app/features)
 	log *slog.Logger
 	now func() time.Time
 	cfg Config
@@ -73,6 +73,7 @@ type Server struct {
 	table       []route
 	keys        *keyCache
 	limiter     *access.Limiter
+	access      *access.Service                 // sign-in, sessions, keys, members (app/features)
 	metrics     *httpMetrics                    // nil unless --metrics-addr (app/metrics.go)
 	openapiDoc  func() (json.RawMessage, error) // GET /api/openapi.json, built on first use
 
@@ -95,17 +96,18 @@ type Server struct {
 }
 
 // newServer builds the server and its route table.
-func newServer(cfg Config, db *storage.Stores, log *slog.Logger) *Server {
+func newServer(cfg Config, f *features.Set, log *slog.Logger) *Server {
 	var rates access.RateStore
-	if db.Postgres() { // several processes share the database: and the limit
-		rates = db.Orgs
+	if f.Stores.Postgres() { // several processes share the database: and the limit
+		rates = f.Stores.Orgs
 	}
 	s := &Server{
-		db:          db,
+		f:           f,
 		log:         log,
 		now:         func() time.Time { return time.Now().UTC() },
 		cfg:         cfg,
-		keys:        newKeyCache(db),
+		keys:        newKeyCache(f.Stores, f.Stores.Orgs),
+		access:      f.Access,
 		limiter:     access.NewLimiter(time.Minute, rates),
 		crossOrigin: http.NewCrossOriginProtection(),
 	}

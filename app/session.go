@@ -31,7 +31,7 @@ var errCSRF = errs.New(errs.Forbidden, "cross-site request refused: a signed-in 
 // sessionPrincipal authenticates a session token; a state-changing request
 // must also pass the cross-origin check and carry the session's CSRF token.
 func (s *Server) sessionPrincipal(r *http.Request, token string) (principal, error) {
-	sess, err := access.Authenticate(r.Context(), s.db, token, s.now())
+	sess, err := s.access.Authenticate(r.Context(), token, s.now())
 	if err != nil {
 		return principal{}, err
 	}

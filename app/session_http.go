@@ -49,7 +49,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if body.Email == "" || body.Password == "" {
 		return errs.New(errs.Invalid, "email and password are required")
 	}
-	st, err := access.Login(r.Context(), s.db, body.Email, body.Password, body.Organization, clientAddr(r), s.now())
+	st, err := s.access.Login(r.Context(), body.Email, body.Password, body.Organization, clientAddr(r), s.now())
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	st, err := access.CompleteSetup(r.Context(), s.db, body.Token, body.Password, s.now())
+	st, err := s.access.CompleteSetup(r.Context(), body.Token, body.Password, s.now())
 	if err != nil {
 		return err
 	}
@@ -108,9 +108,9 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	n := int64(1)
 	var err error
 	if body.Everywhere {
-		n, err = access.LogoutEverywhere(r.Context(), s.db, p.UserID)
+		n, err = s.access.LogoutEverywhere(r.Context(), p.UserID)
 	} else {
-		err = access.Logout(r.Context(), s.db, p.Session)
+		err = s.access.Logout(r.Context(), p.Session)
 	}
 	if err != nil {
 		return err
@@ -122,11 +122,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	p := principalFrom(r.Context())
-	u, err := s.db.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
+	u, err := s.f.Stores.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
 	if err != nil {
 		return err
 	}
-	o, err := s.db.Orgs.FindOrg(r.Context(), p.OrgID)
+	o, err := s.f.Stores.Orgs.FindOrg(r.Context(), p.OrgID)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func actor(r *http.Request) access.Actor {
 }
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	us, err := access.Members(r.Context(), s.db, orgID(r))
+	us, err := s.access.Members(r.Context(), orgID(r))
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (s *Server) addMember(w http.ResponseWriter, r *http.Request, _ httprouter.
 	if body.Role == "" {
 		body.Role = "member"
 	}
-	u, err := access.AddMember(r.Context(), s.db, actor(r), orgID(r), strings.TrimSpace(body.Email), body.Role)
+	u, err := s.access.AddMember(r.Context(), actor(r), orgID(r), strings.TrimSpace(body.Email), body.Role)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *Server) updateMember(w http.ResponseWriter, r *http.Request, p httprout
 	if err := decodeJSON(r, &body); err != nil {
 		return err
 	}
-	u, err := access.ChangeRole(r.Context(), s.db, actor(r), orgID(r), p.ByName("id"), body.Role)
+	u, err := s.access.ChangeRole(r.Context(), actor(r), orgID(r), p.ByName("id"), body.Role)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ type memberRemovedView struct {
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	if err := access.RemoveMember(r.Context(), s.db, actor(r), orgID(r), p.ByName("id")); err != nil {
+	if err := s.access.RemoveMember(r.Context(), actor(r), orgID(r), p.ByName("id")); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, s.envelope(memberRemovedView{ID: p.ByName("id"), Removed: true}))

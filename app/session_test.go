@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 )
 
 // browser is a cookie-carrying client of the test server, like a dashboard
@@ -70,7 +71,7 @@ func (e *testEnv) userWithPassword(orgID, email, role, pw string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if err := access.SetPassword(context.Background(), e.db, u.ID, pw); err != nil {
+	if err := features.NewAccess(e.db).SetPassword(context.Background(), u.ID, pw); err != nil {
 		e.t.Fatal(err)
 	}
 	return u.ID

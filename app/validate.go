@@ -9,7 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Validate checks every setting of cfg without touching the database or
@@ -32,7 +32,7 @@ func (cfg Config) Validate() error {
 	}
 	if cfg.DBPath == "" {
 		add(errors.New("--db: empty database path"))
-	} else if dir := filepath.Dir(cfg.DBPath); !storage.IsPostgresURL(cfg.DBPath) && !isDir(dir) {
+	} else if dir := filepath.Dir(cfg.DBPath); !sqldb.IsPostgresURL(cfg.DBPath) && !isDir(dir) {
 		add(fmt.Errorf("--db %s: folder %s does not exist", cfg.DBPath, dir))
 	}
 	if cfg.ShutdownTimeout < 0 {

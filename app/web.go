@@ -13,7 +13,7 @@ import (
 // newSite builds the dashboard on the server's clock, cross-origin check
 // and error mapping. Its templates are embedded: a parse error is a bug.
 func (s *Server) newSite() *web.Site {
-	site, err := web.New(web.Config{DB: s.db, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
+	site, err := web.New(web.Config{Access: s.access, Agents: s.f.Stores.Agents, Dashboard: s.f.Stores.Dashboard, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
 		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"), PublicURL: strings.TrimSuffix(s.cfg.PublicURL, "/"),
 		Explain: func(err error) (int, string) {
 			e := toError(err)

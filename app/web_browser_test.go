@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 )
@@ -259,11 +260,11 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// A viewer signs in with the form, sees no create buttons, and a forged
 	// POST with their cookie and their own CSRF token is refused.
-	u, err := access.AddMember(context.Background(), e.db, access.Actor{Role: "owner"}, e.orgID, "viewer@example.com", "viewer")
+	u, err := features.NewAccess(e.db).AddMember(context.Background(), access.Actor{Role: "owner"}, e.orgID, "viewer@example.com", "viewer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := access.SetPassword(context.Background(), e.db, u.ID, "viewer password"); err != nil {
+	if err := features.NewAccess(e.db).SetPassword(context.Background(), u.ID, "viewer password"); err != nil {
 		t.Fatal(err)
 	}
 	run("viewer", chromedp.SendKeys(css("#email"), "viewer@example.com"), chromedp.SendKeys(css("#password"), "viewer password"),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 )
 
 // signInBrowser sets the owner's password through the setup link.
@@ -161,11 +162,11 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 
 	// A viewer cannot open the event stream: the page says auto-refresh
 	// and a second batch still shows up on their Overview.
-	u, err := access.AddMember(context.Background(), e.db, access.Actor{Role: "owner"}, e.orgID, "viewer@example.com", "viewer")
+	u, err := features.NewAccess(e.db).AddMember(context.Background(), access.Actor{Role: "owner"}, e.orgID, "viewer@example.com", "viewer")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := access.SetPassword(context.Background(), e.db, u.ID, "viewer password"); err != nil {
+	if err := features.NewAccess(e.db).SetPassword(context.Background(), u.ID, "viewer password"); err != nil {
 		t.Fatal(err)
 	}
 	viewer, _ := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())

@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/features"
 )
 
 // A live page whose stream is cut and whose reconnect is refused (here:
@@ -19,11 +20,11 @@ func TestLivePageReopensRefusedStream(t *testing.T) {
 	ctx := startBrowser(t)
 	e := newTestEnv(t, fastSim(100*time.Millisecond), fastStreams)
 	agent := e.voiceAgent(e.orgID)
-	u, err := access.AddMember(context.Background(), e.db, access.Actor{Role: "owner"}, e.orgID, "ops@example.com", "admin")
+	u, err := features.NewAccess(e.db).AddMember(context.Background(), access.Actor{Role: "owner"}, e.orgID, "ops@example.com", "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := access.SetPassword(context.Background(), e.db, u.ID, "ops password ok"); err != nil {
+	if err := features.NewAccess(e.db).SetPassword(context.Background(), u.ID, "ops password ok"); err != nil {
 		t.Fatal(err)
 	}
 	tab, _ := chromedp.NewContext(ctx, chromedp.WithNewBrowserContext())

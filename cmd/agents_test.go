@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 )
@@ -35,7 +35,7 @@ func newAgentCLIDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if _, _, err := access.Bootstrap(context.Background(), db); err != nil {
+	if _, _, err := features.NewAccess(db).Bootstrap(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	return path

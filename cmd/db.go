@@ -146,3 +146,9 @@ func printCopyReport(c *cobra.Command, g *globals, from, target string, rep sqld
 	}
 	return nil
 }
+
+// inspectFile reads the migration state of a database file for agentd
+// doctor, creating nothing.
+func inspectFile(ctx context.Context, path string) (sqldb.FileState, error) {
+	return storage.InspectFile(ctx, path)
+}

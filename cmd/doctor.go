@@ -42,7 +42,7 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 		emb, embErr := kb.NewEmbedder(cfg.KB)
 		model, modelErr := llm.New(cfg.LLM)
 		rep := doctor.Run(c.Context(), doctor.Input{
-			ConfigErr: cfgErr, DBPath: cfg.DBPath, Dialer: cfg.Calls.Dialer,
+			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
 			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
 		})

@@ -34,7 +34,7 @@ func newKey(g *globals) *cobra.Command {
 				if c.Flags().Changed("expires-in-days") {
 					opts.ExpiresInDays = &days
 				}
-				key, k, err := access.CreateKey(c.Context(), f.Stores, o.ID, u.ID, opts)
+				key, k, err := f.Access.CreateKey(c.Context(), o.ID, u.ID, opts)
 				if err != nil {
 					return err
 				}

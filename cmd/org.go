@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"text/tabwriter"
 
-	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/features"
 	"github.com/spf13/cobra"
 )
@@ -18,7 +17,7 @@ func newOrg(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			return withSet(c.Context(), g, features.Config{}, func(f *features.Set) error {
-				o, key, k, err := access.CreateOrg(c.Context(), f.Stores, args[0], owner)
+				o, key, k, err := f.Access.CreateOrg(c.Context(), args[0], owner)
 				if err != nil {
 					return err
 				}

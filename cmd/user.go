@@ -101,7 +101,7 @@ func newUser(g *globals) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("user %s: %w", args[0], err)
 				}
-				if err := access.SetPassword(c.Context(), f.Stores, u.ID, pw); err != nil {
+				if err := f.Access.SetPassword(c.Context(), u.ID, pw); err != nil {
 					return err
 				}
 				if g.json {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -16,13 +15,13 @@ import (
 // setup link valid an hour, under baseURL); otherwise it returns the
 // organizations left without a usable owner or admin key (all expired or
 // revoked), for which the start says how to make one.
-func FirstRun(ctx context.Context, db *storage.Stores, baseURL string, now time.Time) (lines []string, orphans []orgstore.Org, err error) {
-	key, expires, created, err := BootstrapOwner(ctx, db)
+func (db *Service) FirstRun(ctx context.Context, baseURL string, now time.Time) (lines []string, orphans []orgstore.Org, err error) {
+	key, expires, created, err := db.BootstrapOwner(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup: %w", err)
 	}
 	if !created {
-		orphans, err = db.Orgs.OrgsWithoutAdminKey(ctx, now)
+		orphans, err = db.orgs.OrgsWithoutAdminKey(ctx, now)
 		if err != nil {
 			return nil, nil, fmt.Errorf("first-run check: %w", err)
 		}
@@ -30,15 +29,15 @@ func FirstRun(ctx context.Context, db *storage.Stores, baseURL string, now time.
 	}
 	lines = append(lines, fmt.Sprintf("owner API key: %s (expires %s; make another with: agentd key create)",
 		key, expires.Format("2006-01-02")))
-	o, err := db.Orgs.FindOrg(ctx, "default")
+	o, err := db.orgs.FindOrg(ctx, "default")
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}
-	u, err := db.Orgs.FirstOwner(ctx, o.ID)
+	u, err := db.orgs.FirstOwner(ctx, o.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}
-	token, err := NewSetupToken(ctx, db, u.ID, now.UTC())
+	token, err := db.NewSetupToken(ctx, u.ID, now.UTC())
 	if err != nil {
 		return nil, nil, fmt.Errorf("first-run setup link: %w", err)
 	}

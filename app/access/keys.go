@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Key format: "agd_" + 40 base62 characters.
@@ -105,17 +105,17 @@ func (o KeyOptions) NewKey(orgID, userID string) (orgstore.NewKey, string, error
 
 // CreateKey creates a key for a user of an organization and returns the
 // secret, which is never stored and never shown again.
-func CreateKey(ctx context.Context, db *storage.Stores, orgID, userID string, o KeyOptions) (string, orgstore.APIKey, error) {
+func (db *Service) CreateKey(ctx context.Context, orgID, userID string, o KeyOptions) (string, orgstore.APIKey, error) {
 	nk, secret, err := o.NewKey(orgID, userID)
 	if err != nil {
 		return "", orgstore.APIKey{}, err
 	}
-	k, err := db.Orgs.CreateKey(ctx, nk)
+	k, err := db.orgs.CreateKey(ctx, nk)
 	return secret, k, err
 }
 
 // CreateOrg creates an organization with its owner and the owner's key.
-func CreateOrg(ctx context.Context, db *storage.Stores, name, ownerEmail string) (orgstore.Org, string, orgstore.APIKey, error) {
+func (db *Service) CreateOrg(ctx context.Context, name, ownerEmail string) (orgstore.Org, string, orgstore.APIKey, error) {
 	if err := validOrgName(name); err != nil {
 		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
@@ -126,25 +126,25 @@ func CreateOrg(ctx context.Context, db *storage.Stores, name, ownerEmail string)
 	if err != nil {
 		return orgstore.Org{}, "", orgstore.APIKey{}, err
 	}
-	o, _, k, err := db.Orgs.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
+	o, _, k, err := db.orgs.CreateOrgWithOwner(ctx, name, ownerEmail, nk)
 	return o, secret, k, err
 }
 
 // Bootstrap creates organization "default" with owner owner@localhost on an
 // empty database and returns the owner key; created is false otherwise.
-func Bootstrap(ctx context.Context, db *storage.Stores) (key string, created bool, err error) {
-	key, _, created, err = BootstrapOwner(ctx, db)
+func (db *Service) Bootstrap(ctx context.Context) (key string, created bool, err error) {
+	key, _, created, err = db.BootstrapOwner(ctx)
 	return key, created, err
 }
 
 // BootstrapOwner is Bootstrap that also returns when the owner key expires
 // (KeyTTL from now), which the first start prints beside the key.
-func BootstrapOwner(ctx context.Context, db *storage.Stores) (key string, expires time.Time, created bool, err error) {
+func (db *Service) BootstrapOwner(ctx context.Context) (key string, expires time.Time, created bool, err error) {
 	nk, secret, err := KeyOptions{Name: "owner"}.NewKey("", "")
 	if err != nil {
 		return "", time.Time{}, false, err
 	}
-	created, err = db.Orgs.Bootstrap(ctx, "default", "owner@localhost", nk)
+	created, err = db.orgs.Bootstrap(ctx, "default", "owner@localhost", nk)
 	if !created || err != nil {
 		return "", time.Time{}, false, err
 	}
@@ -181,13 +181,18 @@ func KeyStatus(k orgstore.APIKey, now time.Time) string {
 // RevokeKey revokes a key of the organization for a member who may manage
 // keys. Like the member rules, only an owner touches an owner: an owner's
 // key is refused to anyone else (Forbidden), changing nothing.
-func RevokeKey(ctx context.Context, db *storage.Stores, a Actor, orgID, keyID string) error {
-	err := db.Orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
+func (db *Service) RevokeKey(ctx context.Context, a Actor, orgID, keyID string) error {
+	err := db.orgs.RevokeKeyAs(ctx, orgID, keyID, a.Role == "owner")
 	switch {
 	case errors.Is(err, orgstore.ErrOwnerKey):
 		return errs.New(errs.Forbidden, "only an owner may revoke an owner's key")
-	case errors.Is(err, storage.ErrNotFound):
+	case errors.Is(err, sqldb.ErrNotFound):
 		return errs.Wrap(errs.NotFound, "API key not found", err)
 	}
 	return err
+}
+
+// Keys lists the organization's API keys (the dashboard's keys page).
+func (db *Service) Keys(ctx context.Context, orgID string) ([]orgstore.APIKey, error) {
+	return db.orgs.ListKeys(ctx, orgID)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -15,19 +14,19 @@ type Actor struct {
 }
 
 // Members lists the users of an organization, oldest first.
-func Members(ctx context.Context, db *storage.Stores, orgID string) ([]orgstore.User, error) {
-	return db.Orgs.ListUsers(ctx, orgID)
+func (db *Service) Members(ctx context.Context, orgID string) ([]orgstore.User, error) {
+	return db.orgs.ListUsers(ctx, orgID)
 }
 
 // AddMember adds a user with a role. Only an owner may add an owner.
-func AddMember(ctx context.Context, db *storage.Stores, a Actor, orgID, email, role string) (orgstore.User, error) {
+func (db *Service) AddMember(ctx context.Context, a Actor, orgID, email, role string) (orgstore.User, error) {
 	if err := ValidEmail(email); err != nil {
 		return orgstore.User{}, err
 	}
 	if err := checkRole(a, role); err != nil {
 		return orgstore.User{}, err
 	}
-	u, err := db.Orgs.AddUser(ctx, orgID, email, role)
+	u, err := db.orgs.AddUser(ctx, orgID, email, role)
 	if isConflict(err) {
 		return u, errs.Wrap(errs.Conflict, "a member with this email exists", err)
 	}
@@ -36,8 +35,8 @@ func AddMember(ctx context.Context, db *storage.Stores, a Actor, orgID, email, r
 
 // ChangeRole gives a member another role. Only an owner may touch an owner
 // or make one; the last owner keeps the role.
-func ChangeRole(ctx context.Context, db *storage.Stores, a Actor, orgID, userID, role string) (orgstore.User, error) {
-	u, err := member(ctx, db, orgID, userID)
+func (db *Service) ChangeRole(ctx context.Context, a Actor, orgID, userID, role string) (orgstore.User, error) {
+	u, err := db.member(ctx, orgID, userID)
 	if err != nil {
 		return u, err
 	}
@@ -49,22 +48,22 @@ func ChangeRole(ctx context.Context, db *storage.Stores, a Actor, orgID, userID,
 			return u, errs.New(errs.Forbidden, "only an owner may change an owner's role")
 		}
 		if role != "owner" {
-			if err := keepAnOwner(ctx, db, orgID, userID); err != nil {
+			if err := db.keepAnOwner(ctx, orgID, userID); err != nil {
 				return u, err
 			}
 		}
 	}
-	return db.Orgs.SetUserRole(ctx, orgID, userID, role)
+	return db.orgs.SetUserRole(ctx, orgID, userID, role)
 }
 
 // RemoveMember removes a member with their keys and sessions. Nobody removes
 // themself (an owner would lock the organization out); only an owner removes
 // an owner.
-func RemoveMember(ctx context.Context, db *storage.Stores, a Actor, orgID, userID string) error {
+func (db *Service) RemoveMember(ctx context.Context, a Actor, orgID, userID string) error {
 	if userID == a.UserID {
 		return errs.New(errs.Conflict, "you cannot remove yourself")
 	}
-	u, err := member(ctx, db, orgID, userID)
+	u, err := db.member(ctx, orgID, userID)
 	if err != nil {
 		return err
 	}
@@ -72,11 +71,11 @@ func RemoveMember(ctx context.Context, db *storage.Stores, a Actor, orgID, userI
 		if a.Role != "owner" {
 			return errs.New(errs.Forbidden, "only an owner may remove an owner")
 		}
-		if err := keepAnOwner(ctx, db, orgID, userID); err != nil {
+		if err := db.keepAnOwner(ctx, orgID, userID); err != nil {
 			return err
 		}
 	}
-	return db.Orgs.RemoveUserByID(ctx, orgID, userID)
+	return db.orgs.RemoveUserByID(ctx, orgID, userID)
 }
 
 func checkRole(a Actor, role string) error {
@@ -89,8 +88,8 @@ func checkRole(a Actor, role string) error {
 	return nil
 }
 
-func member(ctx context.Context, db *storage.Stores, orgID, userID string) (orgstore.User, error) {
-	u, err := db.Orgs.UserByID(ctx, orgID, userID)
+func (db *Service) member(ctx context.Context, orgID, userID string) (orgstore.User, error) {
+	u, err := db.orgs.UserByID(ctx, orgID, userID)
 	if isNotFound(err) {
 		return u, errs.Wrap(errs.NotFound, "member not found", err)
 	}
@@ -99,8 +98,8 @@ func member(ctx context.Context, db *storage.Stores, orgID, userID string) (orgs
 
 // keepAnOwner refuses a change that would leave the organization without
 // an owner.
-func keepAnOwner(ctx context.Context, db *storage.Stores, orgID, leaving string) error {
-	us, err := db.Orgs.ListUsers(ctx, orgID)
+func (db *Service) keepAnOwner(ctx context.Context, orgID, leaving string) error {
+	us, err := db.orgs.ListUsers(ctx, orgID)
 	if err != nil {
 		return err
 	}

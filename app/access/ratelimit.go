@@ -9,7 +9,7 @@ import (
 )
 
 // RateStore leases blocks of a key's budget, shared by every process on
-// the database (storage.Stores on PostgreSQL; see orgstore.LeaseRate).
+// the database (the orgs store on PostgreSQL; see orgstore.LeaseRate).
 type RateStore interface {
 	LeaseRate(ctx context.Context, key string, limit, want int, window time.Duration, now time.Time, unused orgstore.Unused) (orgstore.Lease, error)
 }

@@ -6,7 +6,7 @@ package access
 import (
 	"errors"
 
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Capabilities a role may hold (DECISIONS.md "Organizations, users, roles, keys").
@@ -56,6 +56,6 @@ func ValidRole(r string) bool { _, ok := roleCaps[r]; return ok }
 // Can reports whether role holds capability.
 func Can(role, capability string) bool { return roleCaps[role][capability] }
 
-func isNotFound(err error) bool { return errors.Is(err, storage.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, sqldb.ErrNotFound) }
 
-func isConflict(err error) bool { return errors.Is(err, storage.ErrConflict) }
+func isConflict(err error) bool { return errors.Is(err, sqldb.ErrConflict) }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Session lifetimes (issue 12): a session ends after 12 hours without a
@@ -57,13 +57,13 @@ func hashToken(t string) []byte {
 // one of a few slots. With several organizations sharing the email, org (a
 // name or id) picks one; otherwise the oldest membership whose password
 // matches is used.
-func Login(ctx context.Context, db *storage.Stores, email, password, org, clientAddr string, now time.Time) (Started, error) {
+func (db *Service) Login(ctx context.Context, email, password, org, clientAddr string, now time.Time) (Started, error) {
 	email = strings.TrimSpace(email)
 	scopes := throttleScopes(strings.ToLower(email), clientAddr)
-	if err := admitLogin(ctx, db, scopes, now); err != nil {
+	if err := db.admitLogin(ctx, scopes, now); err != nil {
 		return Started{}, err
 	}
-	users, err := db.Orgs.UsersByEmail(ctx, email)
+	users, err := db.orgs.UsersByEmail(ctx, email)
 	if err != nil {
 		return Started{}, err
 	}
@@ -91,45 +91,45 @@ func Login(ctx context.Context, db *storage.Stores, email, password, org, client
 	if match == nil {
 		return Started{}, ErrBadLogin
 	}
-	if err := db.Orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
+	if err := db.orgs.ClearLoginFailures(ctx, scopes[0]); err != nil {
 		return Started{}, err
 	}
-	if err := db.Orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
+	if err := db.orgs.ForgetLoginAttempt(ctx, now, scopes[1]); err != nil {
 		return Started{}, err
 	}
-	return startSession(ctx, db, match.ID, now)
+	return db.startSession(ctx, match.ID, now)
 }
 
-func startSession(ctx context.Context, db *storage.Stores, userID string, now time.Time) (Started, error) {
+func (db *Service) startSession(ctx context.Context, userID string, now time.Time) (Started, error) {
 	token, hash := newToken()
 	csrf, _ := newToken()
-	if err := db.Orgs.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
+	if err := db.orgs.CreateSession(ctx, hash, userID, csrf, now, now.Add(AbsoluteTimeout)); err != nil {
 		return Started{}, err
 	}
-	s, err := db.Orgs.LookupSession(ctx, hash)
+	s, err := db.orgs.LookupSession(ctx, hash)
 	return Started{Token: token, Session: s}, err
 }
 
 // Authenticate resolves a session cookie's token at now: unknown, signed
 // out, idle for 12 h or older than 7 days is Unauthenticated.
-func Authenticate(ctx context.Context, db *storage.Stores, token string, now time.Time) (orgstore.Session, error) {
+func (db *Service) Authenticate(ctx context.Context, token string, now time.Time) (orgstore.Session, error) {
 	if len(token) != 43 {
 		return orgstore.Session{}, errNoSession
 	}
 	hash := hashToken(token)
-	s, err := db.Orgs.LookupSession(ctx, hash)
-	if errors.Is(err, storage.ErrNotFound) {
+	s, err := db.orgs.LookupSession(ctx, hash)
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return orgstore.Session{}, errNoSession
 	}
 	if err != nil {
 		return orgstore.Session{}, err
 	}
 	if !now.Before(s.ExpiresAt) || now.Sub(s.LastSeenAt) >= IdleTimeout {
-		_ = db.Orgs.DeleteSession(ctx, hash)
+		_ = db.orgs.DeleteSession(ctx, hash)
 		return orgstore.Session{}, errNoSession
 	}
 	if now.Sub(s.LastSeenAt) >= touchEvery {
-		if err := db.Orgs.TouchSession(ctx, hash, now); err != nil {
+		if err := db.orgs.TouchSession(ctx, hash, now); err != nil {
 			return orgstore.Session{}, err
 		}
 	}
@@ -137,41 +137,41 @@ func Authenticate(ctx context.Context, db *storage.Stores, token string, now tim
 }
 
 // Logout ends the session of a token.
-func Logout(ctx context.Context, db *storage.Stores, token string) error {
-	return db.Orgs.DeleteSession(ctx, hashToken(token))
+func (db *Service) Logout(ctx context.Context, token string) error {
+	return db.orgs.DeleteSession(ctx, hashToken(token))
 }
 
 // LogoutEverywhere ends every session of a user.
-func LogoutEverywhere(ctx context.Context, db *storage.Stores, userID string) (int64, error) {
-	return db.Orgs.DeleteUserSessions(ctx, userID)
+func (db *Service) LogoutEverywhere(ctx context.Context, userID string) (int64, error) {
+	return db.orgs.DeleteUserSessions(ctx, userID)
 }
 
 // NewSetupToken makes a one-time token with which a user sets a password
 // (the first-run setup link), valid for an hour.
-func NewSetupToken(ctx context.Context, db *storage.Stores, userID string, now time.Time) (string, error) {
+func (db *Service) NewSetupToken(ctx context.Context, userID string, now time.Time) (string, error) {
 	token, hash := newToken()
-	return token, db.Orgs.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
+	return token, db.orgs.CreateSetupToken(ctx, hash, userID, now.Add(SetupTokenTTL))
 }
 
 // CompleteSetup consumes a setup token, sets the password and signs in.
-func CompleteSetup(ctx context.Context, db *storage.Stores, token, password string, now time.Time) (Started, error) {
+func (db *Service) CompleteSetup(ctx context.Context, token, password string, now time.Time) (Started, error) {
 	if err := ValidPassword(password); err != nil {
 		return Started{}, err
 	}
-	userID, err := db.Orgs.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
-	if errors.Is(err, storage.ErrNotFound) {
+	userID, err := db.orgs.UseSetupToken(ctx, hashToken(token), now, HashPassword(password))
+	if errors.Is(err, sqldb.ErrNotFound) {
 		return Started{}, errs.New(errs.Unauthenticated, "the setup link is invalid, used or expired: make a password with `agentd user password EMAIL`")
 	}
 	if err != nil {
 		return Started{}, err
 	}
-	return startSession(ctx, db, userID, now)
+	return db.startSession(ctx, userID, now)
 }
 
 // SetPassword sets a user's password (the CLI) and signs them out everywhere.
-func SetPassword(ctx context.Context, db *storage.Stores, userID, password string) error {
+func (db *Service) SetPassword(ctx context.Context, userID, password string) error {
 	if err := ValidPassword(password); err != nil {
 		return err
 	}
-	return db.Orgs.SetPassword(ctx, userID, HashPassword(password))
+	return db.orgs.SetPassword(ctx, userID, HashPassword(password))
 }

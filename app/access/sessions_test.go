@@ -8,19 +8,19 @@ import (
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
-func openDB(t *testing.T) (*storage.Stores, orgstore.User) {
+func openDB(t *testing.T) (*Service, orgstore.User) {
 	t.Helper()
-	db := storetest.Open(t, dbtest.Path(t, "a.db"))
-	o, _, _, err := CreateOrg(context.Background(), db, "acme", "o@acme.test")
+	st := storetest.Open(t, dbtest.Path(t, "a.db"))
+	db := New(Deps{Orgs: st.Orgs, Calls: st.Calls})
+	o, _, _, err := db.CreateOrg(context.Background(), "acme", "o@acme.test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, _ := db.Orgs.FirstOwner(context.Background(), o.ID)
-	if err := SetPassword(context.Background(), db, u.ID, "a long password"); err != nil {
+	u, _ := db.orgs.FirstOwner(context.Background(), o.ID)
+	if err := db.SetPassword(context.Background(), u.ID, "a long password"); err != nil {
 		t.Fatal(err)
 	}
 	return db, u
@@ -31,27 +31,27 @@ func TestSessionIdleAndAbsoluteExpiry(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openDB(t)
 	t0 := time.Now().UTC()
-	st, err := Login(ctx, db, "o@acme.test", "a long password", "", "127.0.0.1", t0)
+	st, err := db.Login(ctx, "o@acme.test", "a long password", "", "127.0.0.1", t0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Authenticate(ctx, db, st.Token, t0.Add(IdleTimeout-time.Minute)); err != nil {
+	if _, err := db.Authenticate(ctx, st.Token, t0.Add(IdleTimeout-time.Minute)); err != nil {
 		t.Fatalf("active within the idle timeout: %v", err)
 	}
 	// Activity keeps it alive past 12 h after sign-in...
 	at := t0.Add(IdleTimeout - time.Minute)
 	for at.Add(IdleTimeout - time.Hour).Before(t0.Add(AbsoluteTimeout)) {
 		at = at.Add(IdleTimeout - time.Hour)
-		if _, err := Authenticate(ctx, db, st.Token, at); err != nil {
+		if _, err := db.Authenticate(ctx, st.Token, at); err != nil {
 			t.Fatalf("active session ended at +%v: %v", at.Sub(t0), err)
 		}
 	}
 	// ...but never past 7 days.
-	if _, err := Authenticate(ctx, db, st.Token, t0.Add(AbsoluteTimeout)); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := db.Authenticate(ctx, st.Token, t0.Add(AbsoluteTimeout)); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("after 7 days: %v", err)
 	}
-	idle, _ := Login(ctx, db, "o@acme.test", "a long password", "", "127.0.0.1", t0)
-	if _, err := Authenticate(ctx, db, idle.Token, t0.Add(IdleTimeout)); !errs.Is(err, errs.Unauthenticated) {
+	idle, _ := db.Login(ctx, "o@acme.test", "a long password", "", "127.0.0.1", t0)
+	if _, err := db.Authenticate(ctx, idle.Token, t0.Add(IdleTimeout)); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("idle 12 h: %v", err)
 	}
 }
@@ -75,30 +75,30 @@ func TestMemberRules(t *testing.T) {
 	ctx := context.Background()
 	db, owner := openDB(t)
 	own := Actor{UserID: owner.ID, Role: "owner"}
-	adm, err := AddMember(ctx, db, own, owner.OrgID, "adm@acme.test", "admin")
+	adm, err := db.AddMember(ctx, own, owner.OrgID, "adm@acme.test", "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
 	admin := Actor{UserID: adm.ID, Role: "admin"}
-	if _, err := AddMember(ctx, db, admin, owner.OrgID, "x@acme.test", "owner"); !errs.Is(err, errs.Forbidden) {
+	if _, err := db.AddMember(ctx, admin, owner.OrgID, "x@acme.test", "owner"); !errs.Is(err, errs.Forbidden) {
 		t.Fatalf("admin adds owner: %v", err)
 	}
-	if _, err := AddMember(ctx, db, admin, owner.OrgID, "adm@acme.test", "member"); !errs.Is(err, errs.Conflict) {
+	if _, err := db.AddMember(ctx, admin, owner.OrgID, "adm@acme.test", "member"); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("duplicate: %v", err)
 	}
-	if err := RemoveMember(ctx, db, admin, owner.OrgID, owner.ID); !errs.Is(err, errs.Forbidden) {
+	if err := db.RemoveMember(ctx, admin, owner.OrgID, owner.ID); !errs.Is(err, errs.Forbidden) {
 		t.Fatalf("admin removes owner: %v", err)
 	}
-	if err := RemoveMember(ctx, db, own, owner.OrgID, owner.ID); !errs.Is(err, errs.Conflict) {
+	if err := db.RemoveMember(ctx, own, owner.OrgID, owner.ID); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("owner removes self: %v", err)
 	}
-	if _, err := ChangeRole(ctx, db, own, owner.OrgID, owner.ID, "admin"); !errs.Is(err, errs.Conflict) {
+	if _, err := db.ChangeRole(ctx, own, owner.OrgID, owner.ID, "admin"); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("last owner demoted: %v", err)
 	}
-	if _, err := ChangeRole(ctx, db, own, owner.OrgID, adm.ID, "nope"); !errs.Is(err, errs.Invalid) {
+	if _, err := db.ChangeRole(ctx, own, owner.OrgID, adm.ID, "nope"); !errs.Is(err, errs.Invalid) {
 		t.Fatalf("bad role: %v", err)
 	}
-	if err := RemoveMember(ctx, db, own, owner.OrgID, "missing"); !errs.Is(err, errs.NotFound) {
+	if err := db.RemoveMember(ctx, own, owner.OrgID, "missing"); !errs.Is(err, errs.NotFound) {
 		t.Fatalf("missing member: %v", err)
 	}
 }

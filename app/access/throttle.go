@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -57,8 +56,8 @@ func throttleScopes(email, addr string) []string {
 
 // admitLogin records an attempt before any hashing, or refuses it with how
 // long to wait.
-func admitLogin(ctx context.Context, db *storage.Stores, scopes []string, now time.Time) error {
-	wait, err := db.Orgs.AdmitLogin(ctx, now, now.Add(-ThrottleWindow), scopes, func(seen []orgstore.LoginAttempts) time.Duration {
+func (db *Service) admitLogin(ctx context.Context, scopes []string, now time.Time) error {
+	wait, err := db.orgs.AdmitLogin(ctx, now, now.Add(-ThrottleWindow), scopes, func(seen []orgstore.LoginAttempts) time.Duration {
 		pair := seen[0].Last.Add(backoff(seen[0].N, PairFree, 1, pairMaxWait)).Sub(now)
 		addr := seen[1].Last.Add(backoff(seen[1].N, AddrFree, 10, addrMaxWait)).Sub(now)
 		if seen[0].N < PairFree {

@@ -25,7 +25,7 @@ func TestParallelSignInsThrottledBeforeHashing(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := Login(ctx, db, "o@acme.test", "wrong password!", "", "203.0.113.9", now)
+			_, err := db.Login(ctx, "o@acme.test", "wrong password!", "", "203.0.113.9", now)
 			mu.Lock()
 			kinds[errs.KindOf(err)]++
 			mu.Unlock()
@@ -46,30 +46,30 @@ func TestFailuresElsewhereDoNotLockOut(t *testing.T) {
 	now := time.Now().UTC()
 	for i := range 60 {
 		addr := fmt.Sprintf("198.51.100.%d", i/PairFree)
-		if _, err := Login(ctx, db, "o@acme.test", "wrong password!", "", addr, now); !errs.Is(err, errs.Unauthenticated) {
+		if _, err := db.Login(ctx, "o@acme.test", "wrong password!", "", addr, now); !errs.Is(err, errs.Unauthenticated) {
 			t.Fatalf("failure %d from %s: %v", i, addr, err)
 		}
 	}
-	if _, err := Login(ctx, db, "o@acme.test", "a long password", "", "192.0.2.44", now); err != nil {
+	if _, err := db.Login(ctx, "o@acme.test", "a long password", "", "192.0.2.44", now); err != nil {
 		t.Fatalf("the right password from a fresh address after 60 failures elsewhere: %v", err)
 	}
 	// The pair that failed waits 1 s, then 2 s, then 4 s...
 	pair := "198.51.100.0"
-	if _, err := Login(ctx, db, "o@acme.test", "a long password", "", pair, now); !errs.Is(err, errs.RateLimited) {
+	if _, err := db.Login(ctx, "o@acme.test", "a long password", "", pair, now); !errs.Is(err, errs.RateLimited) {
 		t.Fatalf("a throttled pair at once: %v", err)
 	}
 	at := now.Add(time.Second)
-	if _, err := Login(ctx, db, "o@acme.test", "wrong password!", "", pair, at); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := db.Login(ctx, "o@acme.test", "wrong password!", "", pair, at); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("after 1 s: %v", err)
 	}
-	if _, err := Login(ctx, db, "o@acme.test", "a long password", "", pair, at.Add(time.Second)); !errs.Is(err, errs.RateLimited) {
+	if _, err := db.Login(ctx, "o@acme.test", "a long password", "", pair, at.Add(time.Second)); !errs.Is(err, errs.RateLimited) {
 		t.Fatalf("the second wait is longer than 1 s: %v", err)
 	}
-	if _, err := Login(ctx, db, "o@acme.test", "a long password", "", pair, at.Add(2*time.Second)); err != nil {
+	if _, err := db.Login(ctx, "o@acme.test", "a long password", "", pair, at.Add(2*time.Second)); err != nil {
 		t.Fatalf("after the 2 s wait: %v", err)
 	}
 	// A success clears the pair.
-	if _, err := Login(ctx, db, "o@acme.test", "wrong password!", "", pair, at.Add(2*time.Second)); !errs.Is(err, errs.Unauthenticated) {
+	if _, err := db.Login(ctx, "o@acme.test", "wrong password!", "", pair, at.Add(2*time.Second)); !errs.Is(err, errs.Unauthenticated) {
 		t.Fatalf("after a success: %v", err)
 	}
 }
@@ -84,7 +84,7 @@ func TestSuccessesDoNotThrottleAnAddress(t *testing.T) {
 	db, _ := openDB(t)
 	now := time.Now().UTC()
 	for i := range AddrFree + 5 {
-		if _, err := Login(ctx, db, "o@acme.test", "a long password", "", "10.0.0.1", now.Add(time.Duration(i)*time.Millisecond)); err != nil {
+		if _, err := db.Login(ctx, "o@acme.test", "a long password", "", "10.0.0.1", now.Add(time.Duration(i)*time.Millisecond)); err != nil {
 			t.Fatalf("sign-in %d: %v", i, err)
 		}
 	}

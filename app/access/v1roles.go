@@ -3,8 +3,6 @@ package access
 import (
 	"context"
 	"strings"
-
-	"github.com/agentd/agentd/storage"
 )
 
 // V1Capability is the capability a /v1 request needs when the
@@ -33,10 +31,10 @@ func V1Capability(method, path string) string {
 // the server flag, or the organization's setting. The caller asks only
 // when a role lacks the capability, so the common request costs nothing;
 // a read error enforces (refusing is the safe side).
-func EnforceV1Roles(ctx context.Context, db *storage.Stores, orgID string, serverFlag bool) bool {
+func (db *Service) EnforceV1Roles(ctx context.Context, orgID string, serverFlag bool) bool {
 	if serverFlag {
 		return true
 	}
-	st, err := db.Calls.GetOrgSettings(ctx, orgID)
+	st, err := db.calls.GetOrgSettings(ctx, orgID)
 	return err != nil || st.EnforceV1Roles
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -64,9 +63,12 @@ type Input struct {
 	// (app.Config.Validate and the flag checks); nil when valid.
 	ConfigErr error
 	DBPath    string
-	Dialer    string // none, sim, sip, livekit
-	SIP       sipdial.Config
-	LiveKit   livekitdial.LiveKitConfig
+	// Inspect reads the migration state of the SQLite file at path,
+	// creating nothing (storage.InspectFile, passed by cmd's door).
+	Inspect func(ctx context.Context, path string) (sqldb.FileState, error)
+	Dialer  string // none, sim, sip, livekit
+	SIP     sipdial.Config
+	LiveKit livekitdial.LiveKitConfig
 	// Embedder is the configured embedder, or EmbedderErr why it could not
 	// be built.
 	Embedder    embed.Embedder
@@ -128,11 +130,11 @@ func (r *run) config(context.Context) (Status, string) {
 }
 
 func (r *run) database(ctx context.Context) (Status, string) {
-	if storage.IsPostgresURL(r.in.DBPath) {
+	if sqldb.IsPostgresURL(r.in.DBPath) {
 		// The URL may hold a password: never echo it.
 		return Skip, "PostgreSQL: the database, integrity and disk checks read SQLite files; serve applies migrations at its start (use pg_isready and the server's own tools)"
 	}
-	st, err := storage.InspectFile(ctx, r.in.DBPath)
+	st, err := r.in.Inspect(ctx, r.in.DBPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return Warn, fmt.Sprintf("%s does not exist yet: the first serve creates it", r.in.DBPath)
 	}
@@ -150,20 +152,20 @@ func (r *run) database(ctx context.Context) (Status, string) {
 }
 
 func (r *run) integrity(ctx context.Context) (Status, string) {
-	if storage.IsPostgresURL(r.in.DBPath) {
+	if sqldb.IsPostgresURL(r.in.DBPath) {
 		return Skip, "PostgreSQL: PRAGMA integrity_check is SQLite's"
 	}
 	if !r.haveState {
 		return Skip, "no database to check"
 	}
-	if err := storage.CheckFile(ctx, r.in.DBPath); err != nil {
+	if err := sqldb.CheckFile(ctx, r.in.DBPath); err != nil {
 		return Fail, oneLine(err)
 	}
 	return OK, "PRAGMA integrity_check: ok"
 }
 
 func (r *run) disk(context.Context) (Status, string) {
-	if storage.IsPostgresURL(r.in.DBPath) {
+	if sqldb.IsPostgresURL(r.in.DBPath) {
 		return Skip, "PostgreSQL: disk space is the database server's"
 	}
 	dir := filepath.Dir(r.in.DBPath)

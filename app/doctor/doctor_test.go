@@ -42,7 +42,7 @@ func TestHealthyInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := Run(t.Context(), Input{DBPath: newDB(t), Dialer: "sim", Embedder: emb})
+	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Dialer: "sim", Embedder: emb})
 	if !r.OK || r.Failed() != 0 || len(r.Checks) != 8 {
 		t.Fatalf("%+v", r)
 	}
@@ -73,7 +73,7 @@ func TestHealthyInstall(t *testing.T) {
 func TestMissingDatabaseIsAWarning(t *testing.T) {
 	dbtest.SkipOnPostgres(t, "a database file that does not exist yet")
 	path := filepath.Join(t.TempDir(), "none.db")
-	r := Run(t.Context(), Input{DBPath: path, ConfigErr: errors.New("--dialer sip needs --sip-trunk\n--embedder \"x\"")})
+	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path, ConfigErr: errors.New("--dialer sip needs --sip-trunk\n--embedder \"x\"")})
 	m := byCheck(r)
 	if m["database"].Status != Warn || m["integrity"].Status != Skip || r.OK {
 		t.Fatalf("%+v", r)
@@ -91,12 +91,12 @@ func TestClock(t *testing.T) {
 	path := newDB(t)
 	past := func() time.Time { return time.Now().Add(-time.Hour) }
 	// The newest stored time is read from the SQLite file (see database).
-	if c := byCheck(Run(t.Context(), Input{DBPath: path, Now: past}))["clock"]; !dbtest.Postgres() &&
+	if c := byCheck(Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path, Now: past}))["clock"]; !dbtest.Postgres() &&
 		(c.Status != Fail || !strings.Contains(c.Detail, "ahead of this clock")) {
 		t.Fatalf("clock set back: %+v", c)
 	}
 	unset := func() time.Time { return time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC) }
-	if c := byCheck(Run(t.Context(), Input{DBPath: path, Now: unset}))["clock"]; c.Status != Fail {
+	if c := byCheck(Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path, Now: unset}))["clock"]; c.Status != Fail {
 		t.Fatalf("clock unset: %+v", c)
 	}
 	r := &run{now: time.Now, serverTime: time.Now().Add(-time.Minute)}
@@ -107,7 +107,7 @@ func TestClock(t *testing.T) {
 
 // A broken embedder fails its check with the reason.
 func TestEmbedderFailure(t *testing.T) {
-	r := Run(t.Context(), Input{DBPath: newDB(t), EmbedderErr: errors.New("--embedder openai: model is required")})
+	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), EmbedderErr: errors.New("--embedder openai: model is required")})
 	if c := byCheck(r)["embedder"]; c.Status != Fail || !strings.Contains(c.Detail, "model is required") || r.OK {
 		t.Fatalf("%+v", c)
 	}
@@ -122,12 +122,12 @@ func TestModelCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Push(llmtest.Reply{Content: "OK"})
-	r := Run(t.Context(), Input{DBPath: newDB(t), Model: m})
+	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Model: m})
 	if c := byCheck(r)["model"]; c.Status != OK || !strings.Contains(c.Detail, `answered "OK"`) || s.Requests.Load() != 1 {
 		t.Fatalf("%+v", c)
 	}
 	s.Push(llmtest.Reply{Status: 503})
-	r = Run(t.Context(), Input{DBPath: newDB(t), Model: m})
+	r = Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Model: m})
 	if c := byCheck(r)["model"]; c.Status != Fail || !strings.Contains(c.Detail, "openai at 127.0.0.1") || r.OK {
 		t.Fatalf("%+v", c)
 	}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
@@ -44,6 +45,7 @@ type Config struct {
 // Set is every feature, each built once over the same stores.
 type Set struct {
 	Stores   *storage.Stores
+	Access   *access.Service
 	Agents   *agents.Service
 	DNC      *dnc.Service
 	Settings *settings.Service
@@ -72,23 +74,46 @@ type Set struct {
 // share the knowledge base's embedder and vector index). The workers it
 // collects are run by Run; Close releases what Open acquired.
 func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error) {
+	s := &Set{Stores: stores, Access: NewAccess(stores)}
+	if err := s.Build(ctx, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenStores opens the database at path as a set of its stores and access
+// only; Build adds the features. agentd serve builds its HTTP server in
+// between: the features' metrics hooks are the server's. Close closes the
+// features, then the database.
+func OpenStores(ctx context.Context, path string) (*Set, error) {
+	stores, err := storage.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Stores: stores, Access: NewAccess(stores), closers: []func() error{stores.Close}}, nil
+}
+
+// Build adds the features to a set of stores (OpenStores); on an error it
+// closes the set.
+func (s *Set) Build(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{Stores: stores, log: cfg.Log,
-		Agents:   agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB}),
-		DNC:      dnc.New(dnc.Deps{Calls: stores.Calls}),
-		Settings: settings.New(settings.Deps{Calls: stores.Calls})}
+	stores := s.Stores
+	s.log = cfg.Log
+	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
+	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
+	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
-			return nil, err
+			return err
 		}
 	}
 	if !cfg.Workers {
 		s.workers = nil
 	}
-	return s, nil
+	return nil
 }
 
 // OpenDB opens the database at path and the set over it: the CLI's one
@@ -105,6 +130,12 @@ func OpenDB(ctx context.Context, path string, cfg Config) (*Set, error) {
 	}
 	s.closers = append([]func() error{stores.Close}, s.closers...)
 	return s, nil
+}
+
+// NewAccess is sign-in, keys and members over the stores (the HTTP server
+// builds its own before the set: its middleware reads sessions and keys).
+func NewAccess(stores *storage.Stores) *access.Service {
+	return access.New(access.Deps{Orgs: stores.Orgs, Calls: stores.Calls})
 }
 
 // Workers are the background loops of the features, each to run until its

@@ -46,7 +46,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 	}
 	var bad error
 	o.From, o.To, bad = s.dayRange(f.From, f.To)
-	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	ags, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -189,7 +189,7 @@ type batchesData struct {
 
 func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error {
 	offset := pageParams(r)
-	bs, total, err := s.cfg.DB.Dashboard.BatchProgresses(r.Context(), u.OrgID, batchesPerPage, offset)
+	bs, total, err := s.cfg.Dashboard.BatchProgresses(r.Context(), u.OrgID, batchesPerPage, offset)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ type newCampaignData struct {
 }
 
 func (s *Site) voiceAgents(r *http.Request, u user) ([]agentstore.Agent, error) {
-	as, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	as, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	var voice []agentstore.Agent
 	for _, a := range as {
 		if a.Type == "voice" {
@@ -247,7 +247,7 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 	for _, o := range d.Outcomes {
 		d.Done += o.N
 	}
-	ab, err := s.cfg.DB.Dashboard.BatchAttempts(r.Context(), u.OrgID, b.ID)
+	ab, err := s.cfg.Dashboard.BatchAttempts(r.Context(), u.OrgID, b.ID)
 	if err != nil {
 		return err
 	}

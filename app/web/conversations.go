@@ -47,7 +47,7 @@ func (s *Site) conversationsPage(w http.ResponseWriter, r *http.Request, u user)
 	if lq.From, lq.To, badDay = s.dayRange(f.From, f.To); badDay != nil {
 		bad = badDay // the days' error wins, as it was checked last
 	}
-	ags, _, err := s.cfg.DB.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	ags, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Site) conversationPage(w http.ResponseWriter, r *http.Request, u user) 
 		return err
 	}
 	d := conversationData{Conversation: v, AgentName: v.AgentID}
-	if a, err := s.cfg.DB.Agents.GetAgent(r.Context(), u.OrgID, v.AgentID); err == nil {
+	if a, err := s.cfg.Agents.GetAgent(r.Context(), u.OrgID, v.AgentID); err == nil {
 		d.AgentName = a.Name
 	}
 	s.render(w, r, http.StatusOK, "conversation", page{Title: "Conversation", Nav: "conversations", User: u, Data: d})

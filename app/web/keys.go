@@ -32,7 +32,7 @@ func (s *Site) keysPage(w http.ResponseWriter, r *http.Request, u user) error {
 // renderKeys lists the organization's keys, newest first, one page at a
 // time (the list is small and cached by storage).
 func (s *Site) renderKeys(w http.ResponseWriter, r *http.Request, u user, status int, d keysData, msg string) error {
-	ks, err := s.cfg.DB.Orgs.ListKeys(r.Context(), u.OrgID)
+	ks, err := s.cfg.Access.Keys(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Site) createKey(w http.ResponseWriter, r *http.Request, u user) error {
 		}
 		o.RateLimit = n
 	}
-	secret, k, err := access.CreateKey(r.Context(), s.cfg.DB, u.OrgID, u.UserID, o)
+	secret, k, err := s.cfg.Access.CreateKey(r.Context(), u.OrgID, u.UserID, o)
 	if errs.KindOf(err) == errs.Invalid {
 		return s.renderKeys(w, r, u, http.StatusBadRequest, keysData{}, err.(*errs.Error).Message)
 	}
@@ -83,7 +83,7 @@ func (s *Site) createKey(w http.ResponseWriter, r *http.Request, u user) error {
 }
 
 func (s *Site) revokeKey(w http.ResponseWriter, r *http.Request, u user) error {
-	if err := access.RevokeKey(r.Context(), s.cfg.DB, access.Actor{UserID: u.UserID, Role: u.Role}, u.OrgID, r.PathValue("id")); err != nil {
+	if err := s.cfg.Access.RevokeKey(r.Context(), access.Actor{UserID: u.UserID, Role: u.Role}, u.OrgID, r.PathValue("id")); err != nil {
 		return err
 	}
 	redirect(w, r, "/keys", "Key revoked")

@@ -32,7 +32,7 @@ func (s *Site) collectionsPage(w http.ResponseWriter, r *http.Request, u user) e
 	if err != nil {
 		return err
 	}
-	backlog, err := s.cfg.DB.Dashboard.OrgKBBacklog(r.Context(), u.OrgID)
+	backlog, err := s.cfg.Dashboard.OrgKBBacklog(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

@@ -46,7 +46,7 @@ func (s *Site) listingsPage(w http.ResponseWriter, r *http.Request, u user) erro
 	q := r.URL.Query()
 	d := listingsData{Category: q.Get("category"), Query: q.Get("q"), MinPrice: q.Get("minPrice"),
 		MaxPrice: q.Get("maxPrice"), Attrs: q.Get("attrs")}
-	cats, err := s.cfg.DB.Dashboard.ListingCategories(r.Context(), u.OrgID)
+	cats, err := s.cfg.Dashboard.ListingCategories(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

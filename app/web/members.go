@@ -21,7 +21,7 @@ type membersData struct {
 // add members, change roles and remove them (access decides who may touch
 // an owner).
 func (s *Site) membersPage(w http.ResponseWriter, r *http.Request, u user) error {
-	us, err := access.Members(r.Context(), s.cfg.DB, u.OrgID)
+	us, err := s.cfg.Access.Members(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (s *Site) addMember(w http.ResponseWriter, r *http.Request, u user) error {
 	if role == "" {
 		role = "member"
 	}
-	m, err := access.AddMember(r.Context(), s.cfg.DB, actor(u), u.OrgID, strings.TrimSpace(r.PostFormValue("email")), role)
+	m, err := s.cfg.Access.AddMember(r.Context(), actor(u), u.OrgID, strings.TrimSpace(r.PostFormValue("email")), role)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Site) addMember(w http.ResponseWriter, r *http.Request, u user) error {
 }
 
 func (s *Site) changeRole(w http.ResponseWriter, r *http.Request, u user) error {
-	m, err := access.ChangeRole(r.Context(), s.cfg.DB, actor(u), u.OrgID, r.PathValue("id"), r.PostFormValue("role"))
+	m, err := s.cfg.Access.ChangeRole(r.Context(), actor(u), u.OrgID, r.PathValue("id"), r.PostFormValue("role"))
 	if err != nil {
 		return err
 	}
@@ -59,7 +59,7 @@ func (s *Site) changeRole(w http.ResponseWriter, r *http.Request, u user) error 
 }
 
 func (s *Site) removeMember(w http.ResponseWriter, r *http.Request, u user) error {
-	if err := access.RemoveMember(r.Context(), s.cfg.DB, actor(u), u.OrgID, r.PathValue("id")); err != nil {
+	if err := s.cfg.Access.RemoveMember(r.Context(), actor(u), u.OrgID, r.PathValue("id")); err != nil {
 		return err
 	}
 	redirect(w, r, "/members", "Member removed")

@@ -39,18 +39,18 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	loc := s.cfg.Location
 	now := s.cfg.Now().In(loc)
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
-	ov, err := s.cfg.DB.Dashboard.CallOverview(ctx, u.OrgID, midnight)
+	ov, err := s.cfg.Dashboard.CallOverview(ctx, u.OrgID, midnight)
 	if err != nil {
 		return err
 	}
-	backlog, err := s.cfg.DB.Dashboard.OrgKBBacklog(ctx, u.OrgID)
+	backlog, err := s.cfg.Dashboard.OrgKBBacklog(ctx, u.OrgID)
 	if err != nil {
 		return err
 	}
 	// One read covers both charts: the week's days from midnight 6 days
 	// ago, today's hours among them.
 	first := midnight.AddDate(0, 0, -(chartDays - 1))
-	hours, err := s.cfg.DB.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
+	hours, err := s.cfg.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
 	if err != nil {
 		return err
 	}

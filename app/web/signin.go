@@ -33,7 +33,7 @@ func (s *Site) loginSubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := signInData{Email: strings.TrimSpace(r.PostFormValue("email")), Next: r.PostFormValue("next")}
-	st, err := access.Login(r.Context(), s.cfg.DB, d.Email, r.PostFormValue("password"), "", clientAddr(r), s.cfg.Now())
+	st, err := s.cfg.Access.Login(r.Context(), d.Email, r.PostFormValue("password"), "", clientAddr(r), s.cfg.Now())
 	if err != nil {
 		s.refuse(w, r, "login", "Sign in", d, err)
 		return
@@ -58,7 +58,7 @@ func (s *Site) setupSubmit(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, "setup", "Set your password", d, errs.New(errs.Invalid, "the two passwords differ"))
 		return
 	}
-	st, err := access.CompleteSetup(r.Context(), s.cfg.DB, d.Token, r.PostFormValue("password"), s.cfg.Now())
+	st, err := s.cfg.Access.CompleteSetup(r.Context(), d.Token, r.PostFormValue("password"), s.cfg.Now())
 	if err != nil {
 		s.refuse(w, r, "setup", "Set your password", d, err)
 		return
@@ -86,9 +86,9 @@ func (s *Site) refuse(w http.ResponseWriter, r *http.Request, name, title string
 func (s *Site) logout(w http.ResponseWriter, r *http.Request, u user) error {
 	var err error
 	if r.PostFormValue("everywhere") != "" {
-		_, err = access.LogoutEverywhere(r.Context(), s.cfg.DB, u.UserID)
+		_, err = s.cfg.Access.LogoutEverywhere(r.Context(), u.UserID)
 	} else {
-		err = access.Logout(r.Context(), s.cfg.DB, u.token)
+		err = s.cfg.Access.Logout(r.Context(), u.token)
 	}
 	if err != nil {
 		return err

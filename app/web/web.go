@@ -29,7 +29,8 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/features"
-	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -41,8 +42,13 @@ const SessionCookie = "agentd_session"
 
 // Config is what the pages need from the server process.
 type Config struct {
-	DB  *storage.Stores
 	Log *slog.Logger
+	// Access is sign-in, sessions, keys and members (app/features).
+	Access *access.Service
+	// Agents and Dashboard are the stores the pages read directly: agent
+	// names for pickers and the dashboard's aggregate queries.
+	Agents    *agentstore.Agents
+	Dashboard *dashstore.Dashboard
 	// Now is the clock (UTC); nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone pages show times in and "today" is counted
@@ -220,7 +226,7 @@ func (s *Site) authenticate(r *http.Request) (user, bool, error) {
 	if err != nil || c.Value == "" {
 		return user{}, false, nil
 	}
-	sess, err := access.Authenticate(r.Context(), s.cfg.DB, c.Value, s.cfg.Now())
+	sess, err := s.cfg.Access.Authenticate(r.Context(), c.Value, s.cfg.Now())
 	if errs.Is(err, errs.Unauthenticated) {
 		return user{}, false, nil
 	}

@@ -58,7 +58,7 @@ func newSiteEnv(t testing.TB) *siteEnv {
 	ctx := context.Background()
 	db := storetest.Open(t, dbtest.Path(t, "web.db"))
 	log := slog.New(slog.DiscardHandler)
-	site, err := New(Config{DB: db, Log: log, Location: time.UTC, Explain: testExplain})
+	site, err := New(Config{Access: features.NewAccess(db), Agents: db.Agents, Dashboard: db.Dashboard, Log: log, Location: time.UTC, Explain: testExplain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ type member struct {
 // org creates an organization whose owner is signed in.
 func (e *siteEnv) org(name string) member {
 	e.t.Helper()
-	o, _, _, err := access.CreateOrg(context.Background(), e.db, name, "owner@"+name+".test")
+	o, _, _, err := features.NewAccess(e.db).CreateOrg(context.Background(), name, "owner@"+name+".test")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func (e *siteEnv) org(name string) member {
 // add adds a member with a role and signs them in.
 func (e *siteEnv) add(owner member, email, role string) member {
 	e.t.Helper()
-	u, err := access.AddMember(context.Background(), e.db, access.Actor{UserID: owner.userID, Role: "owner"}, owner.orgID, email, role)
+	u, err := features.NewAccess(e.db).AddMember(context.Background(), access.Actor{UserID: owner.userID, Role: "owner"}, owner.orgID, email, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -114,10 +114,10 @@ func (e *siteEnv) add(owner member, email, role string) member {
 func (e *siteEnv) signIn(u orgstore.User) member {
 	e.t.Helper()
 	ctx := context.Background()
-	if err := access.SetPassword(ctx, e.db, u.ID, "a long password"); err != nil {
+	if err := features.NewAccess(e.db).SetPassword(ctx, u.ID, "a long password"); err != nil {
 		e.t.Fatal(err)
 	}
-	st, err := access.Login(ctx, e.db, u.Email, "a long password", u.OrgID, "127.0.0.1", time.Now().UTC())
+	st, err := features.NewAccess(e.db).Login(ctx, u.Email, "a long password", u.OrgID, "127.0.0.1", time.Now().UTC())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	cs, _ := e.site.f.Calls.List(ctx, a.orgID, calls.ListOptions{Limit: 1})
 	col, _ := e.site.f.KB.CreateCollection(ctx, a.orgID, "secret", "")
-	_, key, _ := access.CreateKey(ctx, e.db, a.orgID, a.userID, access.KeyOptions{Name: "k"})
+	_, key, _ := features.NewAccess(e.db).CreateKey(ctx, a.orgID, a.userID, access.KeyOptions{Name: "k"})
 	for _, p := range []string{"/calls/" + cs.Calls[0].ID, "/agents/" + ag.ID, "/knowledge/" + col.ID, "/knowledge/" + col.ID + "/search?q=x"} {
 		if code, body, _ := e.get(b, p); code != 404 || strings.Contains(body, "Acme agent") {
 			t.Fatalf("globex GET %s: %d", p, code)

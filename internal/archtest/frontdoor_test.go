@@ -47,10 +47,6 @@ const featuresPkg = module + "/app/features"
 // pendingStores are the packages that still take the whole *storage.Stores
 // instead of the stores they use, and why; the list only shrinks.
 var pendingStores = map[string]string{
-	appPkg:                                 "the HTTP server opens the stores and its auth middleware reads keys and sessions (app/auth.go, edited by pg-read)",
-	module + "/app/access":                 "sign-in, keys and members: its callers are app/auth.go and the key cache, edited by other branches this session",
-	module + "/app/doctor":                 "inspects the database file as a whole (storage.InspectFile, CheckFile)",
-	module + "/app/web":                    "dashboard pages that still read stores directly (members, keys, overview)",
 	module + "/internal/testkit/storetest": "opens the stores for the store packages' own tests",
 }
 
