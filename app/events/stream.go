@@ -48,6 +48,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		return err
 	}
 	idle := time.Now()
+	settle := newSettler()
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
@@ -71,13 +72,15 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if len(evs) > 0 {
 			idle = time.Now()
 		}
-		wait := min(s.DB.idlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		poll := s.DB.idlePoll(cfg.Poll)
+		wait := min(settle.wait(poll, poll > cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-committed:
+			settle.woke()
 		case <-t.C:
 		}
 		t.Stop()
