@@ -45,11 +45,21 @@ type Claimed struct {
 // claim up to Lead early sleeps until its slot, so the pace does not lose
 // the claim's latency; one late by at most a quarter interval keeps the
 // schedule (the next slot follows the missed one), so a short stall
-// elsewhere (another write holding the lock) does not slow the campaign.
+// elsewhere (a slow write or round trip) does not slow the campaign.
 // Starts are thus never closer than 3/4 of the interval, and over any
 // span the count of starts is at most span/interval + 1.
 func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claimed) (bool, error) {
 	b := cl.Budget
+	var us int64
+	if db.c.Postgres() {
+		// The claim runs at READ COMMITTED (sqldb.WriteClaim): the trunk's
+		// row is locked first, so the claims of every process using the
+		// trunk take their slot, and count the calls up, one at a time.
+		if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
+			ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, b.Trunk).Scan(&us); err != nil {
+			return false, err
+		}
+	}
 	if b.MaxActive > 0 {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE status IN `+liveSQL+`
@@ -61,9 +71,10 @@ func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claime
 			return false, nil
 		}
 	}
-	var us int64
-	if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", b.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
+	if !db.c.Postgres() {
+		if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", b.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
 	}
 	next, now := time.UnixMicro(us), cl.Now
 	if wait := next.Sub(now) - b.Lead; wait > 0 {
