@@ -215,7 +215,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		q.claimMu.Lock()
 		r, err := q.db.Calls.ClaimCall(ctx, callstore.Claim{
 			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
-			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now),
+			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now), Clock: q.clk.Now,
 		})
 		if err != nil || !r.OK {
 			q.claimMu.Unlock()

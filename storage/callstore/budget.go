@@ -48,6 +48,12 @@ type Claimed struct {
 // elsewhere (a slow write or round trip) does not slow the campaign.
 // Starts are thus never closer than 3/4 of the interval, and over any
 // span the count of starts is at most span/interval + 1.
+//
+// With cl.Clock the slot is reckoned from the time read after the trunk's
+// row lock is held: a claim that waited for the lock behind other
+// processes' claims would otherwise take a "now" already past and dial at
+// once, next to the claim that held the lock (44 dials in a second on a
+// 40 CPS trunk).
 func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claimed) (bool, error) {
 	b := cl.Budget
 	var us int64
@@ -77,6 +83,9 @@ func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claime
 		}
 	}
 	next, now := time.UnixMicro(us), cl.Now
+	if cl.Clock != nil {
+		now = cl.Clock()
+	}
 	if wait := next.Sub(now) - b.Lead; wait > 0 {
 		r.Wait = wait
 		return false, nil

@@ -35,7 +35,21 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 		return 0, nil
 	}
 	var queued int64
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	// At READ COMMITTED on PostgreSQL: the UPDATEs re-check their
+	// conditions on each row's latest version (a call claimed or cancelled
+	// meanwhile is left alone; the claim re-checks a batch's pause), so
+	// nothing needs SERIALIZABLE's retries, which three processes promoting
+	// the same calls exhausted. One process promotes at a time: the others
+	// skip (the promoted calls' NOTIFY wakes their dial queues all the same)
+	// rather than wait on the same rows or deadlock on their order.
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		queued = 0
+		if db.c.Postgres() {
+			var mine bool
+			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil || !mine {
+				return err
+			}
+		}
 		n := sqldb.MS(now)
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'queued', updated_at = ?
 			WHERE status IN ('initiated', 'scheduled') AND due_at <= ? AND `+notPausedSQL+` RETURNING id`, n, n)
@@ -53,6 +67,10 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	}
 	return queued, nil
 }
+
+// promoteLockKey is the transaction-level advisory lock PostgreSQL's
+// promotion tries ("promo").
+const promoteLockKey = 0x70726f6d6f
 
 // DueWorkSQL is the scheduler's poll (argument: now) in each dialect (pg
 // for PostgreSQL), exported for the test of its generic plan. On
@@ -95,6 +113,9 @@ type Claim struct {
 	Now        time.Time
 	LeaseUntil time.Time
 	Budget     *Budget // nil: no pacing or cap in the database
+	// Clock, when set, is read for the budget's slot once the trunk's row
+	// lock is held (see budgetSlot); nil: Now.
+	Clock func() time.Time
 }
 
 // ClaimNextCall atomically takes the next queued call that is due (lowest
