@@ -54,13 +54,18 @@ type Claimed struct {
 // processes' claims would otherwise take a "now" already past and dial at
 // once, next to the claim that held the lock (44 dials in a second on a
 // 40 CPS trunk).
-func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claimed) (bool, error) {
+//
+// own is how many of the live calls counted for MaxActive are the
+// caller's own claim: PostgreSQL checks the budget after taking the call
+// (see ClaimCall), SQLite before.
+func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, own int, r *Claimed) (bool, error) {
 	b := cl.Budget
 	var us int64
 	if db.c.Postgres() {
 		// The claim runs at READ COMMITTED (sqldb.WriteClaim): the trunk's
-		// row is locked first, so the claims of every process using the
-		// trunk take their slot, and count the calls up, one at a time.
+		// row is locked here, once the call is taken, so the claims of every
+		// process using the trunk take their slot, and count the calls up,
+		// one at a time, each holding it only until its commit.
 		if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
 			ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, b.Trunk).Scan(&us); err != nil {
 			return false, err
@@ -72,7 +77,7 @@ func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claime
 			AND direction = 'outbound' AND lease_until >= ?`, sqldb.MS(cl.Now)).Scan(&n); err != nil {
 			return false, err
 		}
-		if n >= b.MaxActive {
+		if n-own >= b.MaxActive {
 			r.Full = true
 			return false, nil
 		}

@@ -135,33 +135,38 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 // Budget, the cap on calls at once and the pacing slot are checked and
 // taken in the same transaction, so every process on the database shares
 // them.
+//
+// On PostgreSQL the trunk's budget row is locked last, after the call is
+// taken: every claim of every process on the trunk passes that lock one at
+// a time, so it is held only for the slot's few statements and the commit
+// (taken first, it was held through the whole claim, and three processes
+// dialled no faster than one).
 func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
+	pg := db.c.Postgres()
 	var r Claimed
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		r = Claimed{}
 		now := sqldb.MS(cl.Now)
-		if cl.Budget != nil {
-			ok, err := db.budgetSlot(ctx, tx, cl, &r)
+		if cl.Budget != nil && !pg {
+			ok, err := db.budgetSlot(ctx, tx, cl, 0, &r)
 			if err != nil || !ok {
 				return err
 			}
 		}
 		// The attempt starts at its slot: claimed up to Lead ahead, it is
-		// dialled then.
+		// dialled then (on PostgreSQL set below, once the slot is known).
 		start := now
 		if r.Slot.Trunk != "" {
 			start = sqldb.MS(r.Slot.Start)
 		}
 		var id string
 		var attempt int
-		if db.c.Postgres() {
+		var err error
+		args := []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
+		if pg {
 			if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
 				return err
 			}
-		}
-		var err error
-		args := []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
-		if db.c.Postgres() {
 			var agent string
 			var maxCalls float64
 			err = tx.QueryRowContext(ctx, claimSQL[true], args...).Scan(&id, &attempt, &agent, &maxCalls)
@@ -185,23 +190,62 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
 			return fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
 		}
-		if r.Slot.Trunk != "" {
+		if r.Call, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id)); err != nil {
+			return err
+		}
+		if cl.Budget != nil && pg {
+			ok, err := db.budgetSlot(ctx, tx, cl, 1, &r)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errNoSlot // gives the call back: r says why
+			}
+			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
+				return err
+			}
+		} else if r.Slot.Trunk != "" {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
 				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
 				return err
 			}
 		}
-		r.Call, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id))
-		r.OK = err == nil
-		return err
+		r.OK = true
+		return nil
 	})
 	if errors.Is(err, errOverCap) {
 		return Claimed{}, nil
+	}
+	if errors.Is(err, errNoSlot) {
+		r.Call, r.OK, r.Slot = Call{}, false, Slot{}
+		return r, nil
 	}
 	if err != nil {
 		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
 	}
 	return r, nil
+}
+
+// errNoSlot rolls back a PostgreSQL claim whose trunk had no slot for it.
+var errNoSlot = errors.New("no dial slot")
+
+// startAtSlot takes the slot of a PostgreSQL claim (r.Slot, found under
+// the trunk's lock) and moves the attempt's start, written as provisional
+// when the call was taken, to it: one statement, for the lock's sake.
+func (db *Calls) startAtSlot(ctx context.Context, tx *sql.Tx, r *Claimed, provisional int64) error {
+	at := sqldb.MS(r.Slot.Start)
+	_, err := tx.ExecContext(ctx, `WITH b AS (UPDATE dial_budget SET next_us = ? WHERE trunk = ?),
+		c AS (UPDATE calls SET started_at = ? WHERE id = ? AND started_at = ?)
+		UPDATE call_attempts SET started_at = ? WHERE claim_token = ?`,
+		r.Slot.Next.UnixMicro(), r.Slot.Trunk, at, r.Call.ID, provisional, at, r.Call.ClaimToken)
+	if err != nil {
+		return err
+	}
+	if r.Call.StartedAt != nil && sqldb.MS(*r.Call.StartedAt) == provisional {
+		start := r.Slot.Start.UTC().Truncate(time.Millisecond)
+		r.Call.StartedAt = &start
+	}
+	return nil
 }
 
 // Progress is a non-final step of a claimed attempt.
