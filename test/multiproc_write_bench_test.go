@@ -37,7 +37,7 @@ func BenchmarkWrites(b *testing.B) {
 				for _, kind := range []string{"batches", "sources"} {
 					var done atomic.Int64
 					var wg sync.WaitGroup
-					start := time.Now()
+					start, cpu := time.Now(), machineCPU()
 					for c := range clients {
 						p := procs[c%n]
 						wg.Go(func() {
@@ -70,6 +70,7 @@ func BenchmarkWrites(b *testing.B) {
 					wg.Wait()
 					unit := map[string]string{"batches": "calls/s", "sources": "upserts/s"}[kind]
 					b.ReportMetric(float64(done.Load())/time.Since(start).Seconds(), unit)
+					b.ReportMetric(cpu(), kind+"-cpu-busy-%")
 				}
 			}
 		})

@@ -180,6 +180,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // notifications do not each cost every worker its reads.
 const remoteEvery = 200 * time.Millisecond
 
+// localEvery is how often at most this process's own events wake it.
+const localEvery = 25 * time.Millisecond
+
 // sleep waits for a wake-up: new events of this process, deliveries queued
 // or set for a retry by any process (PostgreSQL, while the listener is up),
 // other processes' events (anyEvents, see remoteEvery), a recorded result,
@@ -198,6 +201,16 @@ func (w *Worker) sleep(ctx context.Context, events, deliveries, anyEvents <-chan
 	case <-w.wake:
 	case <-events:
 		w.settle.woke()
+		// A burst of this process's events (a dialling campaign writes
+		// several a call) is looked at once: each look is three reads.
+		t2 := time.NewTimer(localEvery)
+		defer t2.Stop()
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+		case <-deliveries:
+		case <-t2.C:
+		}
 	case <-deliveries:
 	case <-t.C:
 	case <-anyEvents:

@@ -1,3 +1,5 @@
+-- Hot rows and locks moved to commit.
+--
 -- The counters kept by triggers on calls (agents' live/finished/completed
 -- calls, call_hours) are a few hot rows: every status change of an
 -- agent's calls updates that agent's row, every call ending in an hour the
@@ -39,3 +41,19 @@ CREATE CONSTRAINT TRIGGER call_hours_update AFTER UPDATE OF org_id, status, ende
 	EXECUTE FUNCTION call_hours_count();
 CREATE CONSTRAINT TRIGGER call_hours_delete AFTER DELETE ON calls
 	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION call_hours_count();
+
+-- The vector change log's order (0025) the same way: its seq must follow
+-- commit order (the search mirrors follow it by seq), so every insert took
+-- one advisory lock and held it to the end of the transaction, and source
+-- upserts and knowledge completions of every process queued on it. Now a
+-- row takes a provisional seq when inserted and its final one at commit,
+-- under the lock, which is then held only for the commit itself.
+DROP TRIGGER vector_log_order ON vector_log;
+CREATE FUNCTION agentd_vector_log_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_advisory_xact_lock(7021368914170195566); -- "vector_log" order
+	UPDATE vector_log SET seq = nextval(pg_get_serial_sequence('vector_log', 'seq')) WHERE seq = NEW.seq;
+	RETURN NULL;
+END $$;
+CREATE CONSTRAINT TRIGGER vector_log_commit AFTER INSERT ON vector_log
+	DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION agentd_vector_log_commit();
