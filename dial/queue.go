@@ -215,7 +215,7 @@ func (q *Queue) claimLoop(ctx context.Context) {
 		q.claimMu.Lock()
 		r, err := q.db.Calls.ClaimCall(ctx, callstore.Claim{
 			Token: uuid.NewString(), WorkerID: q.worker, Dialer: q.cfg.Dialer.Name(),
-			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now),
+			Now: now, LeaseUntil: now.Add(q.leaseFor()), Budget: q.budget(now), Clock: q.clk.Now,
 		})
 		if err != nil || !r.OK {
 			q.claimMu.Unlock()
@@ -316,6 +316,10 @@ func (q *Queue) wait(ctx context.Context, d time.Duration, woke <-chan struct{})
 }
 
 // dial places one attempt and settles it.
+// pauseCheckAhead is how long before its slot a call claimed ahead checks
+// whether its batch was paused meanwhile.
+const pauseCheckAhead = 20 * time.Millisecond
+
 func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c callstore.Call, slot callstore.Slot) {
 	defer func() {
 		q.mu.Lock()
@@ -332,8 +336,15 @@ func (q *Queue) dial(ctx context.Context, cancel context.CancelCauseFunc, c call
 	}
 	if wait := slot.Start.Sub(q.clk.Now()); wait > 0 {
 		// Claimed ahead of its slot: its batch may have been paused since.
-		if sleep(ctx, q.clk, wait) == nil && q.pausedMeanwhile(c, slot) {
+		// That is read a little before the slot, so the read's own time
+		// (long on a busy database) does not make the dial late and the
+		// next one crowd it.
+		early := min(wait, pauseCheckAhead)
+		if sleep(ctx, q.clk, wait-early) == nil && q.pausedMeanwhile(c, slot) {
 			return
+		}
+		if wait := slot.Start.Sub(q.clk.Now()); wait > 0 {
+			_ = sleep(ctx, q.clk, wait)
 		}
 	}
 	if context.Cause(ctx) != nil {

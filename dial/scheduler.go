@@ -63,7 +63,14 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil || !ok {
 		return poll, err
 	}
-	return min(poll, max(next.Sub(s.clk.Now()), 0)), nil
+	// Promoting nothing while a call is due means another process holds
+	// the promotion (PostgreSQL) and is about to commit it: look again
+	// shortly rather than spin on it.
+	var floor time.Duration
+	if n == 0 {
+		floor = 5 * time.Millisecond
+	}
+	return min(poll, max(next.Sub(s.clk.Now()), floor)), nil
 }
 
 // Run ticks until ctx ends. Besides Wake and the next due time, calls

@@ -180,15 +180,15 @@ func ParseTypes(vals []string) ([]string, error) {
 
 // resolveCursor turns an event id into its place in the log; "" is the
 // start.
-func (s *Service) resolveCursor(ctx context.Context, orgID, after string) (int64, error) {
+func (s *Service) resolveCursor(ctx context.Context, orgID, after string) (sqldb.Pos, error) {
 	if after == "" {
-		return 0, nil
+		return sqldb.Pos{}, nil
 	}
-	seq, err := s.DB.Events.EventSeq(ctx, orgID, after)
+	pos, err := s.DB.Events.EventPos(ctx, orgID, after)
 	if errors.Is(err, sqldb.ErrNotFound) {
-		return 0, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
+		return pos, errs.InvalidField("after", "no event "+strconv.Quote(after)+" in this organization's log")
 	}
-	return seq, err
+	return pos, err
 }
 
 // ListEvents pulls one page of the organization's log.
@@ -199,11 +199,11 @@ func (s *Service) ListEvents(ctx context.Context, orgID string, q Query) (Page, 
 	case q.Limit < 1 || q.Limit > MaxLimit:
 		return Page{}, errs.InvalidField("limit", "must be from 1 to "+strconv.Itoa(MaxLimit))
 	}
-	seq, err := s.resolveCursor(ctx, orgID, q.After)
+	pos, err := s.resolveCursor(ctx, orgID, q.After)
 	if err != nil {
 		return Page{}, err
 	}
-	evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: q.Types, Limit: q.Limit + 1})
+	evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, After: pos, Types: q.Types, Limit: q.Limit + 1})
 	if err != nil {
 		return Page{}, err
 	}

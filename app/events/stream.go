@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/storage/eventstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // StreamConfig is how a live stream of the log behaves.
@@ -34,12 +35,12 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 	if cfg.KeepAlive <= 0 {
 		cfg.KeepAlive = 15 * time.Second
 	}
-	var seq int64
+	var pos sqldb.Pos
 	var err error
 	if after == "" {
-		seq, err = s.DB.Events.LastEventSeq(ctx)
+		pos, err = s.DB.Events.LastEventPos(ctx)
 	} else {
-		seq, err = s.resolveCursor(ctx, orgID, after)
+		pos, err = s.resolveCursor(ctx, orgID, after)
 	}
 	if err != nil {
 		return err
@@ -48,6 +49,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		return err
 	}
 	idle := time.Now()
+	settle := newSettler()
 	for {
 		// Take the wake-up channel before reading, so a commit in between
 		// is never missed.
@@ -55,7 +57,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if s.DB.NewEvents != nil {
 			committed = s.DB.NewEvents.Wake() // every process's events (PostgreSQL), this one's (SQLite)
 		}
-		evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, AfterSeq: seq, Types: types, Limit: 200})
+		evs, err := s.DB.Events.ListEvents(ctx, eventstore.EventFilter{OrgID: orgID, After: pos, Types: types, Limit: 200})
 		if err != nil {
 			return err
 		}
@@ -63,7 +65,7 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 			if err := sink.Send(view(e), Body(e)); err != nil {
 				return err
 			}
-			seq = e.Seq
+			pos = e.Pos()
 		}
 		if len(evs) == 200 {
 			continue
@@ -71,13 +73,15 @@ func (s *Service) Stream(ctx context.Context, orgID, after string, types []strin
 		if len(evs) > 0 {
 			idle = time.Now()
 		}
-		wait := min(s.DB.idlePoll(cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
+		poll := s.DB.idlePoll(cfg.Poll)
+		wait := min(settle.wait(poll, poll > cfg.Poll), max(time.Until(idle.Add(cfg.KeepAlive)), 0))
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		case <-committed:
+			settle.woke()
 		case <-t.C:
 		}
 		t.Stop()

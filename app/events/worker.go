@@ -62,6 +62,7 @@ type Worker struct {
 	id       string
 	wake     chan struct{}
 	inflight atomic.Int64
+	settle   settler // the loop's only: quick looks after new events (see settleSteps)
 }
 
 // NewWorker applies the defaults.
@@ -104,7 +105,7 @@ func NewWorker(cfg WorkerConfig) *Worker {
 	if cfg.Retention == 0 {
 		cfg.Retention = 30 * 24 * time.Hour
 	}
-	return &Worker{cfg: cfg, id: "wh-" + uuid.NewString()[:8], wake: make(chan struct{}, 1)}
+	return &Worker{cfg: cfg, id: "wh-" + uuid.NewString()[:8], wake: make(chan struct{}, 1), settle: newSettler()}
 }
 
 // Wake makes the worker look for work now.
@@ -179,6 +180,9 @@ func (w *Worker) Run(ctx context.Context) error {
 // notifications do not each cost every worker its reads.
 const remoteEvery = 200 * time.Millisecond
 
+// localEvery is how often at most this process's own events wake it.
+const localEvery = 25 * time.Millisecond
+
 // sleep waits for a wake-up: new events of this process, deliveries queued
 // or set for a retry by any process (PostgreSQL, while the listener is up),
 // other processes' events (anyEvents, see remoteEvery), a recorded result,
@@ -186,6 +190,7 @@ const remoteEvery = 200 * time.Millisecond
 // notifications come from every process: see storage.Stores.IdlePoll).
 func (w *Worker) sleep(ctx context.Context, events, deliveries, anyEvents <-chan struct{}) {
 	d := w.cfg.DB.idlePoll(w.cfg.Poll)
+	d = w.settle.wait(d, d > w.cfg.Poll)
 	if next, ok, err := w.cfg.DB.Webhooks.NextDeliveryDue(ctx); err == nil && ok {
 		d = min(d, max(time.Until(next), time.Millisecond))
 	}
@@ -195,9 +200,21 @@ func (w *Worker) sleep(ctx context.Context, events, deliveries, anyEvents <-chan
 	case <-ctx.Done():
 	case <-w.wake:
 	case <-events:
+		w.settle.woke()
+		// A burst of this process's events (a dialling campaign writes
+		// several a call) is looked at once: each look is three reads.
+		t2 := time.NewTimer(localEvery)
+		defer t2.Stop()
+		select {
+		case <-ctx.Done():
+		case <-w.wake:
+		case <-deliveries:
+		case <-t2.C:
+		}
 	case <-deliveries:
 	case <-t.C:
 	case <-anyEvents:
+		w.settle.woke()
 		t2 := time.NewTimer(remoteEvery)
 		defer t2.Stop()
 		select {

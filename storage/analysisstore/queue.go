@@ -37,10 +37,11 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, ma
 		return nil, nil
 	}
 	var jobs []Job
-	err := s.c.Write(ctx, func(tx *sql.Tx) error {
+	err := s.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]
 		// The lease condition is repeated in the UPDATE: on PostgreSQL
-		// two claims may read the same rows, and only one updates them.
+		// (READ COMMITTED, sqldb.WriteClaim) two claims may read the same
+		// rows, and only one updates them.
 		rows, err := tx.QueryContext(ctx, `UPDATE analyses SET lease_owner = ?, lease_until = ?
 			WHERE status = 'pending' AND due_at <= ? AND (lease_until IS NULL OR lease_until < ?)
 			AND (subject_kind, subject_id) IN (SELECT subject_kind, subject_id FROM analyses

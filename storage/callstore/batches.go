@@ -241,7 +241,13 @@ func (db *Calls) setBatchStatus(ctx context.Context, orgID, id, status string, n
 func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Time) (int, []string, error) {
 	var n int64
 	var live []string
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	// READ COMMITTED on PostgreSQL (sqldb.WriteClaim): the batch's open
+	// calls are locked first (FOR UPDATE waits for a claim or a progress
+	// write in flight and reads the row it left), so none changes before
+	// the cancel; under SERIALIZABLE the dial queue's writes to the same
+	// calls failed the cancel until it gave up.
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		live = live[:0] // fn runs again after a deadlock
 		var prev string
 		err := tx.QueryRowContext(ctx, "SELECT status FROM call_batches WHERE id = ? AND org_id = ?", id, orgID).Scan(&prev)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -254,17 +260,24 @@ func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Tim
 			sqldb.MS(now), id); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, "SELECT id FROM calls WHERE batch_id = ? AND status IN "+liveSQL, id)
+		q := "SELECT id, 1 FROM calls WHERE batch_id = ? AND status IN " + liveSQL
+		if db.c.Postgres() {
+			q = "SELECT id, status IN " + liveSQL + " FROM calls WHERE batch_id = ? AND status IN " + openSQL + " FOR UPDATE"
+		}
+		rows, err := tx.QueryContext(ctx, q, id)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var cid string
-			if err := rows.Scan(&cid); err != nil {
+			var isLive bool
+			if err := rows.Scan(&cid, &isLive); err != nil {
 				rows.Close()
 				return err
 			}
-			live = append(live, cid)
+			if isLive {
+				live = append(live, cid)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

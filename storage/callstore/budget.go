@@ -45,27 +45,52 @@ type Claimed struct {
 // claim up to Lead early sleeps until its slot, so the pace does not lose
 // the claim's latency; one late by at most a quarter interval keeps the
 // schedule (the next slot follows the missed one), so a short stall
-// elsewhere (another write holding the lock) does not slow the campaign.
+// elsewhere (a slow write or round trip) does not slow the campaign.
 // Starts are thus never closer than 3/4 of the interval, and over any
 // span the count of starts is at most span/interval + 1.
-func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, r *Claimed) (bool, error) {
+//
+// With cl.Clock the slot is reckoned from the time read after the trunk's
+// row lock is held: a claim that waited for the lock behind other
+// processes' claims would otherwise take a "now" already past and dial at
+// once, next to the claim that held the lock (44 dials in a second on a
+// 40 CPS trunk).
+//
+// own is how many of the live calls counted for MaxActive are the
+// caller's own claim: PostgreSQL checks the budget after taking the call
+// (see ClaimCall), SQLite before.
+func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, own int, r *Claimed) (bool, error) {
 	b := cl.Budget
+	var us int64
+	if db.c.Postgres() {
+		// The claim runs at READ COMMITTED (sqldb.WriteClaim): the trunk's
+		// row is locked here, once the call is taken, so the claims of every
+		// process using the trunk take their slot, and count the calls up,
+		// one at a time, each holding it only until its commit.
+		if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
+			ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, b.Trunk).Scan(&us); err != nil {
+			return false, err
+		}
+	}
 	if b.MaxActive > 0 {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE status IN `+liveSQL+`
 			AND direction = 'outbound' AND lease_until >= ?`, sqldb.MS(cl.Now)).Scan(&n); err != nil {
 			return false, err
 		}
-		if n >= b.MaxActive {
+		if n-own >= b.MaxActive {
 			r.Full = true
 			return false, nil
 		}
 	}
-	var us int64
-	if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", b.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
+	if !db.c.Postgres() {
+		if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", b.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
 	}
 	next, now := time.UnixMicro(us), cl.Now
+	if cl.Clock != nil {
+		now = cl.Clock()
+	}
 	if wait := next.Sub(now) - b.Lead; wait > 0 {
 		r.Wait = wait
 		return false, nil

@@ -3,6 +3,7 @@ package callstore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,7 +38,9 @@ func claimableSQL(maxCalls string) string {
 
 // claimSQL is the claim's UPDATE (arguments: token, worker, lease end,
 // now three times) in each dialect. On PostgreSQL the due call is picked
-// with FOR UPDATE SKIP LOCKED, so claimers never wait on each other's row.
+// with FOR UPDATE SKIP LOCKED, so claimers never wait on each other's row;
+// it also returns the agent and its maxConcurrentCalls, for the re-check
+// under the agent's lock (claims there run concurrently: agentCapHeld).
 var claimSQL = map[bool]string{
 	false: `UPDATE calls SET ` + claimSet + `
 			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_queue
@@ -50,7 +53,8 @@ var claimSQL = map[bool]string{
 				AND ` + claimableSQL("(a.config::jsonb ->> 'maxConcurrentCalls')::float8") + `
 				ORDER BY c.priority, c.due_at, c.created_at, c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
 			AND status = 'queued'
-			RETURNING id, attempts`,
+			RETURNING id, attempts, agent_id, (SELECT coalesce((a.config::jsonb ->> 'maxConcurrentCalls')::float8, 0)
+				FROM agents a WHERE a.id = calls.agent_id)`,
 }
 
 const claimSet = `status = 'connecting', claim_token = ?, worker_id = ?,
@@ -77,7 +81,7 @@ type Undo struct {
 // the claim. done is false when the claim no longer held the call.
 func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool, error) {
 	var done bool
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		at := sqldb.MS(u.At)
 		var res sql.Result
 		var err error
@@ -138,3 +142,27 @@ const ClaimPlanPG = "SET LOCAL enable_sort = off"
 // ClaimSQL is the claim's statement in the dialect (pg for PostgreSQL), for
 // the test that keeps its plan free of sorts and for EXPLAIN by hand.
 func ClaimSQL(pg bool) string { return claimSQL[pg] }
+
+// errOverCap rolls back a PostgreSQL claim that the agent's cap re-check
+// refused.
+var errOverCap = errors.New("agent at its maxConcurrentCalls")
+
+// agentCapHeld re-checks, on PostgreSQL, the claimed call's agent cap of
+// calls at once: the claim's own filter read the count without a lock,
+// and two processes may each have taken the agent's last free place. The
+// agent's advisory lock orders the re-checks; each counts, in a statement
+// that starts after the previous holder committed, the calls up including
+// its own claim.
+func agentCapHeld(ctx context.Context, tx *sql.Tx, agentID string, maxCalls float64) (bool, error) {
+	if maxCalls <= 0 {
+		return true, nil
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('agent:' || ?, 0))", agentID); err != nil {
+		return false, err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM calls WHERE agent_id = ? AND status IN "+liveSQL, agentID).Scan(&n); err != nil {
+		return false, err
+	}
+	return float64(n) <= maxCalls, nil
+}

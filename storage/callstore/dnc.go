@@ -35,6 +35,7 @@ const dncChunk = 2000
 // It returns how many numbers were new and how many calls it failed.
 func (db *Calls) AddDNC(ctx context.Context, orgID string, numbers []string, reason string, now time.Time) (added, failed int, err error) {
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
+		added, failed = 0, 0 // fn runs again after a serialization failure
 		for lo := 0; lo < len(numbers); lo += dncChunk {
 			part := numbers[lo:min(lo+dncChunk, len(numbers))]
 			args := make([]any, 0, 4*len(part))
@@ -73,6 +74,7 @@ func (db *Calls) AddDNC(ctx context.Context, orgID string, numbers []string, rea
 func (db *Calls) RemoveDNC(ctx context.Context, orgID string, numbers []string) (int, error) {
 	removed := 0
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		removed = 0 // fn runs again after a serialization failure
 		for lo := 0; lo < len(numbers); lo += dncChunk {
 			part := numbers[lo:min(lo+dncChunk, len(numbers))]
 			args := []any{orgID}

@@ -232,17 +232,27 @@ var ErrEnded = fmt.Errorf("conversation has ended: %w", sqldb.ErrConflict)
 // set here and the stored messages returned.
 func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Message) ([]Message, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	err := s.c.Write(ctx, func(tx *sql.Tx) error {
-		var status string
-		var count int
+	// The count is raised first: the UPDATE takes the conversation's row
+	// lock, so concurrent turns of one conversation (from several
+	// processes on PostgreSQL, at READ COMMITTED) number after each other
+	// instead of reading the same count.
+	err := s.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		var next int
 		var callID sql.NullString
-		err := tx.QueryRowContext(ctx, "SELECT status, message_count, call_id FROM conversations WHERE id = ? AND org_id = ?", convID, orgID).Scan(&status, &count, &callID)
-		if err != nil {
-			return notFound(convID, err)
-		}
-		if status != "active" {
+		err := tx.QueryRowContext(ctx, `UPDATE conversations SET message_count = message_count + ?, updated_at = ?
+			WHERE id = ? AND org_id = ? AND status = 'active' RETURNING message_count, call_id`,
+			len(msgs), sqldb.MS(now), convID, orgID).Scan(&next, &callID)
+		if errors.Is(err, sql.ErrNoRows) {
+			var status string
+			if err := tx.QueryRowContext(ctx, "SELECT status FROM conversations WHERE id = ? AND org_id = ?", convID, orgID).Scan(&status); err != nil {
+				return notFound(convID, err)
+			}
 			return ErrEnded
 		}
+		if err != nil {
+			return err
+		}
+		count := next - len(msgs)
 		for i := range msgs {
 			m := &msgs[i]
 			m.ID, m.ConversationID, m.Seq, m.CreatedAt = uuid.NewString(), convID, count+i, now
@@ -257,12 +267,8 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 				return err
 			}
 		}
-		if _, err = tx.ExecContext(ctx, "UPDATE conversations SET message_count = message_count + ?, updated_at = ? WHERE id = ?",
-			len(msgs), sqldb.MS(now), convID); err != nil {
-			return err
-		}
 		if callID.Valid { // a voice call's turns are its transcript too
-			return appendCallTranscript(ctx, tx, callID.String, msgs, now)
+			return appendCallTranscript(ctx, tx, s.c.Postgres(), callID.String, msgs, now)
 		}
 		return nil
 	})

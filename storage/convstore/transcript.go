@@ -27,9 +27,13 @@ type transcriptItem struct {
 // call's own transcript (call_results), inside the turn's transaction, so
 // GET /api/v1/calls/{id} and the call's analysis see it without a result
 // POST.
-func appendCallTranscript(ctx context.Context, tx *sql.Tx, callID string, msgs []Message, now time.Time) error {
+func appendCallTranscript(ctx context.Context, tx *sql.Tx, pg bool, callID string, msgs []Message, now time.Time) error {
 	var raw sql.NullString
-	err := tx.QueryRowContext(ctx, "SELECT transcript FROM call_results WHERE call_id = ?", callID).Scan(&raw)
+	q := "SELECT transcript FROM call_results WHERE call_id = ?"
+	if pg { // read-modify-write at READ COMMITTED: hold the row meanwhile
+		q += " FOR UPDATE"
+	}
+	err := tx.QueryRowContext(ctx, q, callID).Scan(&raw)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}

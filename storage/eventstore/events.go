@@ -30,45 +30,62 @@ func New(c *sqldb.DB) *Events { return &Events{c: c, r: c.Reader()} }
 // event stream wake on it (other processes' events are found by polling).
 func (db *Events) EventsCommitted() <-chan struct{} { return db.c.EventsCommitted() }
 
-// EventSeq resolves an event id of the organization to its place in the
+// EventPos resolves an event id of the organization to its place in the
 // log; an unknown id (or another organization's) is sqldb.ErrNotFound.
-func (db *Events) EventSeq(ctx context.Context, orgID, eventID string) (int64, error) {
-	var seq int64
-	err := db.c.ReadRow(ctx, "SELECT seq FROM events WHERE id = ? AND org_id = ?", eventID, orgID).Scan(&seq)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("event %q: %w", eventID, sqldb.ErrNotFound)
+func (db *Events) EventPos(ctx context.Context, orgID, eventID string) (sqldb.Pos, error) {
+	var p sqldb.Pos
+	q := "SELECT seq, 0 FROM events WHERE id = ? AND org_id = ?"
+	if db.c.Postgres() {
+		q = "SELECT seq, xid::text::bigint FROM events WHERE id = ? AND org_id = ?"
 	}
-	return seq, err
+	err := db.c.ReadRow(ctx, q, eventID, orgID).Scan(&p.Seq, &p.Xid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, fmt.Errorf("event %q: %w", eventID, sqldb.ErrNotFound)
+	}
+	return p, err
 }
 
-// LastEventSeq is the newest event's place in the log (0 when empty).
-func (db *Events) LastEventSeq(ctx context.Context) (int64, error) {
-	var seq int64
-	err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&seq)
-	return seq, err
+// LastEventPos is where a reader starting now begins: after the newest
+// event on SQLite. On PostgreSQL it is the log's horizon (see sqldb.Pos):
+// events of transactions still running then, or committed after an older
+// one still running, come after it, so none is lost.
+func (db *Events) LastEventPos(ctx context.Context) (sqldb.Pos, error) {
+	var p sqldb.Pos
+	if db.c.Postgres() {
+		err := db.c.ReadRow(ctx, "SELECT "+sqldb.LogHorizon+"::text::bigint").Scan(&p.Xid)
+		return p, err
+	}
+	err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&p.Seq)
+	return p, err
 }
 
 // EventFilter selects events of one organization after a place in the log.
 type EventFilter struct {
-	OrgID    string
-	AfterSeq int64
-	Types    []string // empty: every type
-	Limit    int
+	OrgID string
+	After sqldb.Pos
+	Types []string // empty: every type
+	Limit int
 }
 
-// ListEvents returns the organization's events after AfterSeq, oldest
-// first.
+// ListEvents returns the organization's events after f.After in log order
+// (on PostgreSQL only those whose transaction has ended: see sqldb.Pos).
 func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event, error) {
-	q := "SELECT seq, id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND seq > ?"
-	args := []any{f.OrgID, f.AfterSeq}
+	q := "SELECT seq, 0, id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND seq > ?"
+	args := []any{f.OrgID, f.After.Seq}
+	order := " ORDER BY seq LIMIT ?"
+	if db.c.Postgres() {
+		q = `SELECT seq, xid::text::bigint, id, org_id, type, subject, data, data_version, created_at FROM events
+			WHERE org_id = ? AND (xid, seq) > (?::bigint::text::xid8, ?) AND xid < ` + sqldb.LogHorizon
+		args = []any{f.OrgID, int64(f.After.Xid), f.After.Seq}
+		order = " ORDER BY xid, seq LIMIT ?"
+	}
 	if len(f.Types) > 0 {
 		q += " AND type IN (?" + strings.Repeat(", ?", len(f.Types)-1) + ")"
 		for _, t := range f.Types {
 			args = append(args, t)
 		}
 	}
-	q += " ORDER BY seq LIMIT ?"
-	rows, err := db.r.QueryContext(ctx, q, append(args, f.Limit)...)
+	rows, err := db.r.QueryContext(ctx, q+order, append(args, f.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list events: %w", err)
 	}
@@ -78,7 +95,7 @@ func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event,
 		var e sqldb.Event
 		var data string
 		var created int64
-		if err := rows.Scan(&e.Seq, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
+		if err := rows.Scan(&e.Seq, &e.Xid, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
 			return nil, err
 		}
 		e.Data, e.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)

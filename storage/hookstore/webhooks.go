@@ -68,8 +68,8 @@ func (db *Webhooks) CreateWebhook(ctx context.Context, e WebhookEndpoint) (Webho
 		return e, err
 	}
 	err = db.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, org_id, url, description, events, secret, cursor,
-			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, (SELECT coalesce(max(seq), 0) FROM events), ?, ?)`,
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, org_id, url, description, events, secret, `+db.cursorNow()+`,
+			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, `+db.cursorNowValue()+`, ?, ?)`,
 			e.ID, e.OrgID, e.URL, e.Description, string(events), sealed, sqldb.MS(now), sqldb.MS(now))
 		return err
 	})
@@ -152,7 +152,7 @@ func (db *Webhooks) UpdateWebhook(ctx context.Context, orgID, id string, p Webho
 		case p.Enabled == nil || *p.Enabled == enabled:
 		case *p.Enabled:
 			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 1, disabled_reason = NULL, disabled_at = NULL,
-				failing_since = NULL, cursor = (SELECT coalesce(max(seq), 0) FROM events) WHERE id = ?`, id); err != nil {
+				failing_since = NULL, (`+db.cursorNow()+`) = (SELECT `+db.cursorNowValue()+`) WHERE id = ?`, id); err != nil {
 				return err
 			}
 			_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ?
@@ -274,6 +274,9 @@ const fanOutStep = 2000
 // many deliveries it created. The UNIQUE (endpoint, event) key makes a
 // repeat harmless.
 func (db *Webhooks) FanOutEvents(ctx context.Context) (int, error) {
+	if db.c.Postgres() {
+		return db.fanOutPG(ctx)
+	}
 	var behind bool
 	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1
 		AND cursor < (SELECT coalesce(max(seq), 0) FROM events))`).Scan(&behind); err != nil {

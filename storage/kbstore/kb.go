@@ -249,7 +249,13 @@ func (db *Knowledge) upsertSources(ctx context.Context, orgID, collectionID stri
 	if err != nil {
 		return err
 	}
-	return db.c.Write(ctx, func(tx *sql.Tx) error {
+	// READ COMMITTED on PostgreSQL (sqldb.WriteClaim): a source's write is
+	// an insert (a concurrent insert of the same external id is a unique
+	// violation, run again) or an update by id whose revision + 1 applies
+	// to the row's latest version, so the knowledge worker's completion of
+	// an older revision is still skipped. SERIALIZABLE failed it against
+	// the worker's claims and completions until requests got 500.
+	return db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		b := bindStmts(ctx, tx, st)
 		if len(ins) > 1 && distinctExternalIDs(ins) {
 			return upsertSourcesBatch(ctx, tx, b, orgID, collectionID, ins, res)

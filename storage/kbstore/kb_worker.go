@@ -79,7 +79,11 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	err = db.c.Write(ctx, func(tx *sql.Tx) error {
+	now = time.Now()
+	// READ COMMITTED on PostgreSQL (sqldb.WriteClaim): the UPDATE repeats
+	// the claimable condition, which PostgreSQL re-checks on a row another
+	// claim took meanwhile, and only the rows it took become jobs.
+	err = db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		jobs = jobs[:0]
 		b := bindStmts(ctx, tx, st)
 		if _, err := b[0].ExecContext(ctx, sqldb.MS(now), sqldb.MS(now)); err != nil {
@@ -117,8 +121,9 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 			return err
 		}
 		rows, err = tx.QueryContext(ctx, `UPDATE kb_sources SET status = 'processing', lease_owner = ?, lease_until = ?
-			WHERE id IN (`+sqldb.Placeholders("?", len(ids))+`) RETURNING id, collection_id, title, content, revision, retries, chunk_count > 0`,
-			append([]any{owner, sqldb.MS(now.Add(lease))}, ids...)...)
+			WHERE status IN ('pending', 'processing') AND (lease_until IS NULL OR lease_until < ?)
+			AND id IN (`+sqldb.Placeholders("?", len(ids))+`) RETURNING id, collection_id, title, content, revision, retries, chunk_count > 0`,
+			append([]any{owner, sqldb.MS(now.Add(lease)), sqldb.MS(now)}, ids...)...)
 		if err != nil {
 			return err
 		}
@@ -135,7 +140,9 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 			return err
 		}
 		for _, id := range ids { // queue order (RETURNING's order is unspecified)
-			jobs = append(jobs, byID[id.(string)])
+			if j, ok := byID[id.(string)]; ok {
+				jobs = append(jobs, j)
+			}
 		}
 		return nil
 	})
@@ -205,6 +212,7 @@ func (db *Knowledge) KBBacklog(ctx context.Context, collectionID string) (int, e
 func (db *Knowledge) SyncKBModel(ctx context.Context, m vectorstore.VectorModel, collectionID string, force bool) (int, error) {
 	var queued int64
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		queued = 0 // fn runs again after a serialization failure
 		rows, err := tx.QueryContext(ctx, `SELECT c.id, coalesce(v.embedder, ''), coalesce(v.model, ''), coalesce(v.dims, 0)
 			FROM kb_collections c LEFT JOIN vector_spaces v ON v.space = 'kb:' || c.id WHERE ? = '' OR c.id = ?`, collectionID, collectionID)
 		if err != nil {

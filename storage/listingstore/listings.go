@@ -205,7 +205,19 @@ var errItemFailed = errors.New("a listing write failed")
 func (db *Listings) syncListings(ctx context.Context, orgID string, writes []ListingWrite, stale *StaleScope, vs *VectorSpec, savepoints bool) (SyncOutcome, error) {
 	out := SyncOutcome{Results: make([]ListingResult, len(writes))}
 	now := sqldb.MS(time.Now().UTC())
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	// On PostgreSQL a sync runs at READ COMMITTED under a lock of its
+	// organization's listings, taken first: everything it reads and writes
+	// is that organization's (and the vector log, ordered at commit), so
+	// syncs of one organization run one after the other and read each
+	// other's commits, and those of different organizations never wait for
+	// each other. Under SERIALIZABLE, concurrent large syncs failed each
+	// other past the retries.
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		if db.c.Postgres() {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('listings:' || ?, 0))", orgID); err != nil {
+				return err
+			}
+		}
 		if !savepoints {
 			res, err := writeListingsBatch(ctx, tx, orgID, writes, now)
 			if err != nil {

@@ -58,9 +58,9 @@ func Copy(ctx context.Context, from, to *DB, progress func(table string, n int64
 		return rep, fmt.Errorf("storage: copy: begin: %w", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
-	// The write lock of every agentd process on this database: one started
-	// by mistake waits for the copy instead of writing into it.
-	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(writeLockKey)); err != nil {
+	// The schema lock every agentd process takes to migrate this database:
+	// one started by mistake waits for the copy instead of writing into it.
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(schemaLockKey)); err != nil {
 		return rep, fmt.Errorf("storage: copy: lock target: %w", err)
 	}
 	if err := checkVersions(ctx, tx, plan.version); err != nil {
@@ -80,6 +80,13 @@ func Copy(ctx context.Context, from, to *DB, progress func(table string, n int64
 	if err != nil {
 		return rep, err
 	}
+	// Copied events keep SQLite's order, seq alone: they all get xid 1,
+	// below every transaction's, as the webhook cursors copied with them
+	// (cursor_xid's default), instead of the copy's own xid, which would
+	// put them after every cursor and deliver them again.
+	if _, err := tx.Exec(ctx, "ALTER TABLE events ALTER COLUMN xid SET DEFAULT '1'"); err != nil {
+		return rep, fmt.Errorf("storage: copy: %w", err)
+	}
 	for _, t := range plan.tables {
 		if seeded[t.name] {
 			if _, err := tx.Exec(ctx, "DELETE FROM "+pgIdent(t.name)); err != nil {
@@ -93,6 +100,9 @@ func Copy(ctx context.Context, from, to *DB, progress func(table string, n int64
 		rep.Tables = append(rep.Tables, TableCount{Table: t.name, Source: t.rows, Copied: n})
 		rep.Rows += n
 		progress(t.name, n)
+	}
+	if _, err := tx.Exec(ctx, "ALTER TABLE events ALTER COLUMN xid SET DEFAULT pg_current_xact_id()"); err != nil {
+		return rep, fmt.Errorf("storage: copy: %w", err)
 	}
 	if err := enableTriggers(ctx, tx, triggers); err != nil {
 		return rep, err

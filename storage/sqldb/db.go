@@ -53,7 +53,7 @@ type DB struct {
 // for SQLite, under migrations/postgres/ for PostgreSQL). path is a SQLite
 // file or a postgres:// URL. Several processes may open the same database
 // at once (the CLI while the server runs): migrations and writes are
-// serialised by SQLite, or by an advisory lock on PostgreSQL.
+// serialised by SQLite, or by an advisory lock on PostgreSQL (migrations).
 func Open(ctx context.Context, path string, migrations fs.FS) (*DB, error) {
 	if path == "" {
 		return nil, errors.New("storage: empty database path")
@@ -101,8 +101,8 @@ func (db *DB) Path() string { return db.path }
 
 // Close closes every connection. On PostgreSQL the prepared statements
 // are left to their connections, which close them: closing one waits for
-// each writer connection it was prepared on, and a writer waiting for the
-// write lock would wait for a transaction that needs the statement, a
+// each writer connection it was prepared on, and a writer waiting for a
+// row lock would wait for a transaction that needs the statement, a
 // deadlock when Close races with writes.
 func (db *DB) Close() error {
 	pg := db.dialect == Postgres
@@ -137,9 +137,18 @@ func (db *DB) Close() error {
 // Reader is the pool of read-only connections.
 func (db *DB) Reader() *sql.DB { return db.r }
 
-// Write runs fn in one immediate transaction on the writer connection.
+// Write runs fn in one write transaction: on SQLite an immediate one on
+// the writer connection; on PostgreSQL a SERIALIZABLE one, which fn may
+// run in again (see writePG).
 func (db *DB) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.beginWrite(ctx)
+	if db.dialect == Postgres {
+		return db.writePG(ctx, fn)
+	}
+	return db.writeOnce(ctx, nil, fn)
+}
+
+func (db *DB) writeOnce(ctx context.Context, opts *sql.TxOptions, fn func(tx *sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("storage: begin: %w", err)
 	}

@@ -64,13 +64,13 @@ func (db *DB) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Under the write lock: two PostgreSQL processes creating it at once
+	// Under the schema lock: two PostgreSQL processes creating it at once
 	// would collide in the catalog.
 	integer := "INTEGER" // SQLite's rowid alias
 	if db.dialect == Postgres {
 		integer = "BIGINT"
 	}
-	err = db.Write(ctx, func(tx *sql.Tx) error {
+	err = db.schemaWrite(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		version `+integer+` PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`)
 		return err
@@ -79,7 +79,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("storage: create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		err := db.Write(ctx, func(tx *sql.Tx) error {
+		err := db.schemaWrite(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM schema_migrations WHERE version = ?", m.version).Scan(&n); err != nil {
 				return err
@@ -99,4 +99,19 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// schemaWrite runs a migration step: on PostgreSQL at READ COMMITTED under
+// the schema lock, so a step's statements see what another process's
+// migration committed while this one waited.
+func (db *DB) schemaWrite(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if db.dialect != Postgres {
+		return db.writeOnce(ctx, nil, fn)
+	}
+	return db.writeOnce(ctx, nil, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(schemaLockKey)); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }

@@ -16,7 +16,8 @@ import (
 // Event is one entry of the event log (the transactional outbox): written
 // in the transaction of the change it reports, delivered after commit.
 type Event struct {
-	Seq       int64 // the log's order; cursors resolve to it
+	Seq       int64  // the log's order on SQLite; cursors resolve to it (see Pos)
+	Xid       uint64 // PostgreSQL: the writing transaction's id (0 on SQLite)
 	ID        string
 	OrgID     string
 	Type      string
@@ -25,6 +26,33 @@ type Event struct {
 	Version   int             // 0: Data is the public body; n > 0: snapshot format n of Type, rendered on read
 	CreatedAt time.Time
 }
+
+// Pos is a place in the event log. On SQLite, whose single writer commits
+// events in seq order, the log's order is Seq (Xid is 0). On PostgreSQL,
+// where writes run concurrently and a transaction may commit after one that
+// took a later seq, the order is (Xid, Seq): readers read only events
+// whose transaction is older than every running one (xid below LogHorizon),
+// a prefix of that order that no later commit extends, so a cursor never
+// passes an event that commits late.
+type Pos struct {
+	Xid uint64
+	Seq int64
+}
+
+// Pos is the event's place in the log.
+func (e Event) Pos() Pos { return Pos{Xid: e.Xid, Seq: e.Seq} }
+
+// LogHorizon is PostgreSQL's bound of the readable log in a query: every
+// transaction with a lower id has ended (so its events, if it committed,
+// are in the query's snapshot) and every transaction still to commit has
+// an id at or above it. It is the lowest id the snapshot saw running,
+// leaving out transactions of other databases of the cluster (they write
+// no events here; one that has ended since is counted, which only holds
+// the bound back until the next read), else the snapshot's xmax. A
+// long-running write transaction on this database holds the log back
+// while it runs.
+const LogHorizon = `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) x
+	WHERE x::xid NOT IN (SELECT backend_xid FROM pg_stat_activity WHERE datname <> current_database() AND backend_xid IS NOT NULL))`
 
 // PendingEvent is an event about to be inserted.
 type PendingEvent struct {

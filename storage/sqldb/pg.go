@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"time"
@@ -43,13 +44,11 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // SQL differs pick their text with it.
 func (db *DB) Postgres() bool { return db.dialect == Postgres }
 
-// writeLockKey is the advisory lock every PostgreSQL write transaction
-// takes first (pg_advisory_xact_lock), so writes of all processes run one
-// at a time, as SQLite's BEGIN IMMEDIATE runs them: every read-then-write
-// of the stores stays correct, and events get their seq in commit order,
-// which the outbox's cursors rely on. Readers never wait for it.
-const writeLockKey = 0x61676e7464 // "agntd"
-
+// schemaLockKey is the advisory lock PostgreSQL migrations and the copy
+// into a new database take (pg_advisory_xact_lock): two processes starting
+// at once would collide in the catalog. Ordinary writes take no lock of
+// their own: they run at SERIALIZABLE and are retried (see Write).
+const schemaLockKey = 0x61676e7464 // "agntd"
 // openPostgres connects to the PostgreSQL database at url through a pgx
 // pool and applies the pending migrations of migrations/postgres.
 func openPostgres(ctx context.Context, url string, migrations fs.FS) (*DB, error) {
@@ -99,19 +98,68 @@ func listenConnect(pool *pgxpool.Pool) func(context.Context) (*pgx.Conn, error) 
 	}
 }
 
-// beginWrite starts a write transaction: on PostgreSQL it waits for the
-// write lock (see writeLockKey); on SQLite the connection's _txlock
-// already makes BEGIN immediate.
-func (db *DB) beginWrite(ctx context.Context) (*sql.Tx, error) {
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil || db.dialect != Postgres {
-		return tx, err
+// writePG runs fn in a SERIALIZABLE transaction, again from the start
+// after a serialization failure or a deadlock (another process's
+// transaction won), at most writeAttempts times with a short jittered
+// pause: every store's read-then-write stays as correct as under SQLite's
+// single writer, without writes of several processes waiting for each
+// other. fn must be safe to run again: it resets whatever it captures and
+// does nothing outside tx.
+func (db *DB) writePG(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	pause := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := db.writeOnce(ctx, &sql.TxOptions{Isolation: sql.LevelSerializable}, fn)
+		// A unique violation may be a race too: two transactions read the
+		// same count and insert the same next number (one writer at a time
+		// never did). Run again twice: the next run reads the other's
+		// commit; a real duplicate fails the same way and is returned.
+		race := pgUnique(err) && attempt <= 2
+		if err == nil || !(Retryable(err) || race) || attempt == writeAttempts {
+			return err
+		}
+		t := time.NewTimer(pause/2 + rand.N(pause))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		pause = min(2*pause, 50*time.Millisecond)
 	}
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(?)", int64(writeLockKey)); err != nil {
-		tx.Rollback()
-		return nil, err
+}
+
+// WriteClaim runs fn like Write, but on PostgreSQL at READ COMMITTED
+// (retried only after a deadlock): for the hot claims of work queues,
+// which several processes run at once on the same rows, and the writes of
+// a claimed item guarded by its claim token. SERIALIZABLE would fail most
+// of them (each reads rows another claim just took); instead fn must be
+// correct under row locks alone: it picks rows with FOR UPDATE SKIP LOCKED
+// or re-checks its conditions in the UPDATE that takes them (PostgreSQL
+// re-evaluates them on the row's latest version), and locks whatever else
+// it reads-then-writes (a budget row) before reading it.
+func (db *DB) WriteClaim(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if db.dialect != Postgres {
+		return db.writeOnce(ctx, nil, fn)
 	}
-	return tx, nil
+	var err error
+	for attempt := 1; attempt <= writeAttempts; attempt++ {
+		err = db.writeOnce(ctx, nil, fn)
+		race := pgUnique(err) && attempt <= 2 // as in writePG
+		if err == nil || !(Retryable(err) || race) || ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// writeAttempts bounds Write's runs of one fn on PostgreSQL.
+const writeAttempts = 12
+
+// Retryable reports whether err is PostgreSQL's serialization_failure or
+// deadlock_detected: running the whole transaction again may succeed.
+func Retryable(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
 
 // pgUnique reports whether err is PostgreSQL's unique_violation.

@@ -16,8 +16,8 @@ import (
 // process (ok is false without a mapped WAL index: then the mirror always
 // catches up). PostgreSQL has no such header: there it is the latest
 // vector_log seq, one read of the primary key's end, cheaper than the
-// catch-up's transaction (writes commit one at a time under the write
-// lock, so seqs become visible in order). The mark is read before the
+// catch-up's transaction (inserts into vector_log take one lock until
+// their transaction ends, migration 0025, so seqs become visible in order). The mark is read before the
 // catch-up, so a commit racing with it only causes one more catch-up.
 func (db *Vectors) Mark(ctx context.Context) search.Mark {
 	if db.c.Postgres() {
