@@ -3,6 +3,7 @@ package dial
 import (
 	"time"
 
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -11,27 +12,13 @@ type Deps struct {
 	Calls *callstore.Calls
 	// Queued wakes on calls created, rescheduled or queued by any process
 	// (storage.Stores.Waker(ChanCalls)); nil: only Wake and the poll.
-	Queued Waker
-}
-
-// Waker is one wake-up channel of the database.
-type Waker interface {
-	Wake() <-chan struct{}
-	IdlePoll(poll time.Duration) time.Duration
+	Queued wakeup.Waker
 }
 
 // wake is the next wake-up of calls stored; nil (never) without a waker.
-func (d Deps) wake() <-chan struct{} {
-	if d.Queued == nil {
-		return nil
-	}
-	return d.Queued.Wake()
-}
+func (d Deps) wake() <-chan struct{} { return wakeup.Next(d.Queued) }
 
 // idlePoll is how long an idle loop may sleep between polls.
 func (d Deps) idlePoll(poll time.Duration) time.Duration {
-	if d.Queued == nil {
-		return poll
-	}
-	return d.Queued.IdlePoll(poll)
+	return wakeup.IdlePoll(d.Queued, poll)
 }

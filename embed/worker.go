@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/agentd/agentd/storage/vectorstore"
@@ -46,13 +47,7 @@ type WorkerConfig struct {
 	Log          *slog.Logger
 	// Queued, when set, wakes idle workers when any process queues a source
 	// (storage.Stores.Waker(ChanKB)); the poll is then a safety net.
-	Queued Waker
-}
-
-// Waker is one wake-up channel of the database.
-type Waker interface {
-	Wake() <-chan struct{}
-	IdlePoll(poll time.Duration) time.Duration
+	Queued wakeup.Waker
 }
 
 // maxRetryBackoff caps the wait before an automatic retry.
@@ -166,10 +161,8 @@ func (w *Worker) loop(ctx context.Context) {
 		var tick <-chan time.Time
 		var poll *time.Timer
 		if w.cfg.PollInterval > 0 {
-			wait := w.cfg.PollInterval
-			if w.cfg.Queued != nil {
-				queued, wait = w.cfg.Queued.Wake(), w.cfg.Queued.IdlePoll(wait)
-			}
+			queued = wakeup.Next(w.cfg.Queued)
+			wait := wakeup.IdlePoll(w.cfg.Queued, w.cfg.PollInterval)
 			poll = time.NewTimer(wait)
 			tick = poll.C
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
@@ -57,13 +58,7 @@ type Deps struct {
 	// Queued, when set, wakes an idle worker when any process queues an
 	// analysis (storage.Stores.Waker(ChanAnalyses)); the poll is then a
 	// safety net.
-	Queued Waker
-}
-
-// Waker is one wake-up channel of the database.
-type Waker interface {
-	Wake() <-chan struct{}
-	IdlePoll(poll time.Duration) time.Duration
+	Queued wakeup.Waker
 }
 
 // Config tunes the worker.
@@ -119,12 +114,8 @@ func (s *Service) Wake() {
 // shutdown with their lease, and taken again after it runs out.
 func (s *Service) Run(ctx context.Context) error {
 	for ctx.Err() == nil {
-		var queued <-chan struct{} // nil: never
-		wait := s.cfg.Poll
-		if s.d.Queued != nil {
-			queued = s.d.Queued.Wake() // before the claim reads
-			wait = s.d.Queued.IdlePoll(wait)
-		}
+		queued := wakeup.Next(s.d.Queued) // before the claim reads; nil: never
+		wait := wakeup.IdlePoll(s.d.Queued, s.cfg.Poll)
 		n, err := s.RunOnce(ctx)
 		if err != nil && ctx.Err() == nil {
 			s.d.Log.Warn("analysis queue", "err", err)

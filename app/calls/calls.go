@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 )
@@ -59,7 +60,7 @@ type Deps struct {
 	Agents *agentstore.Agents
 	// Queued wakes the scheduler and the dial queue on calls stored by any
 	// process (storage.Stores.Waker(ChanCalls)); nil: only the poll.
-	Queued dial.Waker
+	Queued wakeup.Waker
 }
 
 // Service is the calls feature of a server process: the store, the dialer,

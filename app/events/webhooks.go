@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/sqldb"
@@ -47,29 +48,15 @@ type Deps struct {
 	Events   *eventstore.Events
 	// The wake-ups of new events and new deliveries from any process
 	// (storage.Stores.Waker); nil: this process's events and the poll.
-	NewEvents, NewDeliveries Waker
-}
-
-// Waker is one wake-up channel of the database.
-type Waker interface {
-	Wake() <-chan struct{}
-	IdlePoll(poll time.Duration) time.Duration
+	NewEvents, NewDeliveries wakeup.Waker
 }
 
 // wake is w's next wake-up; nil (never) without one.
-func wake(w Waker) <-chan struct{} {
-	if w == nil {
-		return nil
-	}
-	return w.Wake()
-}
+func wake(w wakeup.Waker) <-chan struct{} { return wakeup.Next(w) }
 
 // idlePoll is how long an idle reader may sleep between polls.
 func (d Deps) idlePoll(poll time.Duration) time.Duration {
-	if d.NewEvents == nil {
-		return poll
-	}
-	return d.NewEvents.IdlePoll(poll)
+	return wakeup.IdlePoll(d.NewEvents, poll)
 }
 
 // New returns the events feature over its stores; guard checks endpoint

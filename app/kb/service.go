@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
 	"github.com/agentd/agentd/storage/vectorstore"
@@ -14,7 +15,7 @@ import (
 type Deps struct {
 	KB      *kbstore.Knowledge
 	Vectors *vectorstore.Vectors // the change log the in-memory indexes follow
-	Queued  embed.Waker          // sources queued by any process (nil: the poll finds them)
+	Queued  wakeup.Waker         // sources queued by any process (nil: the poll finds them)
 }
 
 // Service is the knowledge base of a running server: the embedder, the

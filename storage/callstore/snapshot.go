@@ -2,7 +2,8 @@ package callstore
 
 import (
 	"encoding/json"
-	"fmt"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // SnapshotVersion is the format of the data call.* and batch.completed
@@ -37,10 +38,10 @@ type snapshotJSON struct {
 // MarshalJSON encodes the snapshot in its stored form.
 func (s CallSnapshot) MarshalJSON() ([]byte, error) {
 	c := s.Call
-	out := snapshotJSON{Call: callJSON{Call: c, RetryPolicy: text(c.RetryPolicy), Window: text(c.Window),
-		Metadata: text(c.Metadata), CallMetadata: text(c.CallMetadata)}, Attempts: s.Attempts}
+	out := snapshotJSON{Call: callJSON{Call: c, RetryPolicy: sqldb.JSONText(c.RetryPolicy), Window: sqldb.JSONText(c.Window),
+		Metadata: sqldb.JSONText(c.Metadata), CallMetadata: sqldb.JSONText(c.CallMetadata)}, Attempts: s.Attempts}
 	if r := s.Result; r != nil {
-		out.Result = &resultJSON{CallResult: *r, Transcript: text(r.Transcript), Metadata: text(r.Metadata)}
+		out.Result = &resultJSON{CallResult: *r, Transcript: sqldb.JSONText(r.Transcript), Metadata: sqldb.JSONText(r.Metadata)}
 	}
 	return json.Marshal(out)
 }
@@ -48,20 +49,17 @@ func (s CallSnapshot) MarshalJSON() ([]byte, error) {
 // DecodeCallSnapshot reads the data of a call event recorded in format
 // version.
 func DecodeCallSnapshot(data []byte, version int) (CallSnapshot, error) {
-	if version != SnapshotVersion {
-		return CallSnapshot{}, fmt.Errorf("storage: call snapshot format %d", version)
-	}
 	var in snapshotJSON
-	if err := json.Unmarshal(data, &in); err != nil {
-		return CallSnapshot{}, fmt.Errorf("storage: call snapshot: %w", err)
+	if err := sqldb.DecodeSnapshot(data, version, SnapshotVersion, "call snapshot", &in); err != nil {
+		return CallSnapshot{}, err
 	}
 	c := in.Call.Call
-	c.RetryPolicy, c.Window, c.Metadata, c.CallMetadata = raw(in.Call.RetryPolicy), raw(in.Call.Window),
-		raw(in.Call.Metadata), raw(in.Call.CallMetadata)
+	c.RetryPolicy, c.Window, c.Metadata, c.CallMetadata = sqldb.RawJSON(in.Call.RetryPolicy), sqldb.RawJSON(in.Call.Window),
+		sqldb.RawJSON(in.Call.Metadata), sqldb.RawJSON(in.Call.CallMetadata)
 	s := CallSnapshot{Call: c, Attempts: in.Attempts}
 	if r := in.Result; r != nil {
 		res := r.CallResult
-		res.Transcript, res.Metadata = raw(r.Transcript), raw(r.Metadata)
+		res.Transcript, res.Metadata = sqldb.RawJSON(r.Transcript), sqldb.RawJSON(r.Metadata)
 		s.Result = &res
 	}
 	return s, nil
@@ -71,28 +69,6 @@ func DecodeCallSnapshot(data []byte, version int) (CallSnapshot, error) {
 // format version.
 func DecodeBatchSummary(data []byte, version int) (BatchSummary, error) {
 	var s BatchSummary
-	if version != SnapshotVersion {
-		return s, fmt.Errorf("storage: batch snapshot format %d", version)
-	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return s, fmt.Errorf("storage: batch snapshot: %w", err)
-	}
-	return s, nil
-}
-
-// text is a JSON document as text (nil for none).
-func text(b json.RawMessage) *string {
-	if b == nil {
-		return nil
-	}
-	s := string(b)
-	return &s
-}
-
-// raw is the document text keeps.
-func raw(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
+	err := sqldb.DecodeSnapshot(data, version, SnapshotVersion, "batch snapshot", &s)
+	return s, err
 }

@@ -2,7 +2,8 @@ package convstore
 
 import (
 	"encoding/json"
-	"fmt"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // SnapshotVersion is the format of the data conversation.started and
@@ -37,11 +38,12 @@ type (
 
 // MarshalJSON encodes the snapshot in its stored form.
 func (s Snapshot) MarshalJSON() ([]byte, error) {
-	out := snapshotJSON{Conversation: convJSON{Conversation: s.Conversation, Metadata: text(s.Conversation.Metadata)}}
+	out := snapshotJSON{Conversation: convJSON{Conversation: s.Conversation, Metadata: sqldb.JSONText(s.Conversation.Metadata)}}
 	if s.Messages != nil {
 		out.Messages = make([]messageJSON, len(s.Messages))
 		for i, m := range s.Messages {
-			out.Messages[i] = messageJSON{Message: m, Citations: text(m.Citations), ToolCalls: text(m.ToolCalls), Usage: text(m.Usage)}
+			out.Messages[i] = messageJSON{Message: m, Citations: sqldb.JSONText(m.Citations),
+				ToolCalls: sqldb.JSONText(m.ToolCalls), Usage: sqldb.JSONText(m.Usage)}
 		}
 	}
 	return json.Marshal(out)
@@ -50,38 +52,19 @@ func (s Snapshot) MarshalJSON() ([]byte, error) {
 // DecodeSnapshot reads the data of a conversation event recorded in format
 // version.
 func DecodeSnapshot(data []byte, version int) (Snapshot, error) {
-	if version != SnapshotVersion {
-		return Snapshot{}, fmt.Errorf("storage: conversation snapshot format %d", version)
-	}
 	var in snapshotJSON
-	if err := json.Unmarshal(data, &in); err != nil {
-		return Snapshot{}, fmt.Errorf("storage: conversation snapshot: %w", err)
+	if err := sqldb.DecodeSnapshot(data, version, SnapshotVersion, "conversation snapshot", &in); err != nil {
+		return Snapshot{}, err
 	}
 	s := Snapshot{Conversation: in.Conversation.Conversation}
-	s.Conversation.Metadata = raw(in.Conversation.Metadata)
+	s.Conversation.Metadata = sqldb.RawJSON(in.Conversation.Metadata)
 	if in.Messages != nil {
 		s.Messages = make([]Message, len(in.Messages))
 		for i, m := range in.Messages {
 			s.Messages[i] = m.Message
-			s.Messages[i].Citations, s.Messages[i].ToolCalls, s.Messages[i].Usage = raw(m.Citations), raw(m.ToolCalls), raw(m.Usage)
+			s.Messages[i].Citations, s.Messages[i].ToolCalls, s.Messages[i].Usage = sqldb.RawJSON(m.Citations),
+				sqldb.RawJSON(m.ToolCalls), sqldb.RawJSON(m.Usage)
 		}
 	}
 	return s, nil
-}
-
-// text is a JSON document as text (nil for none).
-func text(b json.RawMessage) *string {
-	if b == nil {
-		return nil
-	}
-	s := string(b)
-	return &s
-}
-
-// raw is the document text keeps.
-func raw(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
 }

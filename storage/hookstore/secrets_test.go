@@ -102,3 +102,35 @@ func TestPlainSecretsStillWorkAndReseal(t *testing.T) {
 		t.Fatalf("reopened: %q %v", got.Secret, err)
 	}
 }
+
+// A rotation of the key reseals both secrets of every endpoint, on both
+// dialects, and leaves an endpoint without a previous secret with none
+// (NULL, not a sealed empty string).
+func TestResealKeepsMissingPrevSecret(t *testing.T) {
+	t.Setenv(secretbox.EnvKey, secretbox.FormatKey(secretbox.NewKey()))
+	db, org := storetest.WithOrg(t)
+	ctx := context.Background()
+	plain, _ := db.Webhooks.CreateWebhook(ctx, hookstore.WebhookEndpoint{OrgID: org, URL: "https://example.com", Events: []string{"*"}, Secret: "whsec_one"})
+	rotated, _ := db.Webhooks.CreateWebhook(ctx, hookstore.WebhookEndpoint{OrgID: org, URL: "https://example.org", Events: []string{"*"}, Secret: "whsec_old"})
+	if _, err := db.Webhooks.RotateWebhookSecret(ctx, org, rotated.ID, "whsec_new", time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	s0, p0 := rawSecrets(t, db, rotated.ID)
+	n, err := storage.RotateSecretKey(ctx, db, secretbox.NewKey())
+	if err != nil || n != 2 {
+		t.Fatalf("rotate: %d %v", n, err)
+	}
+	if s, p := rawSecrets(t, db, rotated.ID); s == s0 || p == p0 || !secretbox.Sealed(s) || !secretbox.Sealed(p) {
+		t.Fatalf("rotated endpoint stored %q / %q, was %q / %q", s, p, s0, p0)
+	}
+	var nulls int
+	if err := db.Conn().Reader().QueryRowContext(ctx, "SELECT count(*) FROM webhook_endpoints WHERE id = ? AND prev_secret IS NULL", plain.ID).Scan(&nulls); err != nil || nulls != 1 {
+		t.Fatalf("endpoint without a previous secret: prev_secret NULL %d %v", nulls, err)
+	}
+	for id, want := range map[string][2]string{plain.ID: {"whsec_one", ""}, rotated.ID: {"whsec_new", "whsec_old"}} {
+		got, err := db.Webhooks.GetWebhook(ctx, org, id)
+		if err != nil || got.Secret != want[0] || got.PrevSecret != want[1] {
+			t.Errorf("after the key rotation %s reads %q / %q %v, want %q", id, got.Secret, got.PrevSecret, err, want)
+		}
+	}
+}
