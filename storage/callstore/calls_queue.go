@@ -281,26 +281,35 @@ func (db *Calls) RecordProgress(ctx context.Context, id, token string, p Progres
 	var live bool
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		at := sqldb.MS(p.At)
-		var prev string
-		if err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ?", id).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, room_id = coalesce(?, room_id),
+		// A step that moves the status (most do) is one UPDATE guarded by
+		// status <> the new one: it changed the status exactly when it
+		// updated a row. Only when it did not is the step run again without
+		// that guard, for a step that repeats the status (a room id
+		// learnt later) or a call that is no longer live.
+		set := `UPDATE calls SET status = ?, room_id = coalesce(?, room_id),
 			job_id = coalesce(?, job_id), sip_participant_id = coalesce(?, sip_participant_id),
 			answered_at = CASE WHEN ? = 'active' THEN coalesce(answered_at, ?) ELSE answered_at END, updated_at = ?
-			WHERE id = ? AND claim_token = ? AND status IN `+liveSQL,
-			p.Status, sqldb.NullStr(p.RoomID), sqldb.NullStr(p.JobID), sqldb.NullStr(p.SIPParticipantID), p.Status, at, at, id, token)
+			WHERE id = ? AND claim_token = ? AND status IN ` + liveSQL
+		args := []any{p.Status, sqldb.NullStr(p.RoomID), sqldb.NullStr(p.JobID), sqldb.NullStr(p.SIPParticipantID), p.Status, at, at, id, token}
+		res, err := tx.ExecContext(ctx, set+" AND status <> ?", append(args, p.Status)...)
 		if err != nil {
 			return err
 		}
 		n, _ := res.RowsAffected()
+		moved := n > 0
+		if !moved {
+			if res, err = tx.ExecContext(ctx, set, args...); err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+		}
 		live = n > 0
 		if live {
 			if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, room_id = coalesce(?, room_id)
 				WHERE claim_token = ?`, p.Status, sqldb.NullStr(p.RoomID), token); err != nil {
 				return err
 			}
-			if prev != p.Status {
+			if moved {
 				return db.emitCalls(ctx, tx, callEventType(p.Status, false), []string{id})
 			}
 		}
