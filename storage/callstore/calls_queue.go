@@ -40,14 +40,18 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	// meanwhile is left alone; the claim re-checks a batch's pause), so
 	// nothing needs SERIALIZABLE's retries, which three processes promoting
 	// the same calls exhausted. One process promotes at a time: the others
-	// skip (the promoted calls' NOTIFY wakes their dial queues all the same)
-	// rather than wait on the same rows or deadlock on their order.
+	// skip with ErrPromoting (the promoted calls' NOTIFY wakes their dial
+	// queues all the same) rather than wait on the same rows or deadlock on
+	// their order.
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		queued = 0
 		if db.c.Postgres() {
 			var mine bool
-			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil || !mine {
+			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil {
 				return err
+			}
+			if !mine {
+				return ErrPromoting
 			}
 		}
 		n := sqldb.MS(now)
@@ -62,11 +66,19 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 		}
 		return db.emitCalls(ctx, tx, EventCallQueued, ids)
 	})
+	if errors.Is(err, ErrPromoting) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, fmt.Errorf("storage: promote due calls: %w", err)
 	}
 	return queued, nil
 }
+
+// ErrPromoting is PromoteDueCalls skipping while another process promotes
+// (PostgreSQL). Look again shortly: that process may yet roll back (a
+// shutdown, an error) and then sends no wake-up.
+var ErrPromoting = errors.New("another process is promoting due calls")
 
 // promoteLockKey is the transaction-level advisory lock PostgreSQL's
 // promotion tries ("promo").
