@@ -2,6 +2,7 @@ package dial
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -39,6 +40,10 @@ func NewScheduler(db Deps, clk Clock, poll time.Duration, log *slog.Logger, onDu
 	return &Scheduler{db: db, clk: clk, log: log, poll: poll, onDue: onDue, wake: make(chan struct{}, 1)}
 }
 
+// promotingRetry is how soon the scheduler looks again after another
+// process held the promotion (PostgreSQL).
+const promotingRetry = 20 * time.Millisecond
+
 // Wake makes the scheduler look again now (a call was created or rescheduled).
 func (s *Scheduler) Wake() {
 	select {
@@ -52,6 +57,9 @@ func (s *Scheduler) Wake() {
 func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	now := s.clk.Now()
 	n, err := s.db.Calls.PromoteDueCalls(ctx, now)
+	if errors.Is(err, callstore.ErrPromoting) {
+		return promotingRetry, nil
+	}
 	if err != nil {
 		return s.poll, err
 	}
@@ -63,9 +71,8 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil || !ok {
 		return poll, err
 	}
-	// Promoting nothing while a call is due means another process holds
-	// the promotion (PostgreSQL) and is about to commit it: look again
-	// shortly rather than spin on it.
+	// Promoting nothing while a call is due (a race with another process's
+	// promotion): look again shortly rather than spin on it.
 	var floor time.Duration
 	if n == 0 {
 		floor = 5 * time.Millisecond

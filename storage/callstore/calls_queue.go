@@ -40,14 +40,18 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	// meanwhile is left alone; the claim re-checks a batch's pause), so
 	// nothing needs SERIALIZABLE's retries, which three processes promoting
 	// the same calls exhausted. One process promotes at a time: the others
-	// skip (the promoted calls' NOTIFY wakes their dial queues all the same)
-	// rather than wait on the same rows or deadlock on their order.
+	// skip with ErrPromoting (the promoted calls' NOTIFY wakes their dial
+	// queues all the same) rather than wait on the same rows or deadlock on
+	// their order.
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		queued = 0
 		if db.c.Postgres() {
 			var mine bool
-			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil || !mine {
+			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil {
 				return err
+			}
+			if !mine {
+				return ErrPromoting
 			}
 		}
 		n := sqldb.MS(now)
@@ -62,11 +66,19 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 		}
 		return db.emitCalls(ctx, tx, EventCallQueued, ids)
 	})
+	if errors.Is(err, ErrPromoting) {
+		return 0, err
+	}
 	if err != nil {
 		return 0, fmt.Errorf("storage: promote due calls: %w", err)
 	}
 	return queued, nil
 }
+
+// ErrPromoting is PromoteDueCalls skipping while another process promotes
+// (PostgreSQL). Look again shortly: that process may yet roll back (a
+// shutdown, an error) and then sends no wake-up.
+var ErrPromoting = errors.New("another process is promoting due calls")
 
 // promoteLockKey is the transaction-level advisory lock PostgreSQL's
 // promotion tries ("promo").
@@ -281,26 +293,35 @@ func (db *Calls) RecordProgress(ctx context.Context, id, token string, p Progres
 	var live bool
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		at := sqldb.MS(p.At)
-		var prev string
-		if err := tx.QueryRowContext(ctx, "SELECT status FROM calls WHERE id = ?", id).Scan(&prev); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE calls SET status = ?, room_id = coalesce(?, room_id),
+		// A step that moves the status (most do) is one UPDATE guarded by
+		// status <> the new one: it changed the status exactly when it
+		// updated a row. Only when it did not is the step run again without
+		// that guard, for a step that repeats the status (a room id
+		// learnt later) or a call that is no longer live.
+		set := `UPDATE calls SET status = ?, room_id = coalesce(?, room_id),
 			job_id = coalesce(?, job_id), sip_participant_id = coalesce(?, sip_participant_id),
 			answered_at = CASE WHEN ? = 'active' THEN coalesce(answered_at, ?) ELSE answered_at END, updated_at = ?
-			WHERE id = ? AND claim_token = ? AND status IN `+liveSQL,
-			p.Status, sqldb.NullStr(p.RoomID), sqldb.NullStr(p.JobID), sqldb.NullStr(p.SIPParticipantID), p.Status, at, at, id, token)
+			WHERE id = ? AND claim_token = ? AND status IN ` + liveSQL
+		args := []any{p.Status, sqldb.NullStr(p.RoomID), sqldb.NullStr(p.JobID), sqldb.NullStr(p.SIPParticipantID), p.Status, at, at, id, token}
+		res, err := tx.ExecContext(ctx, set+" AND status <> ?", append(args, p.Status)...)
 		if err != nil {
 			return err
 		}
 		n, _ := res.RowsAffected()
+		moved := n > 0
+		if !moved {
+			if res, err = tx.ExecContext(ctx, set, args...); err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+		}
 		live = n > 0
 		if live {
 			if _, err = tx.ExecContext(ctx, `UPDATE call_attempts SET status = ?, room_id = coalesce(?, room_id)
 				WHERE claim_token = ?`, p.Status, sqldb.NullStr(p.RoomID), token); err != nil {
 				return err
 			}
-			if prev != p.Status {
+			if moved {
 				return db.emitCalls(ctx, tx, callEventType(p.Status, false), []string{id})
 			}
 		}

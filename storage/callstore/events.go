@@ -98,56 +98,44 @@ func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapsho
 	if err != nil {
 		return nil, err
 	}
+	// The result (at most one per call) comes with the call: one round
+	// trip fewer for each of the several events a dialled call writes.
 	in := " IN (SELECT value FROM json_each(?))"
-	rows, err := tx.QueryContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id"+in, string(list))
+	rows, err := tx.QueryContext(ctx, "SELECT "+callColumns+`, r.call_id, r.summary, r.transcript, r.outcome, r.created_at,
+		r.updated_at`+callFrom+" LEFT JOIN call_results r ON r.call_id = c.id WHERE c.id"+in, string(list))
 	if err != nil {
 		return nil, fmt.Errorf("storage: event calls: %w", err)
 	}
 	byID := make(map[string]*CallSnapshot, len(ids))
 	for rows.Next() {
-		c, err := scanCall(rows)
+		var resID, summary, transcript, outcome sql.NullString
+		var created, updated sql.NullInt64
+		c, err := scanCall(withExtra{rows, []any{&resID, &summary, &transcript, &outcome, &created, &updated}})
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
-		byID[c.ID] = &CallSnapshot{Call: c, Attempts: []CallAttempt{}}
+		snap := &CallSnapshot{Call: c, Attempts: []CallAttempt{}}
+		if resID.Valid {
+			r := CallResult{CallID: resID.String, CreatedAt: sqldb.FromMS(created.Int64), UpdatedAt: sqldb.FromMS(updated.Int64)}
+			if summary.Valid {
+				r.Summary = &summary.String
+			}
+			if transcript.Valid {
+				r.Transcript = json.RawMessage(transcript.String)
+			}
+			if outcome.Valid {
+				r.Outcome = &outcome.String
+			}
+			snap.Result = &r
+		}
+		byID[c.ID] = snap
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	if err := scanAttemptsInto(ctx, tx, in, string(list), byID); err != nil {
-		return nil, err
-	}
-	rows, err = tx.QueryContext(ctx, `SELECT call_id, summary, transcript, outcome, created_at, updated_at
-		FROM call_results WHERE call_id`+in, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("storage: event call results: %w", err)
-	}
-	for rows.Next() {
-		var r CallResult
-		var summary, transcript, outcome sql.NullString
-		var created, updated int64
-		if err := rows.Scan(&r.CallID, &summary, &transcript, &outcome, &created, &updated); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if summary.Valid {
-			r.Summary = &summary.String
-		}
-		if transcript.Valid {
-			r.Transcript = json.RawMessage(transcript.String)
-		}
-		if outcome.Valid {
-			r.Outcome = &outcome.String
-		}
-		r.CreatedAt, r.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
-		if s := byID[r.CallID]; s != nil {
-			s.Result = &r
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]CallSnapshot, 0, len(ids))
@@ -158,6 +146,15 @@ func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapsho
 	}
 	return out, nil
 }
+
+// withExtra scans a row whose first columns are what the caller's scan
+// expects and the rest go to extra.
+type withExtra struct {
+	s     sqldb.Scanner
+	extra []any
+}
+
+func (w withExtra) Scan(dest ...any) error { return w.s.Scan(append(dest, w.extra...)...) }
 
 func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map[string]*CallSnapshot) error {
 	rows, err := tx.QueryContext(ctx, `SELECT call_id, attempt, status, failure_reason, sip_code, room_id, duration,

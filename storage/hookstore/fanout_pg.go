@@ -11,10 +11,10 @@ import (
 
 // cursorNow names an endpoint's cursor columns: on PostgreSQL the pair
 // (cursor_xid, cursor), a place in the log ordered by (xid, seq) (see
-// sqldb.Pos).
+// sqldb.Pos), with the snapshot it was set in (migration 0030).
 func (db *Webhooks) cursorNow() string {
 	if db.c.Postgres() {
-		return "cursor_xid, cursor"
+		return "cursor_xid, cursor, since_snapshot, since_xid"
 	}
 	return "cursor"
 }
@@ -22,10 +22,12 @@ func (db *Webhooks) cursorNow() string {
 // cursorNowValue is the value of cursorNow for an endpoint that receives
 // the events logged from now on: after the newest event on SQLite; on
 // PostgreSQL the log's horizon, before every event whose transaction was
-// still running.
+// still running, and the snapshot of now: the events of transactions it
+// shows committed, ahead of the horizon behind an older running one, came
+// before the endpoint too, and the fan-out skips them.
 func (db *Webhooks) cursorNowValue() string {
 	if db.c.Postgres() {
-		return sqldb.LogHorizon + ", 0"
+		return sqldb.LogHorizon + ", 0, pg_current_snapshot(), pg_current_xact_id()"
 	}
 	return "(SELECT coalesce(max(seq), 0) FROM events)"
 }
@@ -51,7 +53,8 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		now := sqldb.MS(time.Now())
 		return tx.QueryRowContext(ctx, `WITH ev AS (
-				SELECT w.id AS endpoint_id, w.org_id, w.events AS wants, e.seq, e.xid, e.id, e.type, e.subject, e.target_endpoint
+				SELECT w.id AS endpoint_id, w.org_id, w.events AS wants, e.seq, e.xid, e.id, e.type, e.subject, e.target_endpoint,
+					w.since_snapshot IS NOT NULL AND e.xid <> w.since_xid AND pg_visible_in_snapshot(e.xid, w.since_snapshot) AS before
 				FROM webhook_endpoints w CROSS JOIN LATERAL (
 					SELECT seq, xid, id, type, subject, target_endpoint FROM events
 					WHERE org_id = w.org_id AND (xid, seq) > (w.cursor_xid, w.cursor) AND xid < `+sqldb.LogHorizon+`
@@ -61,7 +64,7 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 				INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id,
 					event_type, order_key, status, next_attempt_at, created_at, updated_at)
 				SELECT gen_random_uuid()::text, org_id, endpoint_id, seq, id, type, subject, 'pending', ?, ?, ?
-				FROM ev WHERE target_endpoint IS NULL
+				FROM ev WHERE target_endpoint IS NULL AND NOT before
 					AND (wants = '["*"]' OR EXISTS (SELECT 1 FROM json_each(wants) j WHERE j.value = ev.type))
 				ORDER BY endpoint_id, xid, seq
 				ON CONFLICT DO NOTHING RETURNING 1),

@@ -33,9 +33,8 @@ type DB struct {
 	ckpt       *checkpointer // nil without shm
 	epochMu    sync.Mutex
 	epochSeen  bool
-	epochHdr   [48]byte
+	epochKey   any // what epochValue was read under: the wal-index header, or the auth channel's version
 	epochValue int64
-	epochVer   uint64 // PostgreSQL: the auth channel's version epochValue was read under
 
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
@@ -178,37 +177,45 @@ func (db *DB) IntegrityCheck(ctx context.Context) (string, error) {
 }
 
 // AuthEpoch returns a number that changes whenever a user, key or
-// organization changes, in this process or another one on the same file.
-// Auth runs it on every request: the wal-index header answers most calls
-// without a query; the query runs only after some commit. On PostgreSQL
-// the listener's auth channel plays that part (pgAuthEpoch).
+// organization changes, in this process or another one on the same
+// database. Auth runs it on every request, so the value read last is kept
+// under a key that changes with any commit that could move it: the
+// wal-index header on SQLite, the listener's auth channel version on
+// PostgreSQL (while the listener is down there is no key, and every call
+// queries).
 func (db *DB) AuthEpoch(ctx context.Context) (int64, error) {
 	if db.dialect == Postgres {
-		return db.pgAuthEpoch(ctx)
+		ver, live := db.lis.Version(ChanAuth)
+		return db.cachedAuthEpoch(ctx, ver, live)
 	}
 	var hdr [48]byte
 	watched := false
 	if db.shm != nil {
 		hdr, watched = db.shm.header()
 	}
-	if watched {
+	return db.cachedAuthEpoch(ctx, hdr, watched)
+}
+
+// cachedAuthEpoch returns the epoch kept under key, or reads it and, when
+// the key is valid, keeps it under key. The key is taken before the read:
+// a commit in between moves it, so the next call reads again and the value
+// is never used stale.
+func (db *DB) cachedAuthEpoch(ctx context.Context, key any, valid bool) (int64, error) {
+	if valid {
 		db.epochMu.Lock()
-		if db.epochSeen && hdr == db.epochHdr {
-			v := db.epochValue
-			db.epochMu.Unlock()
+		v, hit := db.epochValue, db.epochSeen && db.epochKey == key
+		db.epochMu.Unlock()
+		if hit {
 			return v, nil
 		}
-		db.epochMu.Unlock()
 	}
 	var v int64
 	if err := db.ReadRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
 		return 0, fmt.Errorf("storage: auth epoch: %w", err)
 	}
-	if watched {
-		// hdr was read before the query: a commit in between makes the
-		// next call query again, never miss it.
+	if valid {
 		db.epochMu.Lock()
-		db.epochSeen, db.epochHdr, db.epochValue = true, hdr, v
+		db.epochSeen, db.epochKey, db.epochValue = true, key, v
 		db.epochMu.Unlock()
 	}
 	return v, nil

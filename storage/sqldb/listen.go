@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -300,33 +299,4 @@ func (db *DB) takeNotes(tx *sql.Tx) []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return strings.FieldsFunc(n.chs, func(r rune) bool { return r == '|' })
-}
-
-// pgAuthEpoch is AuthEpoch on PostgreSQL: the value read last, while the
-// listener is up and no auth notification (from any process, or a commit
-// of this one) has come since it was read; otherwise a query, as before
-// the listener existed (while it is down, every call queries).
-func (db *DB) pgAuthEpoch(ctx context.Context) (int64, error) {
-	ver, live := db.lis.Version(ChanAuth)
-	if live {
-		db.epochMu.Lock()
-		if db.epochSeen && db.epochVer == ver {
-			v := db.epochValue
-			db.epochMu.Unlock()
-			return v, nil
-		}
-		db.epochMu.Unlock()
-	}
-	var v int64
-	if err := db.ReadRow(ctx, "SELECT n FROM auth_epoch WHERE id = 1").Scan(&v); err != nil {
-		return 0, fmt.Errorf("storage: auth epoch: %w", err)
-	}
-	if live {
-		// Filed under the version taken before the query: a notification
-		// meanwhile moves the version, so this value is never used stale.
-		db.epochMu.Lock()
-		db.epochSeen, db.epochVer, db.epochValue = true, ver, v
-		db.epochMu.Unlock()
-	}
-	return v, nil
 }

@@ -1,0 +1,58 @@
+package hookstore_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/storage/hookstore"
+)
+
+// An event committed before its endpoint was created is never sent to it,
+// even when an older transaction was still running at the time (so the
+// event was ahead of the log's horizon, where the new cursor starts).
+// CI met it with autovacuum's transaction as the older one.
+func TestEndpointSkipsEventsCommittedBeforeIt(t *testing.T) {
+	if !dbtest.Postgres() {
+		t.Skip("PostgreSQL only: SQLite's cursor is the newest seq")
+	}
+	ctx := context.Background()
+	db, org := storetest.WithOrg(t)
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- db.Conn().Write(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil { // an xid, running
+				return err
+			}
+			close(held)
+			<-release
+			return nil
+		})
+	}()
+	<-held
+	sync(t, db, org, "before") // commits behind the older, open transaction
+	ep, err := db.Webhooks.CreateWebhook(ctx, hookstore.WebhookEndpoint{OrgID: org, URL: "https://a.example/h",
+		Events: []string{"*"}, Secret: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	sync(t, db, org, "after")
+	for range 2 {
+		if _, err := db.Webhooks.FanOutEvents(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ds, err := db.Webhooks.ListDeliveries(ctx, hookstore.DeliveryFilter{OrgID: org, EndpointID: ep.ID, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 {
+		t.Fatalf("%d deliveries to the new endpoint, want 1 (the event logged after it): %+v", len(ds), ds)
+	}
+}
