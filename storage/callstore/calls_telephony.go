@@ -102,28 +102,42 @@ func (db *Calls) SaveCallResult(ctx context.Context, orgID string, r CallResult,
 // GetCallResult reads the stored result of a call (the caller has already
 // checked the call's organization); sqldb.ErrNotFound when none was written.
 func (db *Calls) GetCallResult(ctx context.Context, callID string) (CallResult, error) {
-	r := CallResult{CallID: callID}
-	var summary, transcript, outcome sql.NullString
-	var created, updated int64
+	var res resultScan
 	err := db.r.QueryRowContext(ctx, `SELECT summary, transcript, outcome, created_at, updated_at
-		FROM call_results WHERE call_id = ?`, callID).Scan(&summary, &transcript, &outcome, &created, &updated)
+		FROM call_results WHERE call_id = ?`, callID).Scan(res.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return CallResult{}, fmt.Errorf("result of call %q: %w", callID, sqldb.ErrNotFound)
 	}
 	if err != nil {
 		return CallResult{}, fmt.Errorf("storage: call result: %w", err)
 	}
-	if summary.Valid {
-		r.Summary = &summary.String
+	return res.result(callID), nil
+}
+
+// resultScan receives a call_results row's summary, transcript, outcome,
+// created_at and updated_at, in that order (dest), and makes the
+// CallResult of them.
+type resultScan struct {
+	summary, transcript, outcome sql.NullString
+	created, updated             sql.NullInt64
+}
+
+func (s *resultScan) dest() []any {
+	return []any{&s.summary, &s.transcript, &s.outcome, &s.created, &s.updated}
+}
+
+func (s *resultScan) result(callID string) CallResult {
+	r := CallResult{CallID: callID, CreatedAt: sqldb.FromMS(s.created.Int64), UpdatedAt: sqldb.FromMS(s.updated.Int64)}
+	if s.summary.Valid {
+		r.Summary = &s.summary.String
 	}
-	if transcript.Valid {
-		r.Transcript = json.RawMessage(transcript.String)
+	if s.transcript.Valid {
+		r.Transcript = json.RawMessage(s.transcript.String)
 	}
-	if outcome.Valid {
-		r.Outcome = &outcome.String
+	if s.outcome.Valid {
+		r.Outcome = &s.outcome.String
 	}
-	r.CreatedAt, r.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
-	return r, nil
+	return r
 }
 
 // CompleteCallFromWebhook ends an answered call whose end was reported by a

@@ -108,25 +108,16 @@ func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapsho
 	}
 	byID := make(map[string]*CallSnapshot, len(ids))
 	for rows.Next() {
-		var resID, summary, transcript, outcome sql.NullString
-		var created, updated sql.NullInt64
-		c, err := scanCall(withExtra{rows, []any{&resID, &summary, &transcript, &outcome, &created, &updated}})
+		var resID sql.NullString
+		var res resultScan
+		c, err := scanCall(withExtra{rows, append([]any{&resID}, res.dest()...)})
 		if err != nil {
 			rows.Close()
 			return nil, err
 		}
 		snap := &CallSnapshot{Call: c, Attempts: []CallAttempt{}}
 		if resID.Valid {
-			r := CallResult{CallID: resID.String, CreatedAt: sqldb.FromMS(created.Int64), UpdatedAt: sqldb.FromMS(updated.Int64)}
-			if summary.Valid {
-				r.Summary = &summary.String
-			}
-			if transcript.Valid {
-				r.Transcript = json.RawMessage(transcript.String)
-			}
-			if outcome.Valid {
-				r.Outcome = &outcome.String
-			}
+			r := res.result(resID.String)
 			snap.Result = &r
 		}
 		byID[c.ID] = snap
