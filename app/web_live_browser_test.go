@@ -140,6 +140,16 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 				chromedp.Do(ctx, shoot(shots, "overflow-"+name))
 				t.Errorf("%s at %d px: the page is %d px wide in a %d px viewport", path, width, sizes[0], sizes[1])
 			}
+			if width == 360 && path == "/calls" {
+				// On a phone each call is a card: its status shows without
+				// scrolling the list sideways.
+				seen := get(ctx, t, "status on a phone", chromedp.Evaluate[bool](`(() => { const c = document.querySelector("tr[data-call] td[data-field=status]");
+					const b = c.getBoundingClientRect(); return b.width > 0 && b.left >= 0 && b.right <= window.innerWidth })()`))
+				if !seen {
+					chromedp.Do(ctx, shoot(shots, "hidden-status-"+name))
+					t.Errorf("/calls at 360 px: the first call's status is off the screen")
+				}
+			}
 			if path == "/batches/"+id {
 				// The campaign's attempts chart is drawn and fits the screen.
 				fits := get(ctx, t, "chart", chromedp.Evaluate[bool](`(() => { const c = document.querySelector("svg[aria-labelledby^='attempts-chart']");
