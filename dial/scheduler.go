@@ -71,13 +71,7 @@ func (s *Scheduler) Tick(ctx context.Context) (time.Duration, error) {
 	if err != nil || !ok {
 		return poll, err
 	}
-	// Promoting nothing while a call is due (a race with another process's
-	// promotion): look again shortly rather than spin on it.
-	var floor time.Duration
-	if n == 0 {
-		floor = 5 * time.Millisecond
-	}
-	return min(poll, max(next.Sub(s.clk.Now()), floor)), nil
+	return min(poll, max(next.Sub(s.clk.Now()), 0)), nil
 }
 
 // Run ticks until ctx ends. Besides Wake and the next due time, calls

@@ -200,30 +200,30 @@ func (w *Worker) sleep(ctx context.Context, events, deliveries, anyEvents <-chan
 	case <-ctx.Done():
 	case <-w.wake:
 	case <-events:
-		w.settle.woke()
 		// A burst of this process's events (a dialling campaign writes
 		// several a call) is looked at once: each look is three reads.
-		t2 := time.NewTimer(localEvery)
-		defer t2.Stop()
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-		case <-deliveries:
-		case <-t2.C:
-		}
+		w.settle.woke()
+		w.linger(ctx, localEvery, nil, deliveries)
 	case <-deliveries:
 	case <-t.C:
 	case <-anyEvents:
 		w.settle.woke()
-		t2 := time.NewTimer(remoteEvery)
-		defer t2.Stop()
-		select {
-		case <-ctx.Done():
-		case <-w.wake:
-		case <-events:
-		case <-deliveries:
-		case <-t2.C:
-		}
+		w.linger(ctx, remoteEvery, events, deliveries)
+	}
+}
+
+// linger waits d after an events wake-up, so the events logged meanwhile
+// are looked at together, unless something that wants a look at once
+// comes first (a nil channel never does).
+func (w *Worker) linger(ctx context.Context, d time.Duration, events, deliveries <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.wake:
+	case <-events:
+	case <-deliveries:
+	case <-t.C:
 	}
 }
 
