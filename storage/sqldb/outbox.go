@@ -46,13 +46,17 @@ func (e Event) Pos() Pos { return Pos{Xid: e.Xid, Seq: e.Seq} }
 // transaction with a lower id has ended (so its events, if it committed,
 // are in the query's snapshot) and every transaction still to commit has
 // an id at or above it. It is the lowest id the snapshot saw running,
-// leaving out transactions of other databases of the cluster (they write
-// no events here; one that has ended since is counted, which only holds
-// the bound back until the next read), else the snapshot's xmax. A
-// long-running write transaction on this database holds the log back
-// while it runs.
+// leaving out transactions that write no events here: those of other
+// databases of the cluster and of background processes such as
+// autovacuum (its ANALYZE holds an id, and held the log back in CI); one
+// that has ended since is counted, which only holds the bound back until
+// the next read. Else the snapshot's xmax. A long-running write
+// transaction on this database holds the log back while it runs.
 const LogHorizon = `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) x
-	WHERE x::xid NOT IN (SELECT backend_xid FROM pg_stat_activity WHERE datname <> current_database() AND backend_xid IS NOT NULL))`
+	WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
+		AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type <> 'client backend'))
+	OR EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
+		AND a.datname = current_database() AND a.backend_type = 'client backend'))`
 
 // PendingEvent is an event about to be inserted.
 type PendingEvent struct {
