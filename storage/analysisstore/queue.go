@@ -29,7 +29,7 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, ma
 	// A read first: an idle worker's claim finds nothing, and a write
 	// transaction per poll of every process is what idle must not cost.
 	var due bool
-	if err := s.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM analyses WHERE status = 'pending' AND due_at <= ?
+	if err := s.c.ReadRowFresh(ctx, `SELECT EXISTS (SELECT 1 FROM analyses WHERE status = 'pending' AND due_at <= ?
 		AND (lease_until IS NULL OR lease_until < ?))`, sqldb.MS(now), sqldb.MS(now)).Scan(&due); err != nil {
 		return nil, fmt.Errorf("storage: claim analyses: %w", err)
 	}

@@ -56,7 +56,7 @@ type DeliveryJob struct {
 func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]DeliveryJob, error) {
 	now := sqldb.MS(cl.Now)
 	var due bool
-	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'delivering')
+	if err := db.c.ReadRowFresh(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE status IN ('pending', 'delivering')
 		AND next_attempt_at <= ?)`, now).Scan(&due); err != nil {
 		return nil, fmt.Errorf("storage: due deliveries: %w", err)
 	}

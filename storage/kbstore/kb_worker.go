@@ -47,6 +47,22 @@ var claimQueries = [...]string{
 	"SELECT min(retry_at) FROM kb_sources WHERE retry_at IS NOT NULL",
 }
 
+// The reads of an idle worker's look for work that cross the table follow
+// an index in its order, so that any plan stops at the first row: every
+// process runs them at every knowledge wake-up. EXISTS over the retries
+// due, and one min() over an OR of the next retry and the next lease's end
+// (a source being processed: its lease's end; any other: its retry time),
+// read every source under a plan made while the table was small
+// (PostgreSQL keeps a prepared statement's generic plan until the table is
+// next analyzed).
+const (
+	firstRetrySQL = `SELECT retry_at FROM kb_sources WHERE retry_at IS NOT NULL AND status = 'failed' ORDER BY retry_at LIMIT 1`
+	nextLeaseSQL  = `SELECT (SELECT lease_until FROM kb_sources WHERE status = 'processing' AND lease_until IS NOT NULL
+		ORDER BY lease_until LIMIT 1) AS t`
+	nextRetrySQL = `SELECT (SELECT retry_at FROM kb_sources WHERE retry_at IS NOT NULL AND status <> 'processing'
+		ORDER BY retry_at LIMIT 1)`
+)
+
 // ClaimKBSources takes the oldest queued sources (pending, or processing
 // without a live lease; failed ones whose retry is due are queued first)
 // for owner until now+lease: at most max of them, and no more once their
@@ -63,10 +79,9 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 	// wake-ups do not cover that.
 	var work bool
 	var next sql.NullInt64
-	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM kb_sources WHERE status IN ('pending', 'processing')
-		AND (lease_until IS NULL OR lease_until < ?)) OR EXISTS (SELECT 1 FROM kb_sources WHERE retry_at <= ? AND status = 'failed'),
-		(SELECT min(CASE WHEN status = 'processing' THEN lease_until ELSE retry_at END) FROM kb_sources
-			WHERE retry_at IS NOT NULL OR (status = 'processing' AND lease_until IS NOT NULL))`, sqldb.MS(now), sqldb.MS(now)).Scan(&work, &next); err != nil {
+	if err := db.c.ReadRowFresh(ctx, `SELECT EXISTS (SELECT 1 FROM kb_sources WHERE status IN ('pending', 'processing')
+		AND (lease_until IS NULL OR lease_until < ?)) OR coalesce((`+firstRetrySQL+`) <= ?, false),
+		(SELECT min(t) FROM (`+nextLeaseSQL+` UNION ALL `+nextRetrySQL+`) n)`, sqldb.MS(now), sqldb.MS(now)).Scan(&work, &next); err != nil {
 		return nil, time.Time{}, err
 	}
 	if !work {
