@@ -10,10 +10,171 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// The campaign rules of the dial queue's claim: which queued calls may be
-// taken (not in a paused batch, agent under its own concurrency cap), and
-// giving back a claimed attempt the queue decided not to dial (number on
-// the do-not-call list, outside calling hours).
+// The dial queue's claim of one call attempt: taking the next due call
+// (with the trunk's dial budget, budget.go), the campaign rules of which
+// queued calls may be taken (not in a paused batch, agent under its own
+// concurrency cap), and giving back a claimed attempt the queue decided
+// not to dial (number on the do-not-call list, outside calling hours).
+
+// Claim identifies one claim of a call attempt.
+type Claim struct {
+	Token      string // unique per attempt
+	WorkerID   string // the claiming process (dial queue instance)
+	Dialer     string
+	Now        time.Time
+	LeaseUntil time.Time
+	Budget     *Budget // nil: no pacing or cap in the database
+	// Clock, when set, is read for the budget's slot once the trunk's row
+	// lock is held (see budgetSlot); nil: Now.
+	Clock func() time.Time
+}
+
+// ClaimNextCall atomically takes the next queued call that is due (lowest
+// priority number first, then earliest due time), moving it to connecting
+// with attempts + 1 under the claim. ok is false when nothing is due (or
+// the budget of cl.Budget has no slot: see ClaimCall).
+func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
+	r, err := db.ClaimCall(ctx, cl)
+	return r.Call, r.OK, err
+}
+
+// ClaimCall is ClaimNextCall with the answer of the dial budget. The
+// UPDATE is guarded by status = 'queued' inside one write transaction
+// (READ COMMITTED on PostgreSQL: see sqldb.WriteClaim),
+// and the attempt row's primary key (call, attempt) backs it up: no two
+// claims, in this process or another, can get the same attempt. With a
+// Budget, the cap on calls at once and the pacing slot are checked and
+// taken in the same transaction, so every process on the database shares
+// them.
+//
+// On PostgreSQL the trunk's budget row is locked last, after the call is
+// taken: every claim of every process on the trunk passes that lock one at
+// a time, so it is held only for the slot's few statements and the commit
+// (taken first, it was held through the whole claim, and three processes
+// dialled no faster than one).
+func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
+	pg := db.c.Postgres()
+	var r Claimed
+	if pg && cl.Budget != nil {
+		// A read first, outside any transaction: while the pace is what
+		// holds the dials back, most claims find the next slot taken, and
+		// should not take a call only to give it back.
+		var us int64
+		err := db.r.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", cl.Budget.Trunk).Scan(&us)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+		}
+		now := cl.Now
+		if cl.Clock != nil {
+			now = cl.Clock()
+		}
+		if wait := time.UnixMicro(us).Sub(now) - cl.Budget.Lead; wait > 0 {
+			return Claimed{Wait: wait}, nil
+		}
+	}
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		r = Claimed{}
+		now := sqldb.MS(cl.Now)
+		if cl.Budget != nil && !pg {
+			ok, err := db.budgetSlot(ctx, tx, cl, 0, &r)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		// The attempt starts at its slot: claimed up to Lead ahead, it is
+		// dialled then (on PostgreSQL set below, once the slot is known).
+		start := now
+		if r.Slot.Trunk != "" {
+			start = sqldb.MS(r.Slot.Start)
+		}
+		var id string
+		var attempt int
+		var err error
+		args := []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
+		if pg {
+			if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
+				return err
+			}
+			var agent string
+			var maxCalls float64
+			err = tx.QueryRowContext(ctx, claimSQL[true], args...).Scan(&id, &attempt, &agent, &maxCalls)
+			if err == nil {
+				var ok bool
+				if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
+					err = errOverCap
+				}
+			}
+		} else {
+			err = tx.QueryRowContext(ctx, claimSQL[false], args...).Scan(&id, &attempt)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			r.Slot = Slot{}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id,
+			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
+			return fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
+		}
+		if r.Call, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id)); err != nil {
+			return err
+		}
+		if cl.Budget != nil && pg {
+			ok, err := db.budgetSlot(ctx, tx, cl, 1, &r)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errNoSlot // gives the call back: r says why
+			}
+			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
+				return err
+			}
+		} else if r.Slot.Trunk != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		r.OK = true
+		return nil
+	})
+	if errors.Is(err, errOverCap) {
+		return Claimed{}, nil
+	}
+	if errors.Is(err, errNoSlot) {
+		r.Call, r.OK, r.Slot = Call{}, false, Slot{}
+		return r, nil
+	}
+	if err != nil {
+		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+	}
+	return r, nil
+}
+
+// errNoSlot rolls back a PostgreSQL claim whose trunk had no slot for it.
+var errNoSlot = errors.New("no dial slot")
+
+// startAtSlot takes the slot of a PostgreSQL claim (r.Slot, found under
+// the trunk's lock) and moves the attempt's start, written as provisional
+// when the call was taken, to it: one statement, for the lock's sake.
+func (db *Calls) startAtSlot(ctx context.Context, tx *sql.Tx, r *Claimed, provisional int64) error {
+	at := sqldb.MS(r.Slot.Start)
+	_, err := tx.ExecContext(ctx, `WITH b AS (UPDATE dial_budget SET next_us = ? WHERE trunk = ?),
+		c AS (UPDATE calls SET started_at = ? WHERE id = ? AND started_at = ?)
+		UPDATE call_attempts SET started_at = ? WHERE claim_token = ?`,
+		r.Slot.Next.UnixMicro(), r.Slot.Trunk, at, r.Call.ID, provisional, at, r.Call.ClaimToken)
+	if err != nil {
+		return err
+	}
+	if r.Call.StartedAt != nil && sqldb.MS(*r.Call.StartedAt) == provisional {
+		start := r.Slot.Start.UTC().Truncate(time.Millisecond)
+		r.Call.StartedAt = &start
+	}
+	return nil
+}
 
 // notPausedSQL keeps out calls of a paused batch (unqualified columns of
 // calls). The subquery is not correlated: SQLite runs it once per statement.
