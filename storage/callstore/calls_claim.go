@@ -47,22 +47,84 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 // taken in the same transaction, so every process on the database shares
 // them.
 //
-// On PostgreSQL the trunk's budget row is locked last, after the call is
-// taken: every claim of every process on the trunk passes that lock one at
-// a time, so it is held only for the slot's few statements and the commit
-// (taken first, it was held through the whole claim, and three processes
-// dialled no faster than one).
+// Each dialect has its own flow, chosen here once. SQLite checks the
+// budget before it takes the call (claimSQLite). PostgreSQL takes the call
+// first, re-checks its agent's cap (claims run concurrently there), and
+// locks the trunk's budget row last (claimPostgres): every claim of every
+// process on the trunk passes that lock one at a time, so it is held only
+// for the slot's few statements and the commit (taken first, it was held
+// through the whole claim, and three processes dialled no faster than
+// one).
 func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
-	pg := db.c.Postgres()
+	claim := db.claimSQLite
+	if db.c.Postgres() {
+		claim = db.claimPostgres
+	}
+	r, err := claim(ctx, cl)
+	if err != nil {
+		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+	}
+	return r, nil
+}
+
+// claimSQLite is ClaimCall on SQLite: the budget's slot first, then the
+// call, then the trunk's next slot written.
+func (db *Calls) claimSQLite(ctx context.Context, cl Claim) (Claimed, error) {
 	var r Claimed
-	if pg && cl.Budget != nil {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		r = Claimed{}
+		if cl.Budget != nil {
+			ok, err := db.budgetSlot(ctx, tx, cl, 0, &r)
+			if err != nil || !ok {
+				return err
+			}
+		}
+		// The attempt starts at its slot: claimed up to Lead ahead, it is
+		// dialled then.
+		start := sqldb.MS(cl.Now)
+		if r.Slot.Trunk != "" {
+			start = sqldb.MS(r.Slot.Start)
+		}
+		var id string
+		var attempt int
+		err := tx.QueryRowContext(ctx, claimSQL[false], claimArgs(cl, start)...).Scan(&id, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			r.Slot = Slot{}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Call, err = db.recordAttempt(ctx, tx, cl, id, attempt, start); err != nil {
+			return err
+		}
+		if r.Slot.Trunk != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		r.OK = true
+		return nil
+	})
+	if err != nil {
+		return Claimed{}, err
+	}
+	return r, nil
+}
+
+// claimPostgres is ClaimCall on PostgreSQL: a read of the budget outside
+// the transaction, then the call, its agent's cap re-checked, and last the
+// budget's slot under the trunk's row lock (see ClaimCall).
+func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
+	if cl.Budget != nil {
 		// A read first, outside any transaction: while the pace is what
 		// holds the dials back, most claims find the next slot taken, and
 		// should not take a call only to give it back.
 		var us int64
 		err := db.r.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", cl.Budget.Trunk).Scan(&us)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+			return Claimed{}, err
 		}
 		now := cl.Now
 		if cl.Clock != nil {
@@ -72,56 +134,35 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 			return Claimed{Wait: wait}, nil
 		}
 	}
+	var r Claimed
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		r = Claimed{}
-		now := sqldb.MS(cl.Now)
-		if cl.Budget != nil && !pg {
-			ok, err := db.budgetSlot(ctx, tx, cl, 0, &r)
-			if err != nil || !ok {
-				return err
-			}
+		// The attempt starts now until its slot is known: startAtSlot
+		// moves it there.
+		start := sqldb.MS(cl.Now)
+		if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
+			return err
 		}
-		// The attempt starts at its slot: claimed up to Lead ahead, it is
-		// dialled then (on PostgreSQL set below, once the slot is known).
-		start := now
-		if r.Slot.Trunk != "" {
-			start = sqldb.MS(r.Slot.Start)
-		}
-		var id string
+		var id, agent string
 		var attempt int
-		var err error
-		args := []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
-		if pg {
-			if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
-				return err
+		var maxCalls float64
+		err := tx.QueryRowContext(ctx, claimSQL[true], claimArgs(cl, start)...).Scan(&id, &attempt, &agent, &maxCalls)
+		if err == nil {
+			var ok bool
+			if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
+				err = errOverCap
 			}
-			var agent string
-			var maxCalls float64
-			err = tx.QueryRowContext(ctx, claimSQL[true], args...).Scan(&id, &attempt, &agent, &maxCalls)
-			if err == nil {
-				var ok bool
-				if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
-					err = errOverCap
-				}
-			}
-		} else {
-			err = tx.QueryRowContext(ctx, claimSQL[false], args...).Scan(&id, &attempt)
 		}
 		if errors.Is(err, sql.ErrNoRows) {
-			r.Slot = Slot{}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id,
-			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
-			return fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
-		}
-		if r.Call, err = scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id)); err != nil {
+		if r.Call, err = db.recordAttempt(ctx, tx, cl, id, attempt, start); err != nil {
 			return err
 		}
-		if cl.Budget != nil && pg {
+		if cl.Budget != nil {
 			ok, err := db.budgetSlot(ctx, tx, cl, 1, &r)
 			if err != nil {
 				return err
@@ -130,11 +171,6 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 				return errNoSlot // gives the call back: r says why
 			}
 			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
-				return err
-			}
-		} else if r.Slot.Trunk != "" {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
-				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
 				return err
 			}
 		}
@@ -149,9 +185,26 @@ func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
 		return r, nil
 	}
 	if err != nil {
-		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+		return Claimed{}, err
 	}
 	return r, nil
+}
+
+// claimArgs are the arguments of claimSQL for a claim whose attempt
+// starts at start (Unix ms).
+func claimArgs(cl Claim, start int64) []any {
+	now := sqldb.MS(cl.Now)
+	return []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
+}
+
+// recordAttempt writes the attempt row of the call just claimed, and reads
+// the call back as claimed.
+func (db *Calls) recordAttempt(ctx context.Context, tx *sql.Tx, cl Claim, id string, attempt int, start int64) (Call, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id,
+			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
+		return Call{}, fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
+	}
+	return scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id))
 }
 
 // errNoSlot rolls back a PostgreSQL claim whose trunk had no slot for it.
