@@ -74,9 +74,17 @@ func (db *Calls) claimSQLite(ctx context.Context, cl Claim) (Claimed, error) {
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		r = Claimed{}
 		if cl.Budget != nil {
-			ok, err := db.budgetSlot(ctx, tx, cl, 0, &r)
-			if err != nil || !ok {
+			// The cap first, then the trunk's next slot: SQLite runs one
+			// write transaction at a time, so a plain read of its row will do.
+			if full, err := budgetFull(ctx, tx, cl, 0, &r); err != nil || full {
 				return err
+			}
+			var us int64
+			if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", cl.Budget.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if !budgetSlot(cl, us, &r) {
+				return nil
 			}
 		}
 		// The attempt starts at its slot: claimed up to Lead ahead, it is
@@ -126,12 +134,8 @@ func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return Claimed{}, err
 		}
-		now := cl.Now
-		if cl.Clock != nil {
-			now = cl.Clock()
-		}
-		if wait := time.UnixMicro(us).Sub(now) - cl.Budget.Lead; wait > 0 {
-			return Claimed{Wait: wait}, nil
+		if p := (Claimed{}); !budgetSlot(cl, us, &p) {
+			return p, nil // only p.Wait is set
 		}
 	}
 	var r Claimed
@@ -163,11 +167,21 @@ func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
 			return err
 		}
 		if cl.Budget != nil {
-			ok, err := db.budgetSlot(ctx, tx, cl, 1, &r)
+			// The claim runs at READ COMMITTED (sqldb.WriteClaim): the
+			// trunk's row is locked here, once the call is taken, so the
+			// claims of every process using the trunk take their slot, and
+			// count the calls up, one at a time, each holding it only until
+			// its commit.
+			var us int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, cl.Budget.Trunk).Scan(&us); err != nil {
+				return err
+			}
+			full, err := budgetFull(ctx, tx, cl, 1, &r)
 			if err != nil {
 				return err
 			}
-			if !ok {
+			if full || !budgetSlot(cl, us, &r) {
 				return errNoSlot // gives the call back: r says why
 			}
 			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
