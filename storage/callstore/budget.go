@@ -3,7 +3,6 @@ package callstore
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"time"
 
 	"github.com/agentd/agentd/storage/sqldb"
@@ -36,10 +35,30 @@ type Claimed struct {
 	Full bool          // OK false: MaxActive calls are up already
 }
 
-// budgetSlot checks the budget for a claim at cl.Now and fills r: ok is
-// true with r.Slot set when a call may be claimed, false with r.Wait or
-// r.Full when not. The caller runs it in the claim's write transaction, so
-// the check and the claim are one step for every process.
+// The budget is checked in the claim's write transaction, so the check and
+// the claim are one step for every process. Its steps are the cap
+// (budgetFull), the trunk's next_us read, and the slot (budgetSlot); each
+// dialect runs them in its own order (see ClaimCall).
+
+// budgetFull reports whether MaxActive calls are up already, setting
+// r.Full. own is how many of the live calls it counts are the caller's own
+// claim: PostgreSQL checks the budget after taking the call, SQLite before.
+func budgetFull(ctx context.Context, tx *sql.Tx, cl Claim, own int, r *Claimed) (bool, error) {
+	if cl.Budget.MaxActive <= 0 {
+		return false, nil
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE status IN `+liveSQL+`
+			AND direction = 'outbound' AND lease_until >= ?`, sqldb.MS(cl.Now)).Scan(&n); err != nil {
+		return false, err
+	}
+	r.Full = n-own >= cl.Budget.MaxActive
+	return r.Full, nil
+}
+
+// budgetSlot reckons the slot of a claim at cl.Now from the trunk's
+// next_us (us, 0 for none yet): ok is true with r.Slot set when a call may
+// be claimed, false with r.Wait when not.
 //
 // The slot starts at the trunk's next_us, or now when that has passed. A
 // claim up to Lead early sleeps until its slot, so the pace does not lose
@@ -54,46 +73,15 @@ type Claimed struct {
 // processes' claims would otherwise take a "now" already past and dial at
 // once, next to the claim that held the lock (44 dials in a second on a
 // 40 CPS trunk).
-//
-// own is how many of the live calls counted for MaxActive are the
-// caller's own claim: PostgreSQL checks the budget after taking the call
-// (see ClaimCall), SQLite before.
-func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, own int, r *Claimed) (bool, error) {
+func budgetSlot(cl Claim, us int64, r *Claimed) bool {
 	b := cl.Budget
-	var us int64
-	if db.c.Postgres() {
-		// The claim runs at READ COMMITTED (sqldb.WriteClaim): the trunk's
-		// row is locked here, once the call is taken, so the claims of every
-		// process using the trunk take their slot, and count the calls up,
-		// one at a time, each holding it only until its commit.
-		if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
-			ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, b.Trunk).Scan(&us); err != nil {
-			return false, err
-		}
-	}
-	if b.MaxActive > 0 {
-		var n int
-		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM calls WHERE status IN `+liveSQL+`
-			AND direction = 'outbound' AND lease_until >= ?`, sqldb.MS(cl.Now)).Scan(&n); err != nil {
-			return false, err
-		}
-		if n-own >= b.MaxActive {
-			r.Full = true
-			return false, nil
-		}
-	}
-	if !db.c.Postgres() {
-		if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", b.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return false, err
-		}
-	}
 	next, now := time.UnixMicro(us), cl.Now
 	if cl.Clock != nil {
 		now = cl.Clock()
 	}
 	if wait := next.Sub(now) - b.Lead; wait > 0 {
 		r.Wait = wait
-		return false, nil
+		return false
 	}
 	start, base := next, next
 	if now.After(next) {
@@ -103,5 +91,5 @@ func (db *Calls) budgetSlot(ctx context.Context, tx *sql.Tx, cl Claim, own int, 
 		}
 	}
 	r.Slot = Slot{Trunk: b.Trunk, Start: start, Next: base.Add(b.Interval)}
-	return true, nil
+	return true
 }

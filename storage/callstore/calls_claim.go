@@ -10,10 +10,238 @@ import (
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
-// The campaign rules of the dial queue's claim: which queued calls may be
-// taken (not in a paused batch, agent under its own concurrency cap), and
-// giving back a claimed attempt the queue decided not to dial (number on
-// the do-not-call list, outside calling hours).
+// The dial queue's claim of one call attempt: taking the next due call
+// (with the trunk's dial budget, budget.go), the campaign rules of which
+// queued calls may be taken (not in a paused batch, agent under its own
+// concurrency cap), and giving back a claimed attempt the queue decided
+// not to dial (number on the do-not-call list, outside calling hours).
+
+// Claim identifies one claim of a call attempt.
+type Claim struct {
+	Token      string // unique per attempt
+	WorkerID   string // the claiming process (dial queue instance)
+	Dialer     string
+	Now        time.Time
+	LeaseUntil time.Time
+	Budget     *Budget // nil: no pacing or cap in the database
+	// Clock, when set, is read for the budget's slot once the trunk's row
+	// lock is held (see budgetSlot); nil: Now.
+	Clock func() time.Time
+}
+
+// ClaimNextCall atomically takes the next queued call that is due (lowest
+// priority number first, then earliest due time), moving it to connecting
+// with attempts + 1 under the claim. ok is false when nothing is due (or
+// the budget of cl.Budget has no slot: see ClaimCall).
+func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error) {
+	r, err := db.ClaimCall(ctx, cl)
+	return r.Call, r.OK, err
+}
+
+// ClaimCall is ClaimNextCall with the answer of the dial budget. The
+// UPDATE is guarded by status = 'queued' inside one write transaction
+// (READ COMMITTED on PostgreSQL: see sqldb.WriteClaim),
+// and the attempt row's primary key (call, attempt) backs it up: no two
+// claims, in this process or another, can get the same attempt. With a
+// Budget, the cap on calls at once and the pacing slot are checked and
+// taken in the same transaction, so every process on the database shares
+// them.
+//
+// Each dialect has its own flow, chosen here once. SQLite checks the
+// budget before it takes the call (claimSQLite). PostgreSQL takes the call
+// first, re-checks its agent's cap (claims run concurrently there), and
+// locks the trunk's budget row last (claimPostgres): every claim of every
+// process on the trunk passes that lock one at a time, so it is held only
+// for the slot's few statements and the commit (taken first, it was held
+// through the whole claim, and three processes dialled no faster than
+// one).
+func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
+	claim := db.claimSQLite
+	if db.c.Postgres() {
+		claim = db.claimPostgres
+	}
+	r, err := claim(ctx, cl)
+	if err != nil {
+		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
+	}
+	return r, nil
+}
+
+// claimSQLite is ClaimCall on SQLite: the budget's slot first, then the
+// call, then the trunk's next slot written.
+func (db *Calls) claimSQLite(ctx context.Context, cl Claim) (Claimed, error) {
+	var r Claimed
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		r = Claimed{}
+		if cl.Budget != nil {
+			// The cap first, then the trunk's next slot: SQLite runs one
+			// write transaction at a time, so a plain read of its row will do.
+			if full, err := budgetFull(ctx, tx, cl, 0, &r); err != nil || full {
+				return err
+			}
+			var us int64
+			if err := tx.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", cl.Budget.Trunk).Scan(&us); err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			if !budgetSlot(cl, us, &r) {
+				return nil
+			}
+		}
+		// The attempt starts at its slot: claimed up to Lead ahead, it is
+		// dialled then.
+		start := sqldb.MS(cl.Now)
+		if r.Slot.Trunk != "" {
+			start = sqldb.MS(r.Slot.Start)
+		}
+		var id string
+		var attempt int
+		err := tx.QueryRowContext(ctx, claimSQL[false], claimArgs(cl, start)...).Scan(&id, &attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			r.Slot = Slot{}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Call, err = db.recordAttempt(ctx, tx, cl, id, attempt, start); err != nil {
+			return err
+		}
+		if r.Slot.Trunk != "" {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, ?)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = excluded.next_us`, r.Slot.Trunk, r.Slot.Next.UnixMicro()); err != nil {
+				return err
+			}
+		}
+		r.OK = true
+		return nil
+	})
+	if err != nil {
+		return Claimed{}, err
+	}
+	return r, nil
+}
+
+// claimPostgres is ClaimCall on PostgreSQL: a read of the budget outside
+// the transaction, then the call, its agent's cap re-checked, and last the
+// budget's slot under the trunk's row lock (see ClaimCall).
+func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
+	if cl.Budget != nil {
+		// A read first, outside any transaction: while the pace is what
+		// holds the dials back, most claims find the next slot taken, and
+		// should not take a call only to give it back.
+		var us int64
+		err := db.r.QueryRowContext(ctx, "SELECT next_us FROM dial_budget WHERE trunk = ?", cl.Budget.Trunk).Scan(&us)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return Claimed{}, err
+		}
+		if p := (Claimed{}); !budgetSlot(cl, us, &p) {
+			return p, nil // only p.Wait is set
+		}
+	}
+	var r Claimed
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		r = Claimed{}
+		// The attempt starts now until its slot is known: startAtSlot
+		// moves it there.
+		start := sqldb.MS(cl.Now)
+		if _, err := tx.ExecContext(ctx, ClaimPlanPG); err != nil {
+			return err
+		}
+		var id, agent string
+		var attempt int
+		var maxCalls float64
+		err := tx.QueryRowContext(ctx, claimSQL[true], claimArgs(cl, start)...).Scan(&id, &attempt, &agent, &maxCalls)
+		if err == nil {
+			var ok bool
+			if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
+				err = errOverCap
+			}
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Call, err = db.recordAttempt(ctx, tx, cl, id, attempt, start); err != nil {
+			return err
+		}
+		if cl.Budget != nil {
+			// The claim runs at READ COMMITTED (sqldb.WriteClaim): the
+			// trunk's row is locked here, once the call is taken, so the
+			// claims of every process using the trunk take their slot, and
+			// count the calls up, one at a time, each holding it only until
+			// its commit.
+			var us int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO dial_budget (trunk, next_us) VALUES (?, 0)
+				ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, cl.Budget.Trunk).Scan(&us); err != nil {
+				return err
+			}
+			full, err := budgetFull(ctx, tx, cl, 1, &r)
+			if err != nil {
+				return err
+			}
+			if full || !budgetSlot(cl, us, &r) {
+				return errNoSlot // gives the call back: r says why
+			}
+			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
+				return err
+			}
+		}
+		r.OK = true
+		return nil
+	})
+	if errors.Is(err, errOverCap) {
+		return Claimed{}, nil
+	}
+	if errors.Is(err, errNoSlot) {
+		r.Call, r.OK, r.Slot = Call{}, false, Slot{}
+		return r, nil
+	}
+	if err != nil {
+		return Claimed{}, err
+	}
+	return r, nil
+}
+
+// claimArgs are the arguments of claimSQL for a claim whose attempt
+// starts at start (Unix ms).
+func claimArgs(cl Claim, start int64) []any {
+	now := sqldb.MS(cl.Now)
+	return []any{cl.Token, cl.WorkerID, sqldb.MS(cl.LeaseUntil), start, sqldb.NullStr(cl.Dialer), now, now}
+}
+
+// recordAttempt writes the attempt row of the call just claimed, and reads
+// the call back as claimed.
+func (db *Calls) recordAttempt(ctx context.Context, tx *sql.Tx, cl Claim, id string, attempt int, start int64) (Call, error) {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO call_attempts (call_id, attempt, claim_token, worker_id,
+			status, started_at) VALUES (?, ?, ?, ?, 'connecting', ?)`, id, attempt, cl.Token, cl.WorkerID, start); err != nil {
+		return Call{}, fmt.Errorf("record attempt %d of %s: %w", attempt, id, err)
+	}
+	return scanCall(tx.QueryRowContext(ctx, "SELECT "+callColumns+callFrom+" WHERE c.id = ?", id))
+}
+
+// errNoSlot rolls back a PostgreSQL claim whose trunk had no slot for it.
+var errNoSlot = errors.New("no dial slot")
+
+// startAtSlot takes the slot of a PostgreSQL claim (r.Slot, found under
+// the trunk's lock) and moves the attempt's start, written as provisional
+// when the call was taken, to it: one statement, for the lock's sake.
+func (db *Calls) startAtSlot(ctx context.Context, tx *sql.Tx, r *Claimed, provisional int64) error {
+	at := sqldb.MS(r.Slot.Start)
+	_, err := tx.ExecContext(ctx, `WITH b AS (UPDATE dial_budget SET next_us = ? WHERE trunk = ?),
+		c AS (UPDATE calls SET started_at = ? WHERE id = ? AND started_at = ?)
+		UPDATE call_attempts SET started_at = ? WHERE claim_token = ?`,
+		r.Slot.Next.UnixMicro(), r.Slot.Trunk, at, r.Call.ID, provisional, at, r.Call.ClaimToken)
+	if err != nil {
+		return err
+	}
+	if r.Call.StartedAt != nil && sqldb.MS(*r.Call.StartedAt) == provisional {
+		start := r.Slot.Start.UTC().Truncate(time.Millisecond)
+		r.Call.StartedAt = &start
+	}
+	return nil
+}
 
 // notPausedSQL keeps out calls of a paused batch (unqualified columns of
 // calls). The subquery is not correlated: SQLite runs it once per statement.
