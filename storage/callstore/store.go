@@ -7,6 +7,7 @@ package callstore
 
 import (
 	"database/sql"
+	"sync"
 
 	"github.com/agentd/agentd/storage/sqldb"
 )
@@ -15,6 +16,9 @@ import (
 type Calls struct {
 	c *sqldb.DB
 	r *sql.DB
+	// paced holds the trunks whose pace held this process's last claim
+	// back (PostgreSQL's claim reads their budget before taking a call).
+	paced sync.Map
 }
 
 // New returns the calls store over c.
