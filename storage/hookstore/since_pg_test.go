@@ -15,9 +15,7 @@ import (
 // event was ahead of the log's horizon, where the new cursor starts).
 // CI met it with autovacuum's transaction as the older one.
 func TestEndpointSkipsEventsCommittedBeforeIt(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's cursor is the newest seq")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's cursor is the newest seq")
 	ctx := context.Background()
 	db, org := storetest.WithOrg(t)
 	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)

@@ -17,12 +17,10 @@ import (
 // mark. The order is taken at commit, so the first transaction holds no
 // lock that the second waits on.
 func TestVectorLogSeqFollowsCommitOrder(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's single writer commits in seq order")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's single writer commits in seq order")
 	ctx := context.Background()
-	path := dbtest.Path(t, "agentd.db")
-	a, b := storetest.Open(t, path), storetest.Open(t, path)
+	h := storetest.Handles(t, 2)
+	a, b := h[0], h[1]
 	inserted := make(chan struct{})
 	release := make(chan struct{})
 	done := make(chan error, 1)

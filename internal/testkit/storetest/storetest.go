@@ -30,16 +30,33 @@ func Fresh(t testing.TB) *storage.Stores {
 	return Open(t, dbtest.Path(t, "agentd.db"))
 }
 
+// Handles opens n stores on one new database, as n processes on it.
+func Handles(t testing.TB, n int) []*storage.Stores {
+	t.Helper()
+	path := dbtest.Path(t, "agentd.db")
+	dbs := make([]*storage.Stores, n)
+	for i := range dbs {
+		dbs[i] = Open(t, path)
+	}
+	return dbs
+}
+
+// Org creates the organization "acme" through db and returns its id.
+func Org(t testing.TB, db *storage.Stores) string {
+	t.Helper()
+	o, err := db.Orgs.CreateOrg(context.Background(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.ID
+}
+
 // WithOrg opens the stores on a new database holding one organization,
 // "acme", and returns its id.
 func WithOrg(t testing.TB) (*storage.Stores, string) {
 	t.Helper()
 	db := Fresh(t)
-	o, err := db.Orgs.CreateOrg(context.Background(), "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, o.ID
+	return db, Org(t, db)
 }
 
 // WithChatAgent opens the stores on a new database holding one
