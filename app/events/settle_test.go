@@ -47,18 +47,7 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 	<-sink.opened
 
 	// An older transaction with an id, open while the event commits.
-	started, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- writer.Conn().Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
-				return err
-			}
-			close(started)
-			<-release
-			return nil
-		})
-	}()
-	<-started
+	end := storetest.Hold(t, writer, "SELECT pg_current_xact_id()")
 	if err := writer.Conn().Write(ctx, func(tx *sql.Tx) error {
 		_, err := writer.Conn().InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: "test.late", OrgID: org, Subject: "s", Data: map[string]int{}}})
 		return err
@@ -71,10 +60,7 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 		t.Fatalf("%s read while an older transaction was open: a reader could skip what that one commits", e.Type)
 	default:
 	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	end()
 	ended := time.Now()
 	select {
 	case e := <-sink.got:

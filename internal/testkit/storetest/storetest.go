@@ -5,6 +5,8 @@ package storetest
 
 import (
 	"context"
+	"database/sql"
+	"sync"
 	"testing"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
@@ -69,4 +71,40 @@ func WithChatAgent(t testing.TB) (db *storage.Stores, orgID, agentID string) {
 		t.Fatal(err)
 	}
 	return db, orgID, a.ID
+}
+
+// Hold runs stmt in a write transaction on db and keeps that transaction
+// open, as another process's long one, until end is called or the test
+// ends; end commits it. Hold returns once stmt has run.
+func Hold(t testing.TB, db *storage.Stores, stmt string) (end func()) {
+	t.Helper()
+	ran, release, done := make(chan struct{}, 1), make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- db.Conn().Write(t.Context(), func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(t.Context(), stmt); err != nil {
+				return err
+			}
+			select { // Write may run this again (a serialization retry)
+			case ran <- struct{}{}:
+			default:
+			}
+			<-release
+			return nil
+		})
+	}()
+	select {
+	case <-ran:
+	case err := <-done:
+		t.Fatalf("%s: %v", stmt, err)
+	}
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release); <-done }) })
+	return func() {
+		t.Helper()
+		var err error
+		once.Do(func() { close(release); err = <-done })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
