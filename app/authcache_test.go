@@ -14,14 +14,9 @@ import (
 // cache filed under it. pg_stat_statements counts the server's statements
 // that read auth_epoch or api_keys over 50 authenticated GETs.
 func TestAuthReadsNoRowInSteadyState(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only (SQLite answers the epoch from its wal-index header)")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite answers the epoch from its wal-index header")
 	e := newTestEnv(t)
-	raw, err := sql.Open("pgx", e.db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := dbtest.Open(t, e.db.Path())
 	defer raw.Close()
 	if _, err := raw.Exec("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 		t.Fatal(err)

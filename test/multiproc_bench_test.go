@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
@@ -23,16 +22,12 @@ import (
 func BenchmarkDials(b *testing.B) {
 	for _, n := range []int{1, 3} {
 		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			url := dbtest.Path(b, "agentd.db")
-			procs := make([]*server, n)
-			for i := range procs {
-				procs[i] = startOn(b, dir, url, "--dialer", "sim", "--sim-ring-seconds", "0", "--sim-call-seconds", "0.05",
-					"--dial-cps", "100000", "--max-concurrent-calls", "2000", "--dial-log", filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))
-			}
+			procs, dir := startProcs(b, n, func(dir string, i int) []string {
+				return []string{"--dialer", "sim", "--sim-ring-seconds", "0", "--sim-call-seconds", "0.05",
+					"--dial-cps", "100000", "--max-concurrent-calls", "2000", "--dial-log", filepath.Join(dir, fmt.Sprintf("dial-%d.log", i))}
+			})
 			key := procs[0].Key
-			agent := dataID(b, procs[0].must("POST", "/api/v1/agents", key, map[string]any{"name": "Dialer", "type": "voice",
-				"status": "active", "model": "gpt-4o", "instructions": "Be brief.", "phoneNumbers": []string{"+14155550100"}}))
+			agent := procs[0].voiceAgent(key, "Dialer")
 			dials := func() []testbin.Dial { return allDials(b, dir, n) }
 			calls := 2000
 			if n, err := strconv.Atoi(os.Getenv("AGENTD_BENCH_DIALS")); err == nil && n > 1 {

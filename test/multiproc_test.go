@@ -279,6 +279,32 @@ func startOn(t testing.TB, dir, db string, extra ...string) *server {
 	return &server{Server: p, t: t, db: db}
 }
 
+// startProcs runs n agentd processes (startOn) on one new database of the
+// backend under test, in a new directory, which it returns: process i with
+// the flags flags(dir, i) returns (none if flags is nil).
+func startProcs(t testing.TB, n int, flags func(dir string, i int) []string) ([]*server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	url := dbtest.Path(t, "agentd.db")
+	procs := make([]*server, n)
+	for i := range procs {
+		var extra []string
+		if flags != nil {
+			extra = flags(dir, i)
+		}
+		procs[i] = startOn(t, dir, url, extra...)
+	}
+	return procs, dir
+}
+
+// voiceAgent creates an active voice agent named name through s with key
+// and returns its id.
+func (s *server) voiceAgent(key, name string) string {
+	s.t.Helper()
+	return dataID(s.t, s.must("POST", "/api/v1/agents", key, map[string]any{"name": name, "type": "voice",
+		"status": "active", "model": "gpt-4o", "instructions": "Be brief.", "phoneNumbers": []string{"+14155550100"}}))
+}
+
 // allDials is the dials of the n processes' logs dir/dial-<i>.log, in
 // the order they began.
 func allDials(t testing.TB, dir string, n int) []testbin.Dial {

@@ -7,8 +7,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
 // BenchmarkWrites measures the write throughput of one and of three agentd
@@ -21,15 +19,9 @@ func BenchmarkWrites(b *testing.B) {
 	const clients, writeSpan = 6, 8 * time.Second
 	for _, n := range []int{1, 3} {
 		b.Run(fmt.Sprintf("procs=%d", n), func(b *testing.B) {
-			dir := b.TempDir()
-			url := dbtest.Path(b, "agentd.db")
-			procs := make([]*server, n)
-			for i := range procs {
-				procs[i] = startOn(b, dir, url)
-			}
+			procs, _ := startProcs(b, n, nil)
 			key := procs[0].newKey(100_000)
-			agent := dataID(b, procs[0].must("POST", "/api/v1/agents", key, map[string]any{"name": "Writer", "type": "voice",
-				"status": "active", "model": "gpt-4o", "instructions": "Be brief.", "phoneNumbers": []string{"+14155550100"}}))
+			agent := procs[0].voiceAgent(key, "Writer")
 			coll := dataID(b, procs[0].must("POST", "/api/v1/kb/collections", key, map[string]any{"name": "Bench"}))
 			tomorrow := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
 			b.ResetTimer()

@@ -28,17 +28,12 @@ func (s chanSink) Ping() error                  { return nil }
 // stream still delivers the event within a second of it, not at the 30 s
 // safety poll.
 func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's single writer commits events in order")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's single writer commits events in order")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	path := dbtest.Path(t, "agentd.db")
-	reader, writer := storetest.Open(t, path), storetest.Open(t, path)
-	o, err := writer.Orgs.CreateOrg(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := storetest.Handles(t, 2)
+	reader, writer := h[0], h[1]
+	org := storetest.Org(t, writer)
 	for reader.IdlePoll(time.Second) <= time.Second { // the listener is up: the stream sleeps 30 s when idle
 		reader.Wake(storage.ChanEvents)
 		if ctx.Err() != nil {
@@ -48,24 +43,13 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 	}
 	svc := New(Deps{Webhooks: reader.Webhooks, Events: reader.Events, NewEvents: reader.Waker(storage.ChanEvents)}, nil)
 	sink := chanSink{opened: make(chan struct{}), got: make(chan Event, 4)}
-	go svc.Stream(ctx, o.ID, "", nil, StreamConfig{Poll: time.Second, KeepAlive: time.Minute}, sink)
+	go svc.Stream(ctx, org, "", nil, StreamConfig{Poll: time.Second, KeepAlive: time.Minute}, sink)
 	<-sink.opened
 
 	// An older transaction with an id, open while the event commits.
-	started, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- writer.Conn().Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil {
-				return err
-			}
-			close(started)
-			<-release
-			return nil
-		})
-	}()
-	<-started
+	end := storetest.Hold(t, writer, "SELECT pg_current_xact_id()")
 	if err := writer.Conn().Write(ctx, func(tx *sql.Tx) error {
-		_, err := writer.Conn().InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: "test.late", OrgID: o.ID, Subject: "s", Data: map[string]int{}}})
+		_, err := writer.Conn().InsertEvents(ctx, tx, []sqldb.PendingEvent{{Type: "test.late", OrgID: org, Subject: "s", Data: map[string]int{}}})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -76,10 +60,7 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 		t.Fatalf("%s read while an older transaction was open: a reader could skip what that one commits", e.Type)
 	default:
 	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	end()
 	ended := time.Now()
 	select {
 	case e := <-sink.got:

@@ -75,9 +75,7 @@ func seqScans(t *testing.T, db *storage.Stores, tables ...string) map[string]int
 // operations run for another, small one, as in a shared database. (Under a
 // single organization its count of calls reads them all anyway.)
 func TestHotPathsNoSeqScanGeneric(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL plans")
-	}
+	dbtest.SkipOnSQLite(t, "its query plans")
 	ctx := context.Background()
 	path := dbtest.Path(t, "agentd.db")
 	db := storetest.Open(t, path)

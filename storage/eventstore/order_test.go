@@ -12,7 +12,6 @@ import (
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
-	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"
 	"github.com/agentd/agentd/storage/sqldb"
@@ -25,17 +24,10 @@ import (
 // and the webhook fan-out, run from two handles at once, owes every event
 // exactly one delivery. Reading by seq alone would skip the late commits.
 func TestEventLogOrderWithConcurrentWriters(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's single writer commits events in seq order")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's single writer commits events in seq order")
 	ctx := context.Background()
-	path := dbtest.Path(t, "agentd.db")
-	dbs := []*storage.Stores{storetest.Open(t, path), storetest.Open(t, path), storetest.Open(t, path)}
-	o, err := dbs[0].Orgs.CreateOrg(ctx, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	org := o.ID
+	dbs := storetest.Handles(t, 3)
+	org := storetest.Org(t, dbs[0])
 	ep, err := dbs[0].Webhooks.CreateWebhook(ctx, hookstore.WebhookEndpoint{OrgID: org, URL: "https://example.com/hook",
 		Events: []string{"*"}, Secret: "s"})
 	if err != nil {

@@ -2,7 +2,6 @@ package hookstore_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
@@ -15,33 +14,17 @@ import (
 // event was ahead of the log's horizon, where the new cursor starts).
 // CI met it with autovacuum's transaction as the older one.
 func TestEndpointSkipsEventsCommittedBeforeIt(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's cursor is the newest seq")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's cursor is the newest seq")
 	ctx := context.Background()
 	db, org := storetest.WithOrg(t)
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- db.Conn().Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_current_xact_id()"); err != nil { // an xid, running
-				return err
-			}
-			close(held)
-			<-release
-			return nil
-		})
-	}()
-	<-held
-	sync(t, db, org, "before") // commits behind the older, open transaction
+	end := storetest.Hold(t, db, "SELECT pg_current_xact_id()") // an older transaction with an xid, running
+	sync(t, db, org, "before")                                  // commits behind it
 	ep, err := db.Webhooks.CreateWebhook(ctx, hookstore.WebhookEndpoint{OrgID: org, URL: "https://a.example/h",
 		Events: []string{"*"}, Secret: "s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	end()
 	sync(t, db, org, "after")
 	for range 2 {
 		if _, err := db.Webhooks.FanOutEvents(ctx); err != nil {

@@ -22,17 +22,12 @@ import (
 // serves again. The raw connection below moves the epoch without a NOTIFY,
 // which only a query can see: that tells a cached answer from a read.
 func TestAuthEpochCacheFollowsListener(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("LISTEN/NOTIFY: PostgreSQL only (SQLite answers from its wal-index header)")
-	}
+	dbtest.SkipOnSQLite(t, "LISTEN/NOTIFY (SQLite answers from its wal-index header)")
 	ctx := context.Background()
-	db := storetest.Fresh(t)
+	h := storetest.Handles(t, 2)
+	db, other := h[0], h[1]
 	acme, boss := keyOrg(t, db, "acme")
-	other := storetest.Open(t, db.Path())
-	raw, err := sql.Open("pgx", db.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := dbtest.Open(t, db.Path())
 	defer raw.Close()
 	raw.SetMaxOpenConns(1) // one connection, kept while the database refuses new ones
 	exec := func(q string, args ...any) {

@@ -17,47 +17,24 @@ import (
 // mark. The order is taken at commit, so the first transaction holds no
 // lock that the second waits on.
 func TestVectorLogSeqFollowsCommitOrder(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL only: SQLite's single writer commits in seq order")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite's single writer commits in seq order")
 	ctx := context.Background()
-	path := dbtest.Path(t, "agentd.db")
-	a, b := storetest.Open(t, path), storetest.Open(t, path)
-	inserted := make(chan struct{})
-	release := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- a.Conn().Write(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, "INSERT INTO vector_log (space, item_id) VALUES ('s', 1)"); err != nil {
-				return err
-			}
-			select {
-			case inserted <- struct{}{}:
-			default:
-			}
-			<-release
-			return nil
-		})
-	}()
-	<-inserted
+	h := storetest.Handles(t, 2)
+	a, b := h[0], h[1]
+	end := storetest.Hold(t, a, "INSERT INTO vector_log (space, item_id) VALUES ('s', 1)")
 	wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := b.Conn().Write(wctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(wctx, "INSERT INTO vector_log (space, item_id) VALUES ('s', 2)")
 		return err
 	}); err != nil {
-		close(release)
-		<-done
 		t.Fatalf("the second log write, while the first's transaction is open: %v (it waited on the first)", err)
 	}
 	var mark int64
 	if err := b.Conn().Reader().QueryRowContext(ctx, "SELECT max(seq) FROM vector_log").Scan(&mark); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	end()
 	var items []int64
 	rows, err := b.Conn().Reader().QueryContext(ctx, "SELECT item_id FROM vector_log WHERE seq > ? ORDER BY seq", mark)
 	if err != nil {

@@ -38,6 +38,16 @@ func SkipOnPostgres(t testing.TB, why string) {
 	}
 }
 
+// SkipOnSQLite skips a test of something only PostgreSQL has (several
+// writers committing out of seq order, LISTEN/NOTIFY, its query plans),
+// saying why.
+func SkipOnSQLite(t testing.TB, why string) {
+	t.Helper()
+	if !Postgres() {
+		t.Skip("PostgreSQL only: " + why)
+	}
+}
+
 // Path returns a --db value for a new, empty database of the backend
 // under test: a SQLite file named name in a temporary directory, or a new
 // PostgreSQL database dropped when the test ends (after the cleanups
