@@ -15,9 +15,7 @@ import (
 // one hot row at each step's commit. Its row version (xmin) changes only
 // when a count does.
 func TestAgentRowWrittenOnlyWhenACountMoves(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL: xmin is its row version")
-	}
+	dbtest.SkipOnSQLite(t, "xmin is its row version")
 	ctx := context.Background()
 	db, org := storetest.WithOrg(t)
 	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org, Name: "a", Type: "voice", Status: "active"})

@@ -16,9 +16,7 @@ import (
 // (the last slot was free at once) that read would be a round trip on
 // every dial for nothing. pg_stat_statements counts the reads.
 func TestClaimReadsBudgetFirstOnlyWhilePaced(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL: SQLite checks the budget inside the claim")
-	}
+	dbtest.SkipOnSQLite(t, "SQLite checks the budget inside the claim")
 	ctx := context.Background()
 	q := newQueueDB(t)
 	q.add(callstore.CallQueued, 0, 5, 5, 5, 5, 5, 5)

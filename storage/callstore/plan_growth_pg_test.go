@@ -53,9 +53,7 @@ func closeFlushed(t *testing.T, db, gen *storage.Stores, app string) {
 // every scheduled call (8 ms a wake-up at 54,000 calls, in a benchmark's
 // first seconds), the knowledge worker's a read of every source.
 func TestWakeUpReadsStayCheapAsTablesGrow(t *testing.T) {
-	if !dbtest.Postgres() {
-		t.Skip("PostgreSQL plans")
-	}
+	dbtest.SkipOnSQLite(t, "its query plans")
 	ctx := context.Background()
 	path := dbtest.Path(t, "agentd.db")
 	db := storetest.Open(t, path)
