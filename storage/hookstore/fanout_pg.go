@@ -39,11 +39,17 @@ func (db *Webhooks) cursorNowValue() string {
 // every cursor. Each endpoint moves at most fanOutStep events per call.
 func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 	var behind bool
+	var horizon string
 	// LATERAL ... LIMIT 1: one probe of events_org_xid per endpoint, where
-	// a semi-join may scan the whole log.
-	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints w CROSS JOIN LATERAL (
+	// a semi-join may scan the whole log. The horizon is read here, at READ
+	// COMMITTED, and kept for the write: it stays valid (see LogHorizon),
+	// and the write's SERIALIZABLE snapshot could not tell whether a
+	// transaction that ended meanwhile wrote events.
+	if err := db.c.ReadRow(ctx, `WITH h AS MATERIALIZED (SELECT `+sqldb.LogHorizon+` AS h)
+		SELECT EXISTS (SELECT 1 FROM webhook_endpoints w CROSS JOIN LATERAL (
 		SELECT 1 FROM events ev WHERE ev.org_id = w.org_id AND (ev.xid, ev.seq) > (w.cursor_xid, w.cursor)
-			AND ev.xid < `+sqldb.LogHorizon+` ORDER BY ev.xid, ev.seq LIMIT 1) e WHERE w.enabled = 1)`).Scan(&behind); err != nil {
+			AND ev.xid < (SELECT h FROM h) ORDER BY ev.xid, ev.seq LIMIT 1) e WHERE w.enabled = 1),
+		(SELECT h FROM h)::text`).Scan(&behind, &horizon); err != nil {
 		return 0, fmt.Errorf("storage: fan-out check: %w", err)
 	}
 	if !behind {
@@ -57,7 +63,7 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 					w.since_snapshot IS NOT NULL AND e.xid <> w.since_xid AND pg_visible_in_snapshot(e.xid, w.since_snapshot) AS before
 				FROM webhook_endpoints w CROSS JOIN LATERAL (
 					SELECT seq, xid, id, type, subject, target_endpoint FROM events
-					WHERE org_id = w.org_id AND (xid, seq) > (w.cursor_xid, w.cursor) AND xid < `+sqldb.LogHorizon+`
+					WHERE org_id = w.org_id AND (xid, seq) > (w.cursor_xid, w.cursor) AND xid < ?::text::xid8
 					ORDER BY xid, seq LIMIT ?) e
 				WHERE w.enabled = 1),
 			ins AS (
@@ -72,7 +78,7 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 				UPDATE webhook_endpoints w SET cursor_xid = m.xid, cursor = m.seq
 				FROM (SELECT DISTINCT ON (endpoint_id) endpoint_id, xid, seq FROM ev ORDER BY endpoint_id, xid DESC, seq DESC) m
 				WHERE w.id = m.endpoint_id RETURNING 1)
-			SELECT (SELECT count(*) FROM ins) + 0 * (SELECT count(*) FROM moved)`, fanOutStep, now, now, now).Scan(&n)
+			SELECT (SELECT count(*) FROM ins) + 0 * (SELECT count(*) FROM moved)`, horizon, fanOutStep, now, now, now).Scan(&n)
 	})
 	if err != nil {
 		return 0, fmt.Errorf("storage: fan out events: %w", err)

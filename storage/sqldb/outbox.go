@@ -48,15 +48,17 @@ func (e Event) Pos() Pos { return Pos{Xid: e.Xid, Seq: e.Seq} }
 // an id at or above it. It is the lowest id the snapshot saw running,
 // leaving out transactions that write no events here: those of other
 // databases of the cluster and of background processes such as
-// autovacuum (its ANALYZE holds an id, and held the log back in CI); one
-// that has ended since is counted, which only holds the bound back until
-// the next read. Else the snapshot's xmax. A long-running write
-// transaction on this database holds the log back while it runs.
+// autovacuum (its ANALYZE holds an id, and held the log back in CI), as
+// pg_stat_activity shows them; one that has ended since (no longer shown)
+// counts only if it wrote events here (agentd_log_holds, migration 0032).
+// Else the snapshot's xmax. A long-running write transaction on this
+// database holds the log back while it runs. A bound read earlier stays
+// valid later: ids are never reused, so every transaction below it has
+// still ended and every new one is above it.
 const LogHorizon = `(SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) x
-	WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
-		AND (a.datname IS DISTINCT FROM current_database() OR a.backend_type <> 'client backend'))
-	OR EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
-		AND a.datname = current_database() AND a.backend_type = 'client backend'))`
+	WHERE EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid
+		AND a.datname = current_database() AND a.backend_type = 'client backend')
+	OR (NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = x::xid) AND agentd_log_holds(x)))`
 
 // PendingEvent is an event about to be inserted.
 type PendingEvent struct {
