@@ -119,13 +119,25 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	callID := get(callsTab, t, "a call id", chromedp.Evaluate[string](`document.querySelector("tr[data-call]").dataset.call`))
+	// A row in every list, so that a table too wide for a phone shows.
+	col := e.createCollection(e.key, "Opening hours and returns policy of the Lisbon bakery")
+	if code, out := upsert(e, e.key, map[string]any{"collectionId": col, "externalId": "hours-and-returns-policy-2026",
+		"title": "Opening hours, Sundays and holidays", "content": "The bakery opens at 7:00."}); code != 200 {
+		t.Fatalf("upsert: %d %v", code, out)
+	}
+	e.sync(e.key, false, listing("flat-lisbon-alfama-0042", "Two-bedroom flat in Alfama with a river view"))
+	if code := e.doJSON("POST", "/api/v1/dnc", e.key, map[string]any{"numbers": []string{"+14155550999"}, "reason": "asked not to be called again"}, nil); code != 200 {
+		t.Fatalf("dnc: %d", code)
+	}
+	chat := e.createAgent(e.key, map[string]any{"name": "Bakery assistant", "type": "chat", "instructions": "Be brief."})
+	e.startConversation(e.key, chat)
 	pages := []string{"/", "/calls", "/calls/" + callID, "/calls/new", "/batches", "/batches/" + id, "/batches/new",
-		"/agents", "/agents/new", "/agents/" + agent.ID, "/knowledge", "/listings", "/keys", "/members", "/webhooks",
-		"/webhooks/" + wh.ID, "/events", "/dnc", "/settings"}
+		"/agents", "/agents/new", "/agents/" + agent.ID, "/knowledge", "/knowledge/" + col, "/listings", "/keys", "/members", "/webhooks",
+		"/webhooks/" + wh.ID, "/events", "/dnc", "/settings", "/conversations"}
 	for _, width := range []int64{1280, 360} {
 		for _, path := range pages {
 			name := fmt.Sprintf("%d%s", width, strings.ReplaceAll(path, "/", "-"))
-			for _, id := range []string{callID, id, agent.ID, wh.ID} {
+			for _, id := range []string{callID, id, agent.ID, wh.ID, col} {
 				name = strings.ReplaceAll(name, id, "id")
 			}
 			if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800), chromedp.Navigate(e.url+path),
@@ -140,15 +152,18 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 				chromedp.Do(ctx, shoot(shots, "overflow-"+name))
 				t.Errorf("%s at %d px: the page is %d px wide in a %d px viewport", path, width, sizes[0], sizes[1])
 			}
-			if width == 360 && path == "/calls" {
+			if width == 360 && (path == "/calls" || path == "/batches/"+id) {
 				// On a phone each call is a card: its status shows without
 				// scrolling the list sideways.
 				seen := get(ctx, t, "status on a phone", chromedp.Evaluate[bool](`(() => { const c = document.querySelector("tr[data-call] td[data-field=status]");
 					const b = c.getBoundingClientRect(); return b.width > 0 && b.left >= 0 && b.right <= window.innerWidth })()`))
 				if !seen {
 					chromedp.Do(ctx, shoot(shots, "hidden-status-"+name))
-					t.Errorf("/calls at 360 px: the first call's status is off the screen")
+					t.Errorf("%s at 360 px: the first call's status is off the screen", path)
 				}
+			}
+			if width == 360 {
+				tablesFit(t, ctx, shots, name)
 			}
 			if path == "/batches/"+id {
 				// The campaign's attempts chart is drawn and fits the screen.
@@ -159,11 +174,28 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 					t.Errorf("campaign page at %d px: no attempts chart, or it does not fit", width)
 				}
 			}
-			if width == 360 || strings.Count(path, "/") == 1 {
-				if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
-					t.Fatal(err)
-				}
+			if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
+				t.Fatal(err)
 			}
+		}
+	}
+	// The new campaign's dry run lists every number with its problem.
+	for _, width := range []int64{1280, 360} {
+		name := fmt.Sprintf("%d-batches-new-dry-run", width)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 800), chromedp.Navigate(e.url+"/batches/new"),
+			chromedp.WaitVisible(css("#b-numbers")),
+			chromedp.SetValue(css("#b-numbers"), "+14155550100, Ana Lisboa\n+14155550999, Listed Number\n12, Too Short\n+14155550101"),
+			chromedp.Click(css("#b-dry")), chromedp.WaitVisible(css("table[data-dry-run] tbody tr"))); err != nil {
+			t.Fatalf("dry run at %d px: %v", width, err)
+		}
+		if n := get(ctx, t, "dry-run rows", chromedp.Evaluate[int](`document.querySelectorAll("table[data-dry-run] tbody tr").length`)); n != 4 {
+			t.Errorf("dry run at %d px: %d rows, want 4", width, n)
+		}
+		if width == 360 {
+			tablesFit(t, ctx, shots, name)
+		}
+		if err := chromedp.Do(ctx, shoot(shots, name)); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
@@ -190,6 +222,20 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 55`)
 	stayed(t, viewerTab, "viewer's overview")
 	t.Logf("screenshots in %s", shots)
+}
+
+// tablesFit checks that no table of the page, nor the box around one,
+// scrolls sideways: on a phone a wide list is cards, not a strip to pan.
+func tablesFit(t *testing.T, ctx context.Context, shots, name string) {
+	t.Helper()
+	wide := get(ctx, t, "wide tables", chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("main table, main .scroll"))
+		.filter((b) => b.scrollWidth > b.clientWidth + 1)
+		.map((b) => b.tagName.toLowerCase() + "." + b.className.replace(/ /g, ".") + (b.dataset.liveCalls !== undefined ? "[data-live-calls]" : "") +
+			": " + b.scrollWidth + " px in " + b.clientWidth)`))
+	if len(wide) > 0 {
+		chromedp.Do(ctx, shoot(shots, "wide-table-"+name))
+		t.Errorf("%s: tables scroll sideways: %s", name, strings.Join(wide, "; "))
+	}
 }
 
 // openTabIn opens path in the tab, waits for sel and for the live badge
