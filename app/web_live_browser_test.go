@@ -110,6 +110,38 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	if empty := get(callsTab, t, "empty row", chromedp.Evaluate[bool](`!!document.querySelector("td.empty")`)); empty {
 		t.Fatal("the calls list still says it has no calls")
 	}
+	// Rows the live script drew carry the labels a phone's cards show.
+	labelled := `Array.from(document.querySelectorAll("[data-live-calls] tr[data-call].arrived td[data-field]")).every((c) => !!c.dataset.label)`
+	if !get(callsTab, t, "labels", chromedp.Evaluate[bool](labelled)) {
+		t.Error("/calls: a row drawn live has a cell without its label")
+	}
+
+	// The campaign page on a phone, live: rows it lacks (here, the first
+	// five, taken out) are drawn again by the script when the next call
+	// event comes, as cards with their labels, the first status on screen.
+	campTab, _ := chromedp.NewContext(ctx)
+	if err := chromedp.Do(campTab, chromedp.EmulateViewport(360, 800)); err != nil {
+		t.Fatal(err)
+	}
+	openTabIn(t, campTab, e, "/batches/"+id, "table[data-live-calls]", "live")
+	campRows := `document.querySelectorAll("[data-live-calls] tr[data-call]").length`
+	if n := get(campTab, t, "rows left", chromedp.Evaluate[int](`document.querySelectorAll("[data-live-calls] tr[data-call]").forEach((r, i) => { if (i < 5) r.remove() }), `+campRows)); n != 45 {
+		t.Fatalf("campaign page: %d rows after taking five out", n)
+	}
+	e.outbound(e.key, agent.ID, "+14155550777")
+	waitJS(t, campTab, "rows drawn again", 30*time.Second, campRows+` === 50 && document.querySelectorAll("[data-live-calls] tr.arrived").length === 5`)
+	if !get(campTab, t, "labels", chromedp.Evaluate[bool](labelled)) {
+		t.Error("campaign page: a row drawn live has a cell without its label")
+	}
+	if !get(campTab, t, "status on a phone", chromedp.Evaluate[bool](statusSeen)) {
+		chromedp.Do(campTab, shoot(shots, "hidden-status-live-campaign-360"))
+		t.Error("campaign page at 360 px: the first call's status, drawn live, is off the screen")
+	}
+	tablesFit(t, campTab, shots, "live-campaign-360")
+	stayed(t, campTab, "campaign")
+	if err := chromedp.Do(campTab, shoot(shots, "live-campaign-360")); err != nil {
+		t.Fatal(err)
+	}
 
 	// Every page, at a laptop's width and a phone's, is exactly as wide
 	// as the viewport: nothing overflows sideways.
@@ -155,8 +187,7 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 			if width == 360 && (path == "/calls" || path == "/batches/"+id) {
 				// On a phone each call is a card: its status shows without
 				// scrolling the list sideways.
-				seen := get(ctx, t, "status on a phone", chromedp.Evaluate[bool](`(() => { const c = document.querySelector("tr[data-call] td[data-field=status]");
-					const b = c.getBoundingClientRect(); return b.width > 0 && b.left >= 0 && b.right <= window.innerWidth })()`))
+				seen := get(ctx, t, "status on a phone", chromedp.Evaluate[bool](statusSeen))
 				if !seen {
 					chromedp.Do(ctx, shoot(shots, "hidden-status-"+name))
 					t.Errorf("%s at 360 px: the first call's status is off the screen", path)
@@ -219,10 +250,14 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	}
 	viewerTab := openTabIn(t, viewer, e, "/", "section.cards", "auto-refresh")
 	e.postBatch(e.key, agent.ID, "Second wave", 5, nil)
-	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 55`)
+	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 56`) // with the one call above
 	stayed(t, viewerTab, "viewer's overview")
 	t.Logf("screenshots in %s", shots)
 }
+
+// statusSeen says the first call's status is on the screen.
+const statusSeen = `(() => { const c = document.querySelector("tr[data-call] td[data-field=status]");
+	const b = c.getBoundingClientRect(); return b.width > 0 && b.left >= 0 && b.right <= window.innerWidth })()`
 
 // tablesFit checks that no table of the page, nor the box around one,
 // scrolls sideways: on a phone a wide list is cards, not a strip to pan.
