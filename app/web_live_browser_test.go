@@ -142,6 +142,18 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	if err := chromedp.Do(campTab, shoot(shots, "live-campaign-360")); err != nil {
 		t.Fatal(err)
 	}
+	// The event log on a phone, following call.ended: the row its script
+	// draws is a card with labels too. (In this tab: opened in a fifth tab
+	// beside four other live pages, its stream said live but drew nothing
+	// in 30 s; not yet understood.)
+	logTab := openTabIn(t, campTab, e, "/events?type=call.ended", "table[data-event-log]", "live")
+	e.outbound(e.key, agent.ID, "+14155550778")
+	waitJS(t, logTab, "an event drawn live", 30*time.Second, `document.querySelectorAll("[data-event-log] tr.arrived").length === 1`)
+	if !get(logTab, t, "labels", chromedp.Evaluate[bool](`Array.from(document.querySelectorAll("[data-event-log] tr.arrived td")).filter((c) => c.dataset.label).map((c) => c.dataset.label).join() === "Type,Data"`)) {
+		t.Error("event log: the row drawn live lacks its Type and Data labels")
+	}
+	tablesFit(t, logTab, shots, "live-events-360")
+	stayed(t, logTab, "event log")
 
 	// Every page, at a laptop's width and a phone's, is exactly as wide
 	// as the viewport: nothing overflows sideways.
@@ -250,7 +262,7 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	}
 	viewerTab := openTabIn(t, viewer, e, "/", "section.cards", "auto-refresh")
 	e.postBatch(e.key, agent.ID, "Second wave", 5, nil)
-	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 56`) // with the one call above
+	waitJS(t, viewerTab, "viewer's counter", 30*time.Second, bigToday+` === 57`) // with the two calls above
 	stayed(t, viewerTab, "viewer's overview")
 	t.Logf("screenshots in %s", shots)
 }
