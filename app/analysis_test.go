@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/agentd/agentd/app/analysis"
@@ -393,5 +394,31 @@ func TestAnalysisDashboard(t *testing.T) {
 		if !strings.Contains(camp, want) {
 			t.Errorf("batch page lacks %s", want)
 		}
+	}
+	if chromiumPath() != "" {
+		answersOnAPhone(t, e.testEnv, "/batches/"+batch.Data.BatchID)
+	}
+}
+
+// answersOnAPhone signs the owner in (the password ownerCookie set) and
+// looks at the campaign's answers at 360 px: each answer's count is on
+// the screen and no table scrolls sideways.
+func answersOnAPhone(t *testing.T, e *testEnv, path string) {
+	ctx := startBrowser(t)
+	shots := screenshots(t)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800), chromedp.Navigate(e.url+"/login"), chromedp.WaitVisible(css("#email")),
+		chromedp.SendKeys(css("#email"), "owner@localhost"), chromedp.SendKeys(css("#password"), "a long password"),
+		chromedp.Submit(css("#email")), chromedp.WaitVisible(css("section.cards")),
+		chromedp.Navigate(e.url+path), chromedp.WaitVisible(css("[data-field-chart] table"))); err != nil {
+		t.Fatalf("campaign page at 360 px: %v", err)
+	}
+	counts := get(ctx, t, "answer counts", chromedp.Evaluate[int](`Array.from(document.querySelectorAll("[data-field-chart] td.num")).filter((c) => {
+		const b = c.getBoundingClientRect(); return b.width > 0 && b.left >= 0 && b.right <= window.innerWidth }).length`))
+	if counts != 3 {
+		t.Errorf("campaign page at 360 px: %d of the 3 answers' counts on the screen", counts)
+	}
+	tablesFit(t, ctx, shots, "360-campaign-answers")
+	if err := chromedp.Do(ctx, shoot(shots, "360-campaign-answers")); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -64,8 +64,10 @@ function followLog(log) {
     const row = document.createElement("tr");
     row.dataset.event = e.id;
     row.className = "arrived";
-    const cell = (text, code) => {
+    // The labels are the ones the page's own rows carry (cards on a phone).
+    const cell = (text, code, label) => {
       const td = document.createElement("td");
+      if (label) td.dataset.label = label;
       if (code) {
         const c = document.createElement("code");
         c.textContent = text;
@@ -77,7 +79,7 @@ function followLog(log) {
       }
       return td;
     };
-    row.append(cell(new Date(e.createdAt).toLocaleString()), cell(e.type, true), cell(JSON.stringify(e.data), "data"));
+    row.append(cell(new Date(e.createdAt).toLocaleString()), cell(e.type, true, "Type"), cell(JSON.stringify(e.data), "data", "Data"));
     log.tBodies[0].append(row);
   };
   const all = types.length ? types : (log.dataset.all || "").split(",").filter(Boolean);
