@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/embedtest"
 	"github.com/agentd/agentd/storage/kbstore"
 )
@@ -125,10 +126,15 @@ func TestReindexFailed(t *testing.T) {
 	srv := embedtest.New(t, 64)
 	cfg := retryCfg(srv, 5, time.Hour)
 	cfg.OpenAIDimensions = 32 // the service returns 64
-	k := newKB(t, cfg)
+	db := openDB(t, dbtest.Path(t, "agentd.db"))
+	k, stop := startKB(t, db, newOrg(t, db, "default"), cfg)
 	col := k.collection("docs")
 	k.upsert(col, "a", "Wings", "swept wings at transonic speed")
 	k.waitSource(col, 10*time.Second, "failed for good", failedWith(regexp.MustCompile(`returned 64 dimensions, configured 32$`)))
+	// The server's own worker, still on 32 dimensions, would race the
+	// reindex for the requeued source (woken by its requeue) and fail it
+	// again: CI saw "queued 1, done 0" on PostgreSQL.
+	stop()
 	cfg.OpenAIDimensions = 64
 	queued, done, err := reindex(context.Background(), k.db, cfg, ReindexOptions{Failed: true})
 	if err != nil || queued != 1 || done != 1 {
