@@ -81,24 +81,17 @@ const chunkRowsPerInsert = 400
 // insertChunks writes the jobs' chunks with multi-row inserts and returns
 // their vectors, keyed by the new chunk ids, per vector space. The ids are
 // given, following the table's AUTOINCREMENT sequence: ids never come back
-// after a delete, as the index mirrors expect. On PostgreSQL the ids are
-// taken from the identity's sequence in one step (writes hold the write
-// lock, so they are consecutive).
+// after a delete, as the index mirrors expect. On PostgreSQL each id is
+// one nextval of the identity's sequence: writes run concurrently there,
+// and a block reserved as nextval then setval overlapped another
+// transaction's (a duplicate chunk id in a CI run with two workers).
 func (db *Knowledge) insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone) (map[string][]vectorstore.VectorItem, error) {
-	var id int64
-	if db.c.Postgres() {
-		n := 0
-		for _, d := range done {
-			n += len(d.Chunks)
-		}
-		if n > 0 {
-			if err := tx.QueryRowContext(ctx, `SELECT setval(s, nextval(s) + ? - 1) - ?
-				FROM (SELECT pg_get_serial_sequence('kb_chunks', 'id')::regclass AS s) q`, n, n).Scan(&id); err != nil {
-				return nil, err
-			}
-		}
-	} else if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
-		coalesce((SELECT max(id) FROM kb_chunks), 0))`).Scan(&id); err != nil {
+	n := 0
+	for _, d := range done {
+		n += len(d.Chunks)
+	}
+	ids, err := db.chunkIDs(ctx, tx, n)
+	if err != nil {
 		return nil, err
 	}
 	out := map[string][]vectorstore.VectorItem{}
@@ -119,7 +112,8 @@ func (db *Knowledge) insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone
 			if c.HeadingPath == nil {
 				hpj = []byte("[]")
 			}
-			id++
+			id := ids[0]
+			ids = ids[1:]
 			args = append(args, id, d.Job.SourceID, d.Job.CollectionID, c.Index, string(hpj), c.Content, c.Tokens)
 			out[space] = append(out[space], vectorstore.VectorItem{ID: id, Vec: c.Vec})
 			if len(args) == cap(args) {
@@ -130,6 +124,38 @@ func (db *Knowledge) insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone
 		}
 	}
 	return out, flush()
+}
+
+// chunkIDs returns n new chunk ids, ascending.
+func (db *Knowledge) chunkIDs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
+	ids := make([]int64, 0, n)
+	if n == 0 {
+		return ids, nil
+	}
+	if !db.c.Postgres() { // one writer: the ids after the highest ever given
+		var last int64
+		if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
+			coalesce((SELECT max(id) FROM kb_chunks), 0))`).Scan(&last); err != nil {
+			return nil, err
+		}
+		for i := range n {
+			ids = append(ids, last+1+int64(i))
+		}
+		return ids, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT nextval(pg_get_serial_sequence('kb_chunks', 'id')) FROM generate_series(1, ?) ORDER BY 1`, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // KBFailure is a job that failed with Msg as its error. A non-zero
