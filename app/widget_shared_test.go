@@ -9,6 +9,16 @@ import (
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
+// widgetMinute is how long a per-minute widget limit remembers a message:
+// a minute in one SQLite process's windows, 61 one-second buckets in the
+// leases PostgreSQL's processes share.
+func widgetMinute() time.Duration {
+	if dbtest.Postgres() {
+		return 61 * time.Second
+	}
+	return time.Minute
+}
+
 // Three agentd processes on one PostgreSQL database share the widget's
 // limits: one visitor's messages through all three, one address's
 // messages and its new sessions stay within the limit plus one block per
@@ -46,7 +56,7 @@ func TestWidgetLimitsAcrossProcesses(t *testing.T) {
 		t.Helper()
 		t.Logf("%s: %d admitted through %d processes (limit %d)", what, admitted, len(procs), limit)
 		if admitted < limit || admitted > limit+len(procs) {
-			t.Fatalf("%s: %d admitted, want %d to %d", what, admitted, limit, limit+len(procs))
+			t.Errorf("%s: %d admitted, want %d to %d", what, admitted, limit, limit+len(procs))
 		}
 	}
 
@@ -60,7 +70,7 @@ func TestWidgetLimitsAcrossProcesses(t *testing.T) {
 	bound("one visitor's messages", admitted, visitor)
 
 	// Four visitors of one address: together more than the address may send.
-	e.advance(61 * time.Second) // the window is 61 one-second buckets
+	e.advance(widgetMinute())
 	var vs []widgetSession
 	for i := range 4 {
 		vs = append(vs, procs[i%3].widgetSession(e.agentID, origin))
@@ -76,7 +86,7 @@ func TestWidgetLimitsAcrossProcesses(t *testing.T) {
 	bound("one address's messages", admitted, address)
 
 	// New sessions of one address.
-	e.advance(61 * time.Second)
+	e.advance(widgetMinute())
 	admitted = 0
 	for i := range 3 * sessions {
 		code, h, b := procs[i%3].pub("POST", "/api/public/chat/"+e.agentID+"/sessions", origin, "", map[string]any{})
