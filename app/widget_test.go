@@ -353,10 +353,10 @@ func TestWidgetLimits(t *testing.T) {
 		}
 	}
 	code, h, b := e.widgetSay(s, origin, "And on Sundays?")
-	if ra, _ := strconv.Atoi(h.Get("Retry-After")); code != 429 || ra < 1 || ra > 60 || h.Get("Access-Control-Allow-Origin") != origin {
+	if ra, _ := strconv.Atoi(h.Get("Retry-After")); code != 429 || ra < 1 || ra > int(widgetMinute().Seconds()) || h.Get("Access-Control-Allow-Origin") != origin {
 		t.Fatalf("per-visitor rate: %d %v %s", code, h, b)
 	}
-	e.advance(time.Minute)
+	e.advance(widgetMinute())
 	// A second process on the same database counts against the same cap.
 	second := startTestEnv(t, path, func(c *Config) {
 		c.Widget.Now = func() time.Time { return time.Unix(0, e.clock.Load()) }
@@ -369,7 +369,7 @@ func TestWidgetLimits(t *testing.T) {
 	}
 	code, h, b = e.widgetSay(s, origin, "When do you open?")
 	ra, _ := strconv.Atoi(h.Get("Retry-After"))
-	if code != 429 || !strings.Contains(string(b), "messages for today") || ra != 12*3600-60 {
+	if code != 429 || !strings.Contains(string(b), "messages for today") || ra != 12*3600-int(widgetMinute().Seconds()) {
 		t.Fatalf("daily cap: %d %v %s", code, h, b)
 	}
 	if code, _, _ := second.widgetSay(s2, origin, "hi"); code != 429 {
@@ -477,7 +477,7 @@ func TestWidgetAddressRate(t *testing.T) {
 	if code, h, body := e.widgetSay(b, origin, "When do you open?"); code != 429 || h.Get("Retry-After") == "" || !strings.Contains(string(body), "this address") {
 		t.Fatalf("per-address rate: %d %v %s", code, h, body)
 	}
-	e.advance(time.Minute)
+	e.advance(widgetMinute())
 	if code, _, body := e.widgetSay(b, origin, "When do you open?"); code != 200 {
 		t.Fatalf("next minute: %d %s", code, body)
 	}

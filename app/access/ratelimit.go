@@ -14,7 +14,9 @@ type RateStore interface {
 	LeaseRate(ctx context.Context, key string, limit, want int, window time.Duration, now time.Time, unused orgstore.Unused) (orgstore.Lease, error)
 }
 
-// Limiter is the per-key rate limit: limit requests per window. Without a
+// Limiter is the per-key rate limit: limit requests per window (the API
+// keys'; on PostgreSQL also the chat widget's per-visitor, per-address and
+// session limits, under keys "widget:..." that no key id takes). Without a
 // store it is an exact sliding-window log in this process (one process
 // per SQLite file is the common case, and a write per request would cost
 // the file its read throughput). With one, the budget is shared by every

@@ -7,6 +7,7 @@ package features
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
@@ -239,6 +240,11 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 
 // openWidget builds the chat widget on the conversation engine.
 func (s *Set) openWidget(_ context.Context, cfg Config) error {
-	s.Widget = widget.New(widget.Deps{Agents: s.Stores.Agents, Conv: s.Conversations, Store: s.Stores.Widget}, cfg.Widget)
+	d := widget.Deps{Agents: s.Stores.Agents, Conv: s.Conversations, Store: s.Stores.Widget}
+	if s.Stores.Postgres() { // several processes share the database: and the widget's limits, as the API keys'
+		d.Limits = access.NewLimiter(time.Minute, s.Stores.Orgs)
+		s.workers = append(s.workers, s.pruneWidgetRates)
+	}
+	s.Widget = widget.New(d, cfg.Widget)
 	return nil
 }

@@ -50,6 +50,10 @@ type Deps struct {
 	Agents AgentReader
 	Conv   Conversations
 	Store  Store
+	// Limits, when set, counts the per-visitor, per-address and session
+	// limits across processes (PostgreSQL); nil counts them in this
+	// process (SQLite).
+	Limits Limits
 }
 
 // Config tunes the limits; zero values take the defaults in brackets.
@@ -203,7 +207,9 @@ func (s *Service) Start(ctx context.Context, agentID, originHost, addr string) (
 	if err != nil {
 		return Session{}, err
 	}
-	if ok, after := s.sessions.take(addrKey(addr), s.cfg.Now()); !ok {
+	if ok, after, err := s.take(ctx, s.sessions, "session", addrKey(addr), s.cfg.Now()); err != nil {
+		return Session{}, err
+	} else if !ok {
 		return Session{}, limited("too many new conversations from this address", after)
 	}
 	meta, _ := json.Marshal(map[string]string{"origin": originHost})
@@ -337,10 +343,14 @@ func (s *Service) Send(ctx context.Context, token, convID, originHost, addr, con
 	}
 	defer s.streams.end(convID)
 	now := s.cfg.Now()
-	if ok, after := s.visitor.take(convID, now); !ok {
+	if ok, after, err := s.take(ctx, s.visitor, "visitor", convID, now); err != nil {
+		return conversations.Message{}, err
+	} else if !ok {
 		return conversations.Message{}, limited("too many messages; wait a moment", after)
 	}
-	if ok, after := s.address.take(addrKey(addr), now); !ok {
+	if ok, after, err := s.take(ctx, s.address, "addr", addrKey(addr), now); err != nil {
+		return conversations.Message{}, err
+	} else if !ok {
 		return conversations.Message{}, limited("too many messages from this address; wait a moment", after)
 	}
 	limit := st.MaxPerDay

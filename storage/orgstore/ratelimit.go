@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"hash/fnv"
+	"strconv"
 	"time"
 )
 
@@ -95,4 +96,36 @@ func leaseSQLite(ctx context.Context, tx *sql.Tx, key string, b, first int64, li
 	_, err := tx.ExecContext(ctx, `INSERT INTO rate_buckets (key_id, bucket, n) VALUES (?, ?, ?)
 		ON CONFLICT (key_id, bucket) DO UPDATE SET n = rate_buckets.n + excluded.n`, key, b, l.Granted)
 	return err
+}
+
+// PruneBatch is the most rows one PruneRates call deletes.
+const PruneBatch = 10000
+
+// PruneRates deletes the buckets of the keys under prefix (ASCII) that are two
+// windows old: no lease counts them any longer, but only the key's next
+// lease would delete them, and a key used for a while and never again (a
+// widget visitor's) would keep them. At most PruneBatch rows a call; on
+// PostgreSQL rows a lease holds are skipped, not waited for (the lease
+// deletes them itself).
+func (db *Orgs) PruneRates(ctx context.Context, prefix string, window time.Duration, now time.Time) (int64, error) {
+	cut := now.Add(-2*window).UnixNano() / int64(window/RateBuckets)
+	q := `DELETE FROM rate_buckets WHERE (key_id, bucket) IN (SELECT key_id, bucket FROM rate_buckets
+		WHERE substr(key_id, 1, ?) = ? AND bucket < ? LIMIT ` + strconv.Itoa(PruneBatch)
+	if db.c.Postgres() {
+		q += " FOR UPDATE SKIP LOCKED"
+	}
+	q += ")"
+	var n int64
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, len(prefix), prefix, cut)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storage: prune rate buckets: %w", err)
+	}
+	return n, nil
 }
