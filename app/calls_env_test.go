@@ -65,9 +65,10 @@ type callView struct {
 	PhoneNumber      string   `json:"phoneNumber"`
 	Metadata         map[string]any
 	AttemptHistory   []struct {
-		Attempt       int     `json:"attempt"`
-		Status        string  `json:"status"`
-		FailureReason *string `json:"failure_reason"`
+		Attempt       int       `json:"attempt"`
+		Status        string    `json:"status"`
+		FailureReason *string   `json:"failure_reason"`
+		StartedAt     time.Time `json:"startedAt"`
 	} `json:"attemptHistory"`
 }
 
