@@ -81,6 +81,12 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (agentstore.Agent, 
 // Create validates a new agent (type and name required, status default
 // active) and stores it.
 func (s *Service) Create(ctx context.Context, orgID string, in Input) (agentstore.Agent, error) {
+	return s.CreateWith(ctx, orgID, in, nil)
+}
+
+// CreateWith is Create writing also (the agent's analysis plan) in the
+// agent's own transaction: if also fails, no agent is stored.
+func (s *Service) CreateWith(ctx context.Context, orgID string, in Input, also agentstore.Also) (agentstore.Agent, error) {
 	a := agentstore.Agent{OrgID: orgID, Status: "active"}
 	in.apply(&a)
 	if err := validate(&a); err != nil {
@@ -89,7 +95,7 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (agentstor
 	if err := s.checkCollections(ctx, orgID, a.Knowledge); err != nil {
 		return agentstore.Agent{}, err
 	}
-	a, err := s.db.Agents.CreateAgent(ctx, a)
+	a, err := s.db.Agents.CreateAgentWith(ctx, a, also)
 	return a, agentErr(err)
 }
 
@@ -97,6 +103,12 @@ func (s *Service) Create(ctx context.Context, orgID string, in Input) (agentstor
 // result as a whole (a type change must suit the config and phone numbers
 // it keeps), in one transaction.
 func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (agentstore.Agent, error) {
+	return s.UpdateWith(ctx, orgID, id, in, nil)
+}
+
+// UpdateWith is Update writing also (the agent's analysis plan) in the
+// same transaction: if also fails, the agent is left as it was.
+func (s *Service) UpdateWith(ctx context.Context, orgID, id string, in Input, also agentstore.Also) (agentstore.Agent, error) {
 	if present(in.Knowledge) {
 		k, err := validateKnowledge(in.Knowledge)
 		if err != nil {
@@ -106,10 +118,10 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Input) (agent
 			return agentstore.Agent{}, err
 		}
 	}
-	a, err := s.db.Agents.UpdateAgent(ctx, orgID, id, func(a *agentstore.Agent) error {
+	a, err := s.db.Agents.UpdateAgentWith(ctx, orgID, id, func(a *agentstore.Agent) error {
 		in.apply(a)
 		return validate(a)
-	})
+	}, also)
 	return a, agentErr(err)
 }
 

@@ -111,15 +111,13 @@ func (h *Handlers) ListAgents(w http.ResponseWriter, r *http.Request, _ httprout
 
 func (h *Handlers) CreateAgent(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in agents.Input // a bad analysisPlan is refused before the agent exists
-	plan, err := h.d.Plans.DecodeAgent(r, &in)
+	savePlan, err := h.d.Plans.DecodeAgent(r, &in)
 	if err != nil {
 		return err
 	}
-	a, err := h.d.Agents.Create(r.Context(), h.d.OrgID(r), in)
+	// The plan is written in the agent's transaction: both or neither.
+	a, err := h.d.Agents.CreateWith(r.Context(), h.d.OrgID(r), in, savePlan)
 	if err != nil {
-		return err
-	}
-	if err := h.d.Plans.SaveAgentPlan(r.Context(), h.d.OrgID(r), a.ID, plan); err != nil {
 		return err
 	}
 	return h.writeAgent(w, r, http.StatusCreated, a)
@@ -139,15 +137,12 @@ func (h *Handlers) UpdateAgent(w http.ResponseWriter, r *http.Request, p httprou
 		return err
 	}
 	var in agents.Input
-	plan, err := h.d.Plans.DecodeAgent(r, &in)
+	savePlan, err := h.d.Plans.DecodeAgent(r, &in)
 	if err != nil {
 		return err
 	}
-	a, err := h.d.Agents.Update(r.Context(), h.d.OrgID(r), p.ByName("id"), in)
+	a, err := h.d.Agents.UpdateWith(r.Context(), h.d.OrgID(r), p.ByName("id"), in, savePlan)
 	if err != nil {
-		return err
-	}
-	if err := h.d.Plans.SaveAgentPlan(r.Context(), h.d.OrgID(r), a.ID, plan); err != nil {
 		return err
 	}
 	return h.writeAgent(w, r, http.StatusOK, a)

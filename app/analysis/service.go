@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,15 +64,9 @@ func notFound(what string, err error) error {
 
 // SetPlan validates and stores an agent's plan; a JSON null removes it.
 func (s *Service) SetPlan(ctx context.Context, orgID, agentID string, body []byte) (json.RawMessage, error) {
-	var plan json.RawMessage
-	if t := string(body); t != "null" {
-		p, err := ParsePlan(body)
-		if err != nil {
-			return nil, err
-		}
-		if plan, err = json.Marshal(p); err != nil {
-			return nil, err
-		}
+	plan, err := storedPlan(body)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.d.Store.SavePlan(ctx, orgID, agentID, plan); err != nil {
 		return nil, notFound("agent", err)
@@ -80,6 +75,33 @@ func (s *Service) SetPlan(ctx context.Context, orgID, agentID string, body []byt
 		return json.RawMessage("null"), nil
 	}
 	return plan, nil
+}
+
+// PlanWrite validates a plan as SetPlan does and returns its write, for the
+// transaction that creates or updates the agent (agentstore.Also): the
+// agent and its plan are stored together or not at all. A JSON null
+// removes the plan.
+func (s *Service) PlanWrite(body []byte) (func(ctx context.Context, tx *sql.Tx, orgID, agentID string) error, error) {
+	plan, err := storedPlan(body)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, tx *sql.Tx, orgID, agentID string) error {
+		return analysisstore.WritePlan(ctx, tx, orgID, agentID, plan)
+	}, nil
+}
+
+// storedPlan is the plan as stored: parsed, checked and encoded again; nil
+// for a JSON null.
+func storedPlan(body []byte) (json.RawMessage, error) {
+	if string(body) == "null" {
+		return nil, nil
+	}
+	p, err := ParsePlan(body)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
 }
 
 // GetPlan reads an agent's plan (JSON null when it has none).

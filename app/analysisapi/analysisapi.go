@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/analysisstore"
 )
 
@@ -179,10 +180,12 @@ func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter
 // the plan, which app/analysis keeps (package app is at its size limit).
 
 // DecodeAgent reads an agent's create or update body into in (the agent's
-// fields) and returns its analysisPlan, checked as PutPlan checks it (the
-// error names the field, e.g. analysisPlan.structuredData.schema). Absent
-// is nil; null is kept (it removes the plan on update).
-func (h *Handlers) DecodeAgent(r *http.Request, in any) (json.RawMessage, error) {
+// fields) and returns the write of its analysisPlan, for the agent's own
+// transaction (nil when the body has none; null removes the plan). The plan
+// is checked here, as PutPlan checks it (the error names the field, e.g.
+// analysisPlan.structuredData.schema), so a bad one is refused before
+// anything is written.
+func (h *Handlers) DecodeAgent(r *http.Request, in any) (agentstore.Also, error) {
 	b, err := h.d.ReadBody(r)
 	if err != nil {
 		return nil, err
@@ -199,20 +202,13 @@ func (h *Handlers) DecodeAgent(r *http.Request, in any) (json.RawMessage, error)
 	if len(bytes.TrimSpace(p.AnalysisPlan)) == 0 {
 		return nil, nil
 	}
-	return p.AnalysisPlan, analysis.CheckPlan(p.AnalysisPlan)
-}
-
-// SaveAgentPlan stores a plan AgentPlan read (null removes it); nil leaves
-// the stored one.
-func (h *Handlers) SaveAgentPlan(ctx context.Context, orgID, agentID string, plan json.RawMessage) error {
-	if plan == nil {
-		return nil
-	}
 	if h.d.Analysis == nil {
-		return errs.New(errs.Unavailable, "post-call analysis is not running: the analysis plan was not saved")
+		if err := analysis.CheckPlan(p.AnalysisPlan); err != nil {
+			return nil, err
+		}
+		return nil, errs.New(errs.Unavailable, "post-call analysis is not running: the agent and its analysis plan were not saved")
 	}
-	_, err := h.d.Analysis.SetPlan(ctx, orgID, agentID, plan)
-	return err
+	return h.d.Analysis.PlanWrite(p.AnalysisPlan)
 }
 
 // PlanOf is the agent's plan for its v1 body; nil (so omitted) when it

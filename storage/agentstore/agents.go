@@ -44,8 +44,19 @@ const agentColumns = `id, org_id, name, type, status, model, instructions, confi
 // the same millisecond, so pages never overlap or skip.
 const agentOrder = " ORDER BY created_at DESC, rowid DESC"
 
+// Also is more writing in the transaction that creates or updates an agent,
+// after the agent's row (another store's, such as its analysis plan): an
+// error from it rolls the agent's write back too and is returned as is.
+type Also func(ctx context.Context, tx *sql.Tx, orgID, agentID string) error
+
 // CreateAgent stores a new agent; ID and times are set here.
 func (db *Agents) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
+	return db.CreateAgentWith(ctx, a, nil)
+}
+
+// CreateAgentWith is CreateAgent running also (if not nil) in the same
+// transaction: the agent exists only if also succeeds.
+func (db *Agents) CreateAgentWith(ctx context.Context, a Agent, also Also) (Agent, error) {
 	a.ID = uuid.NewString()
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	a.CreatedAt, a.UpdatedAt = now, now
@@ -67,7 +78,13 @@ func (db *Agents) CreateAgent(ctx context.Context, a Agent) (Agent, error) {
 		if err != nil {
 			return err
 		}
-		return claimPhones(ctx, tx, a)
+		if err := claimPhones(ctx, tx, a); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(ctx, tx, a.OrgID, a.ID)
+		}
+		return nil
 	})
 	return a, err
 }
@@ -150,6 +167,13 @@ func (db *Agents) ListAgents(ctx context.Context, orgID string, f AgentFilter) (
 // is (validation errors reach the client unchanged). ID, OrgID and
 // CreatedAt cannot change; UpdatedAt is set here.
 func (db *Agents) UpdateAgent(ctx context.Context, orgID, id string, change func(*Agent) error) (Agent, error) {
+	return db.UpdateAgentWith(ctx, orgID, id, change, nil)
+}
+
+// UpdateAgentWith is UpdateAgent running also (if not nil) in the same
+// transaction, after the agent's row: the change is kept only if also
+// succeeds.
+func (db *Agents) UpdateAgentWith(ctx context.Context, orgID, id string, change func(*Agent) error, also Also) (Agent, error) {
 	var a Agent
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -183,7 +207,13 @@ func (db *Agents) UpdateAgent(ctx context.Context, orgID, id string, change func
 		if err != nil {
 			return err
 		}
-		return claimPhones(ctx, tx, a)
+		if err := claimPhones(ctx, tx, a); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(ctx, tx, orgID, id)
+		}
+		return nil
 	})
 	if err != nil {
 		return Agent{}, err

@@ -84,15 +84,27 @@ func (s *Store) SavePlan(ctx context.Context, orgID, agentID string, plan json.R
 		if err != nil {
 			return err
 		}
-		if plan == nil {
-			_, err = tx.ExecContext(ctx, "DELETE FROM agent_analysis_plans WHERE agent_id = ?", agentID)
-			return err
-		}
+		return WritePlan(ctx, tx, orgID, agentID, plan)
+	})
+}
+
+// WritePlan stores an agent's plan (already validated; nil removes it)
+// inside tx, for the transaction that creates or updates the agent itself,
+// which has checked the agent: the agent and its plan are written together
+// or not at all.
+func WritePlan(ctx context.Context, tx *sql.Tx, orgID, agentID string, plan json.RawMessage) error {
+	var err error
+	if plan == nil {
+		_, err = tx.ExecContext(ctx, "DELETE FROM agent_analysis_plans WHERE agent_id = ?", agentID)
+	} else {
 		_, err = tx.ExecContext(ctx, `INSERT INTO agent_analysis_plans (agent_id, org_id, plan, updated_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (agent_id) DO UPDATE SET plan = excluded.plan, updated_at = excluded.updated_at`,
 			agentID, orgID, string(plan), sqldb.MS(time.Now()))
-		return err
-	})
+	}
+	if err != nil {
+		return fmt.Errorf("storage: write analysis plan: %w", err)
+	}
+	return nil
 }
 
 // Plan reads an agent's plan: nil when it has none; sqldb.ErrNotFound for
