@@ -109,8 +109,17 @@ const PruneBatch = 10000
 // deletes them itself).
 func (db *Orgs) PruneRates(ctx context.Context, prefix string, window time.Duration, now time.Time) (int64, error) {
 	cut := now.Add(-2*window).UnixNano() / int64(window/RateBuckets)
-	q := `DELETE FROM rate_buckets WHERE (key_id, bucket) IN (SELECT key_id, bucket FROM rate_buckets
-		WHERE substr(key_id, 1, ?) = ? AND bucket < ? LIMIT ` + strconv.Itoa(PruneBatch)
+	// A read first: every process runs this every minute, and an idle one
+	// must not write (nor take the writer on SQLite) to find nothing.
+	const old = `SELECT key_id, bucket FROM rate_buckets WHERE substr(key_id, 1, ?) = ? AND bucket < ?`
+	var found bool
+	if err := db.r.QueryRowContext(ctx, "SELECT EXISTS ("+old+")", len(prefix), prefix, cut).Scan(&found); err != nil || !found {
+		if err != nil {
+			err = fmt.Errorf("storage: prune rate buckets: %w", err)
+		}
+		return 0, err
+	}
+	q := `DELETE FROM rate_buckets WHERE (key_id, bucket) IN (` + old + ` LIMIT ` + strconv.Itoa(PruneBatch)
 	if db.c.Postgres() {
 		q += " FOR UPDATE SKIP LOCKED"
 	}
