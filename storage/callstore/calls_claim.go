@@ -125,7 +125,7 @@ func (db *Calls) claimSQLite(ctx context.Context, cl Claim) (Claimed, error) {
 // the transaction, then the call, its agent's cap re-checked, and last the
 // budget's slot under the trunk's row lock (see ClaimCall).
 func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
-	if _, held := db.paced.Load(budgetTrunk(cl)); held {
+	if cl.Budget != nil && db.pacing(cl.Budget.Trunk) {
 		// A read first, outside any transaction: while the pace is what
 		// holds the dials back, most claims find the next slot taken, and
 		// should not take a call only to give it back. While it does not
@@ -179,20 +179,19 @@ func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
 				ON CONFLICT (trunk) DO UPDATE SET next_us = dial_budget.next_us RETURNING next_us`, cl.Budget.Trunk).Scan(&us); err != nil {
 				return err
 			}
+			// The trunk's next slot still ahead: the pace holds (read first
+			// next time); passed: there is room (skip that read).
+			if us > cl.Now.UnixMicro() {
+				db.paced.Store(cl.Budget.Trunk, true)
+			} else {
+				db.paced.Delete(cl.Budget.Trunk)
+			}
 			full, err := budgetFull(ctx, tx, cl, 1, &r)
 			if err != nil {
 				return err
 			}
 			if full || !budgetSlot(cl, us, &r) {
-				if !full {
-					db.paced.Store(cl.Budget.Trunk, true)
-				}
 				return errNoSlot // gives the call back: r says why
-			}
-			if us > cl.Now.UnixMicro() { // the slot was ahead: the pace holds
-				db.paced.Store(cl.Budget.Trunk, true)
-			} else {
-				db.paced.Delete(cl.Budget.Trunk)
 			}
 			if err := db.startAtSlot(ctx, tx, &r, start); err != nil {
 				return err
@@ -214,12 +213,11 @@ func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
 	return r, nil
 }
 
-// budgetTrunk is the trunk of cl's budget ("" without one).
-func budgetTrunk(cl Claim) string {
-	if cl.Budget == nil {
-		return ""
-	}
-	return cl.Budget.Trunk
+// pacing reports whether the pace held this process's last claim on trunk
+// back (see claimPostgres).
+func (db *Calls) pacing(trunk string) bool {
+	_, held := db.paced.Load(trunk)
+	return held
 }
 
 // claimArgs are the arguments of claimSQL for a claim whose attempt
