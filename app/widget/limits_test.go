@@ -72,7 +72,10 @@ func TestSharedLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, call := range map[string]func() error{
-		"message": func() error { _, err := s.Send(ctx, tok2, "conv2", "http://localhost:8123", "192.0.2.8", "hi", nil); return err },
+		"message": func() error {
+			_, err := s.Send(ctx, tok2, "conv2", "http://localhost:8123", "192.0.2.8", "hi", nil)
+			return err
+		},
 		"session": func() error { _, err := s.Start(ctx, a.ID, "http://localhost:8123", "192.0.2.8"); return err },
 	} {
 		err := call()
