@@ -194,17 +194,22 @@ func TestWidgetCapHoldsAgainstDisconnects(t *testing.T) {
 	defer db.Close()
 	var counted int
 	if err := db.QueryRow("SELECT count FROM widget_daily_counts WHERE agent_id = $1", agent).Scan(&counted); err != nil || counted != n {
-		t.Fatalf("counter %d (%v) after %d disconnects", counted, err, n)
+		t.Errorf("counter %d (%v) after %d disconnects", counted, err, n)
 	}
-	r := p.say(p.session(agent), "Where is my order?")
-	if r.status != 429 || !strings.Contains(string(r.body), "messages for today") || r.header.Get("Retry-After") == "" {
-		t.Fatalf("message %d of a cap of %d: %d %s", n+1, n, r.status, r.body)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second) // an answer would hang on the tool
+	defer cancel()
+	v := p.session(agent)
+	r := p.send(ctx, "POST", "/api/public/chat/sessions/"+v.conv+"/messages", v.token, map[string]any{"content": "Where is my order?"})
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 429 || !strings.Contains(string(b), "messages for today") || r.Header.Get("Retry-After") == "" {
+		t.Errorf("message %d of a cap of %d: %d %s", n+1, n, r.StatusCode, b)
 	}
 
 	// A model that cuts its answer off: the visitor got part of it and an
 	// error event, and the message counts.
 	cut := s.chatAgent(s.Key, map[string]any{"name": "Cut", "config": map[string]any{"allowedDomains": []string{"shop.example.com"}, "maxMessagesPerDay": 2}})
-	v := p.session(cut)
+	v = p.session(cut)
 	for i := range 2 {
 		r := p.say(v, "cut off "+string(rune('a'+i)))
 		names, _ := sseEvents(r.body)
@@ -216,7 +221,7 @@ func TestWidgetCapHoldsAgainstDisconnects(t *testing.T) {
 	if r := p.say(v, "cut off c"); r.status != 429 || !strings.Contains(string(r.body), "messages for today") {
 		t.Fatalf("after two failed streams on a cap of 2: %d %s", r.status, r.body)
 	}
-	if got := model.Requests.Load(); got != n+2 {
+	if got := model.Requests.Load(); got != n+2 && !t.Failed() {
 		t.Fatalf("the model saw %d requests, want %d", got, n+2)
 	}
 }
@@ -310,24 +315,24 @@ func TestWidgetPublicAnswersHideTools(t *testing.T) {
 // agent get the same answer, so a page cannot learn which ids exist.
 func TestWidgetOriginsAndExistence(t *testing.T) {
 	s := start(t, t.TempDir())
-	agent := s.chatAgent(s.Key, map[string]any{"config": map[string]any{"allowedDomains": []string{"shop.example.com", "https://pay.example.com:8443"}}})
-	for origin, ok := range map[string]bool{
+	agent := s.chatAgent(s.Key, map[string]any{"config": map[string]any{"allowedDomains": []string{"shop.example.com"}}})
+	check := func(agent string, origins map[string]bool) {
+		for origin, ok := range origins {
+			p := newPage(t, s, origin, "127.0.0.1")
+			cfg := p.do("GET", "/api/public/chat/"+agent+"/config", "", nil)
+			sess := p.do("POST", "/api/public/chat/"+agent+"/sessions", "", map[string]any{})
+			if ok != (cfg.status == 200) || ok != (sess.status == 201) || !ok && (cfg.status != 403 || sess.status != 403 || sess.header.Get("Access-Control-Allow-Origin") != "") {
+				t.Errorf("%s: config %d, session %d %s", origin, cfg.status, sess.status, sess.body)
+			}
+		}
+	}
+	check(agent, map[string]bool{
 		"https://shop.example.com":     true,
 		"https://shop.example.com:443": true,
 		"http://shop.example.com":      true,
-		"http://shop.example.com:1":    false, // passed on host alone before
+		"http://shop.example.com:1":    false, // passed on the host alone before
 		"https://shop.example.com:444": false,
-		"https://pay.example.com:8443": true,
-		"https://pay.example.com":      false,
-		"http://pay.example.com:8443":  false,
-	} {
-		p := newPage(t, s, origin, "127.0.0.1")
-		cfg := p.do("GET", "/api/public/chat/"+agent+"/config", "", nil)
-		sess := p.do("POST", "/api/public/chat/"+agent+"/sessions", "", map[string]any{})
-		if ok != (cfg.status == 200) || ok != (sess.status == 201) || !ok && (cfg.status != 403 || sess.status != 403 || sess.header.Get("Access-Control-Allow-Origin") != "") {
-			t.Errorf("%s: config %d, session %d %s", origin, cfg.status, sess.status, sess.body)
-		}
-	}
+	})
 
 	keyB := s.newOrg("rival")
 	foreign := s.chatAgent(keyB, map[string]any{"name": "Rival", "config": map[string]any{"allowedDomains": []string{"rival.example"}}})
@@ -341,6 +346,14 @@ func TestWidgetOriginsAndExistence(t *testing.T) {
 			t.Errorf("%s %s: foreign %d %s, unknown %d %s", c.method, c.path, got[0].status, got[0].body, got[1].status, got[1].body)
 		}
 	}
+
+	// An entry with a scheme and a port allows exactly that origin.
+	pay := s.chatAgent(s.Key, map[string]any{"name": "Pay", "config": map[string]any{"allowedDomains": []string{"https://pay.example.com:8443"}}})
+	check(pay, map[string]bool{
+		"https://pay.example.com:8443": true,
+		"https://pay.example.com":      false,
+		"http://pay.example.com:8443":  false,
+	})
 }
 
 // errorPart is an error answer without its timestamp.
@@ -381,20 +394,21 @@ func TestWidgetVisitorLifetime(t *testing.T) {
 	hist := func(tok string) resp {
 		return p.do("GET", "/api/public/chat/sessions/"+v.conv+"/messages", tok, nil)
 	}
+	if r := hist(forge(now - 25*3600)); r.status != 401 {
+		t.Errorf("a 25 h old session: %d %s", r.status, r.body)
+	}
+	if r := p.say(visitor{forge(now - 25*3600), v.conv}, "hi"); r.status != 401 {
+		t.Errorf("a message in a 25 h old session: %d %s", r.status, r.body)
+	}
 	young := hist(forge(now - 23*3600))
 	if young.status != 200 {
 		t.Fatalf("a 23 h old session: %d %s", young.status, young.body)
 	}
 	tok, _ := dataField(young, "token").(string)
 	renewed := decodeClaims(t, tok)
-	if e, i := renewed["e"].(float64), renewed["i"].(float64); i != float64(now-23*3600) || e > i+24*3600 {
+	e, _ := renewed["e"].(float64)
+	if i, _ := renewed["i"].(float64); i != float64(now-23*3600) || e > i+24*3600 {
 		t.Fatalf("renewed past the session's lifetime: %v", renewed)
-	}
-	if r := hist(forge(now - 25*3600)); r.status != 401 {
-		t.Fatalf("a 25 h old session: %d %s", r.status, r.body)
-	}
-	if r := p.say(visitor{forge(now - 25*3600), v.conv}, "hi"); r.status != 401 {
-		t.Fatalf("a message in a 25 h old session: %d %s", r.status, r.body)
 	}
 }
 
