@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 )
@@ -51,11 +52,11 @@ func FuzzCheckAnswer(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		res, err := check(plan, s)
+		res, err := check(context.Background(), plan, s)
 		if err != nil {
 			return
 		}
-		if err := Validate(sch, res.StructuredData); err != nil {
+		if err := Validate(context.Background(), sch, res.StructuredData); err != nil {
 			t.Fatalf("accepted structuredData %s does not validate: %v", res.StructuredData, err)
 		}
 	})
