@@ -109,7 +109,9 @@ func (e *env) waitStatus(t *testing.T, orgID, convID string, limit time.Duration
 	}
 }
 
-func isAnalysis(r llmtest.Request) bool { return strings.Contains(r.All(), "You analyse a finished conversation") }
+func isAnalysis(r llmtest.Request) bool {
+	return strings.Contains(r.All(), "You analyse a finished conversation")
+}
 
 // One organization's analysis hanging on the model never holds back
 // another's: the worker fills a free slot as soon as the other is queued
