@@ -263,3 +263,61 @@ func (s *server) peakKB() int {
 	}
 	return 0
 }
+
+// TestAnalysisSIGTERMWhileBusy: with one analysis hanging on a slow model
+// and another validating against a schema bomb already in the database,
+// SIGTERM stops agentd within --shutdown-timeout.
+func TestAnalysisSIGTERMWhileBusy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts agentd and a scripted model")
+	}
+	model := llmtest.New(t)
+	model.Answer(func(r llmtest.Request) llmtest.Reply {
+		switch all := r.All(); {
+		case !strings.Contains(all, "You analyse a finished conversation"):
+			return llmtest.Reply{Content: "Noted."}
+		case strings.Contains(all, "slow organization"):
+			return llmtest.Reply{Delay: 5 * time.Minute}
+		}
+		return llmtest.Reply{Content: `{"structuredData": "x"}`}
+	})
+	s := start(t, t.TempDir(), "--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--shutdown-timeout", "3s")
+	asked := func(org string) bool {
+		for _, r := range model.Got() {
+			if strings.Contains(r.All(), "the "+org+" organization") && strings.Contains(r.All(), "You analyse") {
+				return true
+			}
+		}
+		return false
+	}
+	for _, org := range []string{"bomb", "slow"} {
+		key := s.newOrg(org)
+		agent := dataID(t, s.must("POST", "/api/v1/agents", key, map[string]any{"name": org, "type": "chat", "instructions": "x",
+			"analysisPlan": map[string]any{"summary": map[string]any{"enabled": true}}}))
+		conv := dataID(t, s.must("POST", "/api/v1/conversations", key, map[string]any{"agentId": agent}))
+		s.must("POST", "/api/v1/conversations/"+conv+"/messages", key, map[string]any{"content": "the " + org + " organization"})
+		if org == "bomb" {
+			storeBomb(t, s.db, agent)
+		}
+		s.must("POST", "/api/v1/conversations/"+conv+"/end", key, nil)
+		// Until the model has the analysis (or, the bomb refused, it ended).
+		deadline := time.Now().Add(10 * time.Second)
+		for !asked(org) && time.Now().Before(deadline) {
+			st, _ := s.must("GET", "/api/v1/conversations/"+conv+"/analysis", key, nil).json()["data"].(map[string]any)["status"].(string)
+			if st != "pending" {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if !asked("slow") {
+		t.Fatal("the slow analysis never reached the model")
+	}
+	time.Sleep(200 * time.Millisecond)
+	began := time.Now()
+	err := s.Stop(15 * time.Second)
+	if d := time.Since(began); d > 4*time.Second {
+		t.Fatalf("SIGTERM took %s with --shutdown-timeout 3s (exit %v)", d, err)
+	}
+	t.Logf("stopped in %s (exit %v)", time.Since(began).Round(time.Millisecond), err)
+}
