@@ -133,7 +133,7 @@ func (noLoader) Load(url string) (any, error) {
 // CompileSchema compiles a structuredData schema (draft 2020-12 unless it
 // says otherwise, at most 32 KB, no external references, within the
 // bounds of schemacost.go).
-func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
+func CompileSchema(b json.RawMessage) (*Schema, error) {
 	const field = "analysisPlan.structuredData.schema"
 	if len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return nil, invalid(field, field+" is required (a JSON Schema object)")
@@ -154,6 +154,7 @@ func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
+	stop := stoppable(c)
 	const loc = "urn:agentd:analysis-schema"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, invalid(field, field+": "+oneLine(err))
@@ -162,13 +163,13 @@ func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, invalid(field, field+" is not a valid JSON Schema: "+oneLine(err))
 	}
-	return sch, nil
+	return &Schema{s: sch, stop: stop}, nil
 }
 
 // Validate checks raw against sch within ValidateTimeout; the error lists
 // every mismatch. An answer beyond MaxStructuredDataBytes is refused
 // unread.
-func Validate(ctx context.Context, sch *jsonschema.Schema, raw json.RawMessage) error {
+func Validate(ctx context.Context, sch *Schema, raw json.RawMessage) error {
 	if len(raw) > MaxStructuredDataBytes {
 		return fmt.Errorf("structuredData is %d bytes, max %d", len(raw), MaxStructuredDataBytes)
 	}

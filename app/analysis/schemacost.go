@@ -7,15 +7,16 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Bounds on a caller's JSON Schema (issue 32). A schema's validation cost
-// is its size once every $ref is expanded in place times the answer's
-// size: both are bounded, so validation is linear in what the model
-// answers, and it still runs under a deadline.
+// is about its size once every $ref is expanded in place times the
+// answer's size: both are bounded, and validation is stopped at its
+// deadline besides.
 const (
 	// MaxSchemaDepth bounds the nesting of objects and arrays.
 	MaxSchemaDepth = 32
@@ -23,8 +24,9 @@ const (
 	// schema with every $ref replaced by its target, counted before the
 	// schema is compiled: 30 levels of doubled $ref are 2^30 nodes.
 	MaxSchemaExpanded = 10000
-	// MaxStructuredDataBytes bounds the model's structuredData answer.
-	MaxStructuredDataBytes = 64 << 10
+	// MaxStructuredDataBytes bounds the model's structuredData answer
+	// (and so the work of a keyword over it, uniqueItems' pairs).
+	MaxStructuredDataBytes = 16 << 10
 	// ValidateTimeout bounds one validation of an answer.
 	ValidateTimeout = 2 * time.Second
 )
@@ -182,21 +184,64 @@ func lookup(doc any, ptr string) (any, bool) {
 // errValidateTimeout is a validation that ran past ValidateTimeout.
 var errValidateTimeout = fmt.Errorf("validating structuredData took longer than %s (the bound ValidateTimeout)", ValidateTimeout)
 
+// Schema is a compiled structuredData schema whose validation can be
+// stopped: every schema object carries a keyword-less extension that the
+// library runs at each evaluation, and that unwinds the validation once
+// stop is set. One validation at a time.
+type Schema struct {
+	s    *jsonschema.Schema
+	stop *atomic.Bool
+}
+
+// stopped is the panic that unwinds a validation given up on.
+type stopped struct{}
+
+type stopExt struct{ stop *atomic.Bool }
+
+func (e stopExt) Validate(*jsonschema.ValidatorContext, any) {
+	if e.stop.Load() {
+		panic(stopped{})
+	}
+}
+
+// stoppable registers the extension on c; its flag stops validations of
+// what c compiles.
+func stoppable(c *jsonschema.Compiler) *atomic.Bool {
+	stop := new(atomic.Bool)
+	c.RegisterVocabulary(&jsonschema.Vocabulary{URL: "urn:agentd:stop", Compile: func(*jsonschema.CompilerContext, map[string]any) (jsonschema.SchemaExt, error) {
+		return stopExt{stop}, nil
+	}})
+	c.AssertVocabs() // run it whatever the schema's draft says of vocabularies
+	return stop
+}
+
 // validateWithin validates v against sch, giving up when ValidateTimeout
-// passes or ctx ends. The library cannot be interrupted: a validation
-// given up on ends by itself, and its cost is bounded by
-// MaxSchemaExpanded and MaxStructuredDataBytes.
-func validateWithin(ctx context.Context, sch *jsonschema.Schema, v any) error {
+// passes or ctx ends: the validation is stopped at its next schema
+// evaluation. A single keyword's own work (uniqueItems over the answer)
+// cannot be cut, and is bounded by MaxStructuredDataBytes.
+func validateWithin(ctx context.Context, sch *Schema, v any) error {
 	done := make(chan error, 1)
-	go func() { done <- sch.Validate(v) }()
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(stopped); !ok {
+					panic(r)
+				}
+				done <- errValidateTimeout
+			}
+		}()
+		done <- sch.s.Validate(v)
+	}()
 	t := time.NewTimer(ValidateTimeout)
 	defer t.Stop()
 	select {
 	case err := <-done:
 		return err
 	case <-t.C:
+		sch.stop.Store(true)
 		return errValidateTimeout
 	case <-ctx.Done():
+		sch.stop.Store(true)
 		return ctx.Err()
 	}
 }
