@@ -198,18 +198,14 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	return nil
 }
 
-// toolsSecret is the data of POST /api/v2/tools/secret.
-type toolsSecret struct {
-	Secret string `json:"secret"`
-}
-
-// RotateToolsSecret gives the organization a new tools secret, shown once.
+// RotateToolsSecret creates or rotates the organization's tools secret and
+// shows it once (the previous one signs beside it for 24 h).
 func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
+	v, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
+	h.d.WriteData(w, http.StatusOK, v)
 	return nil
 }
 
