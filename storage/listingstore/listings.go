@@ -213,10 +213,8 @@ func (db *Listings) syncListings(ctx context.Context, orgID string, writes []Lis
 	// each other. Under SERIALIZABLE, concurrent large syncs failed each
 	// other past the retries.
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
-		if db.c.Postgres() {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('listings:' || ?, 0))", orgID); err != nil {
-				return err
-			}
+		if err := db.c.Dialect().LockKey(ctx, tx, "listings:"+orgID); err != nil {
+			return err
 		}
 		if !savepoints {
 			res, err := writeListingsBatch(ctx, tx, orgID, writes, now)
@@ -227,7 +225,7 @@ func (db *Listings) syncListings(ctx context.Context, orgID string, writes []Lis
 				return errItemFailed
 			}
 			copy(out.Results, res)
-		} else if err := writeListingsOneByOne(ctx, tx, db.c.Postgres(), orgID, writes, now, out.Results); err != nil {
+		} else if err := writeListingsOneByOne(ctx, tx, db.c.Dialect(), orgID, writes, now, out.Results); err != nil {
 			return err
 		}
 		if stale != nil {
@@ -275,8 +273,8 @@ func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes [
 
 // writeListingsOneByOne stores each write under its own savepoint, so a
 // failing write is rolled back alone and reported in its result.
-func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, pg bool, orgID string, writes []ListingWrite, now int64, out []ListingResult) error {
-	st, err := prepareListingStmts(ctx, tx, pg)
+func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, d sqldb.Dialect, orgID string, writes []ListingWrite, now int64, out []ListingResult) error {
+	st, err := prepareListingStmts(ctx, tx, d)
 	if err != nil {
 		return err
 	}
@@ -321,12 +319,9 @@ type listingStmts struct {
 	returning                                  bool // insert returns the id (PostgreSQL has no LastInsertId)
 }
 
-func prepareListingStmts(ctx context.Context, tx *sql.Tx, pg bool) (*listingStmts, error) {
-	s := &listingStmts{returning: pg}
-	insertTail := ""
-	if pg {
-		insertTail = " RETURNING id"
-	}
+func prepareListingStmts(ctx context.Context, tx *sql.Tx, d sqldb.Dialect) (*listingStmts, error) {
+	insertTail := d.InsertedID()
+	s := &listingStmts{returning: insertTail != ""}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string

@@ -77,11 +77,8 @@ func (db *Listings) FilterListings(ctx context.Context, f ListingFilter, limit i
 // filter, for restricting a search. They come back as one comma-separated
 // row: tens of thousands of one-column rows cost far more in the driver.
 func (db *Listings) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, error) {
-	concat, cross := "group_concat(%s)", "CROSS JOIN"
-	if db.c.Postgres() { // no CROSS JOIN ... ON; its planner picks the order itself
-		concat, cross = "string_agg(%s::text, ',')", "JOIN"
-	}
-	q := "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listings l WHERE "
+	d := db.c.Dialect()
+	q := "SELECT " + d.GroupConcat("l.id") + " FROM listings l WHERE "
 	where, args := f.where()
 	if len(f.Attrs) > 0 {
 		// Drive from the first attribute's index entries (CROSS JOIN fixes
@@ -91,9 +88,9 @@ func (db *Listings) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]i
 		rest := f
 		rest.Attrs = f.Attrs[1:]
 		where, args = rest.where()
-		q = "SELECT " + fmt.Sprintf(concat, "a0.listing_id") + " FROM listing_attrs a0 WHERE "
+		q = "SELECT " + d.GroupConcat("a0.listing_id") + " FROM listing_attrs a0 WHERE "
 		if !rest.Empty() {
-			q = "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listing_attrs a0 " + cross + " listings l ON l.id = a0.listing_id WHERE "
+			q = "SELECT " + d.GroupConcat("l.id") + " FROM listing_attrs a0 " + d.OrderedJoin() + " listings l ON l.id = a0.listing_id WHERE "
 		} else {
 			where, args = "1 = 1", nil
 		}

@@ -20,15 +20,20 @@ import (
 // their transaction ends, migration 0025, so seqs become visible in order). The mark is read before the
 // catch-up, so a commit racing with it only causes one more catch-up.
 func (db *Vectors) Mark(ctx context.Context) search.Mark {
-	if db.c.Postgres() {
-		var seq int64
-		if err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM vector_log").Scan(&seq); err != nil {
-			return search.Mark{} // the catch-up runs and reports the error
-		}
-		return search.Mark{Seq: seq, OK: true}
-	}
+	return sqldb.PerDialect[func(context.Context) search.Mark]{SQLite: db.walMark, Postgres: db.logMark}.For(db.c.Dialect())(ctx)
+}
+
+func (db *Vectors) walMark(context.Context) search.Mark {
 	h, ok := db.c.WALHeader() // not ok where the WAL index cannot be mapped
 	return search.Mark{Header: h, OK: ok}
+}
+
+func (db *Vectors) logMark(ctx context.Context) search.Mark {
+	var seq int64
+	if err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM vector_log").Scan(&seq); err != nil {
+		return search.Mark{} // the catch-up runs and reports the error
+	}
+	return search.Mark{Seq: seq, OK: true}
 }
 
 // Spaces names the vector spaces whose names start with prefix ("" for
