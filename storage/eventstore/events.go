@@ -77,19 +77,14 @@ func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event,
 	if err != nil {
 		return nil, fmt.Errorf("storage: list events: %w", err)
 	}
-	defer rows.Close()
-	out := []sqldb.Event{}
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (sqldb.Event, error) {
 		var e sqldb.Event
 		var data string
 		var created int64
-		if err := rows.Scan(&e.Seq, &e.Xid, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&e.Seq, &e.Xid, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created)
 		e.Data, e.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	})
 }
 
 // PruneEvents deletes events created before cutoff with their deliveries

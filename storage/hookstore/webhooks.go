@@ -98,19 +98,13 @@ func (db *Webhooks) ListWebhooks(ctx context.Context, orgID string) ([]WebhookEn
 	if err != nil {
 		return nil, fmt.Errorf("storage: list webhooks: %w", err)
 	}
-	defer rows.Close()
-	out := []WebhookEndpoint{}
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (WebhookEndpoint, error) {
+		e, err := scanEndpoint(sc)
 		if err == nil {
 			err = db.openSecrets(&e.Secret, &e.PrevSecret)
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	})
 }
 
 // WebhookPatch changes some fields of an endpoint; nil fields stay.

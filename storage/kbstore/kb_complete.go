@@ -228,17 +228,14 @@ const sourceEventCols = sourceCols + ", org_id"
 
 // scanEventSources reads rows of sourceEventCols by id, and closes rows.
 func scanEventSources(rows *sql.Rows) (map[string]eventSource, error) {
-	defer rows.Close()
 	out := map[string]eventSource{}
-	for rows.Next() {
+	return out, sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var x eventSource
 		var err error
-		if x.s, err = scanSource(rows, &x.org); err != nil {
-			return nil, err
-		}
+		x.s, err = scanSource(sc, &x.org)
 		out[x.s.ID] = x
-	}
-	return out, rows.Err()
+		return err
+	})
 }
 
 // emitSourceEvents writes a kb.source.* event for each of ids, in order,

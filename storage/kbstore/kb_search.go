@@ -68,19 +68,14 @@ func (db *Knowledge) LoadText(ctx context.Context, tx *sql.Tx, space string, ids
 	if err != nil {
 		return nil, fmt.Errorf("storage: load chunk text: %w", err)
 	}
-	defer rows.Close()
-	var out []search.TextDoc
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (search.TextDoc, error) {
 		var id int64
 		var title, hp, content string
-		if err := rows.Scan(&id, &title, &hp, &content); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&id, &title, &hp, &content)
 		var path []string
 		json.Unmarshal([]byte(hp), &path)
-		out = append(out, search.TextDoc{ID: id, Fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}})
-	}
-	return out, rows.Err()
+		return search.TextDoc{ID: id, Fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}}, err
+	})
 }
 
 // KBAllowedChunks returns the ids of a collection's chunks that pass f, as
@@ -96,16 +91,7 @@ func (db *Knowledge) KBAllowedChunks(ctx context.Context, collectionID string, f
 	if err != nil {
 		return nil, fmt.Errorf("storage: filter chunks: %w", err)
 	}
-	defer rows.Close()
-	out := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, sqldb.ScanOne[int64])
 }
 
 // KBChunkHit is a chunk as search returns it, with its source.
@@ -135,17 +121,20 @@ func (db *Knowledge) KBChunks(ctx context.Context, ids []int64) (map[int64]KBChu
 	if err != nil {
 		return nil, fmt.Errorf("storage: read chunks: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var h KBChunkHit
 		var hp string
-		if err := rows.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
-			return nil, err
+		if err := sc.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
+			return err
 		}
 		if err := json.Unmarshal([]byte(hp), &h.HeadingPath); err != nil || h.HeadingPath == nil {
 			h.HeadingPath = []string{}
 		}
 		out[h.ChunkID] = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -164,17 +164,17 @@ func (db *Listings) ListingStates(ctx context.Context, orgID string, externalIDs
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing states: %w", err)
 	}
-	defer rows.Close()
 	out := make(map[string]ListingState, len(externalIDs))
-	for rows.Next() {
+	if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var ext string
 		var st ListingState
-		if err := rows.Scan(&ext, &st.Seq, &st.ID, &st.Hash, &st.EmbedHash); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&ext, &st.Seq, &st.ID, &st.Hash, &st.EmbedHash)
 		out[ext] = st
+		return err
+	}); err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SyncListings writes every listing in one immediate transaction: inserts
@@ -411,16 +411,8 @@ func deleteStale(ctx context.Context, tx *sql.Tx, orgID string, sc StaleScope) (
 	if err != nil {
 		return nil, err
 	}
-	var seqs []int64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		seqs = append(seqs, s)
-	}
-	if err := rows.Close(); err != nil {
+	seqs, err := sqldb.Collect(rows, sqldb.ScanOne[int64])
+	if err != nil {
 		return nil, err
 	}
 	// Attribute rows go with the listing (ON DELETE CASCADE).
@@ -506,16 +498,7 @@ func (db *Listings) queryListings(ctx context.Context, q string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("storage: query listings: %w", err)
 	}
-	defer rows.Close()
-	var out []Listing
-	for rows.Next() {
-		l, err := scanListing(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (Listing, error) { return scanListing(sc) })
 }
 
 // GetListing reads one listing of the organization by external id.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/storage/search"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // ListingFilter narrows a listing search. Every set field must hold.
@@ -190,22 +191,17 @@ func (db *Listings) loadText(ctx context.Context, tx *sql.Tx, space string, ids 
 	if err != nil {
 		return nil, fmt.Errorf("storage: load listing text: %w", err)
 	}
-	defer rows.Close()
-	var out []search.TextDoc
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (search.TextDoc, error) {
 		var id int64
 		var title, desc, cat, attrs string
-		if err := rows.Scan(&id, &title, &desc, &cat, &attrs); err != nil {
-			return nil, err
-		}
-		out = append(out, search.TextDoc{ID: id, Fields: []search.Field{
+		err := sc.Scan(&id, &title, &desc, &cat, &attrs)
+		return search.TextDoc{ID: id, Fields: []search.Field{
 			{Text: title, Weight: weightTitle},
 			{Text: cat, Weight: weightCategory},
 			{Text: attrWords(attrs), Weight: weightAttributes},
 			{Text: desc, Weight: weightDescription},
-		}})
-	}
-	return out, rows.Err()
+		}}, err
+	})
 }
 
 // attrWords is the text of an attributes object: its keys and its values
