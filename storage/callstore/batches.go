@@ -260,10 +260,12 @@ func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Tim
 			sqldb.MS(now), id); err != nil {
 			return err
 		}
-		q := "SELECT id, 1 FROM calls WHERE batch_id = ? AND status IN " + liveSQL
-		if db.c.Postgres() {
-			q = "SELECT id, status IN " + liveSQL + " FROM calls WHERE batch_id = ? AND status IN " + openSQL + " FOR UPDATE"
-		}
+		// PostgreSQL locks every open call of the batch (claims run
+		// concurrently there) and tells the live ones by their status.
+		q := sqldb.PerDialect[string]{
+			SQLite:   "SELECT id, 1 FROM calls WHERE batch_id = ? AND status IN " + liveSQL,
+			Postgres: "SELECT id, status IN " + liveSQL + " FROM calls WHERE batch_id = ? AND status IN " + openSQL + " FOR UPDATE",
+		}.For(db.c.Dialect())
 		rows, err := tx.QueryContext(ctx, q, id)
 		if err != nil {
 			return err
