@@ -322,15 +322,12 @@ func (db *Calls) RenewLeases(ctx context.Context, workerID string, leaseUntil ti
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var t string
-			if err := rows.Scan(&t); err != nil {
-				return err
-			}
+			err := sc.Scan(&t)
 			live[t] = true
-		}
-		return rows.Err()
+			return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: renew leases: %w", err)
@@ -347,14 +344,5 @@ func (db *Calls) ExpiredClaims(ctx context.Context, now time.Time) ([]Call, erro
 	if err != nil {
 		return nil, fmt.Errorf("storage: expired claims: %w", err)
 	}
-	defer rows.Close()
-	var out []Call
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, scanCall)
 }
