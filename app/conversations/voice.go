@@ -3,6 +3,7 @@ package conversations
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/agentd/agentd/app/errs"
@@ -69,12 +70,17 @@ func (s *Service) AnswerVoice(ctx context.Context, orgID, convID string, in Voic
 	if err != nil {
 		return VoiceAnswer{}, err
 	}
-	if in.Context != "" {
-		a.Instructions = strings.TrimSpace(a.Instructions) + "\n\n" + in.Context
-	}
 	stored, err := s.d.Store.Messages(ctx, convID)
 	if err != nil {
 		return VoiceAnswer{}, err
+	}
+	if len(stored) > 0 && stored[0].Role == "assistant" {
+		// The agent spoke first: the history the model sees starts at a
+		// user message (fit), so the greeting goes with the call's data.
+		in.Context = strings.TrimSpace(in.Context + "\nYou opened the call by saying: " + strconv.Quote(stored[0].Content))
+	}
+	if in.Context != "" {
+		a.Instructions = strings.TrimSpace(a.Instructions) + "\n\n" + in.Context
 	}
 	history := make([]llm.Message, 0, len(stored))
 	for _, m := range stored {

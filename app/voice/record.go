@@ -1,0 +1,60 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentd/agentd/storage/callstore"
+)
+
+// CallRecords is the calls store as the loop uses it: the call read by id,
+// transcript lines (kept with the call and logged as call.transcript for
+// the event stream and the dashboard's live call page) and the latency.
+type CallRecords struct {
+	DB *callstore.Calls
+}
+
+// NewCallRecords wraps the calls store.
+func NewCallRecords(db *callstore.Calls) *CallRecords {
+	return &CallRecords{DB: db}
+}
+
+// TalkerCall reads the call the loop speaks on.
+func (r *CallRecords) TalkerCall(ctx context.Context, id string) (callstore.Call, error) {
+	return r.DB.TalkerCall(ctx, id)
+}
+
+// AppendTranscript keeps lines of the call's transcript and logs them.
+func (r *CallRecords) AppendTranscript(ctx context.Context, callID string, lines []Line) error {
+	c, err := r.DB.TalkerCall(ctx, callID)
+	if err != nil {
+		return err
+	}
+	evs := make([]callstore.TranscriptEventLine, 0, len(lines))
+	for _, l := range lines {
+		evs = append(evs, callstore.TranscriptEventLine{CallID: callID, AgentID: c.AgentID, Role: l.Role, Text: l.Text,
+			At: l.At.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Interrupted: l.Interrupted})
+	}
+	return r.DB.RecordTranscriptEvents(ctx, c.OrgID, evs)
+}
+
+// SaveLatency keeps the call's latency.
+func (r *CallRecords) SaveLatency(ctx context.Context, callID string, l Latency) error {
+	turns, err := json.Marshal(l.Turns)
+	if err != nil {
+		return err
+	}
+	return r.DB.SaveCallLatency(ctx, callID, callstore.CallLatency{Turns: turns, P50Ms: l.VoiceToVoiceP50Ms, P95Ms: l.VoiceToVoiceP95Ms})
+}
+
+// ReadLatency is a call's latency as the call read shows it (nil: none).
+func ReadLatency(ctx context.Context, db *callstore.Calls, callID string) (*Latency, error) {
+	l, ok, err := db.GetCallLatency(ctx, callID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := &Latency{VoiceToVoiceP50Ms: l.P50Ms, VoiceToVoiceP95Ms: l.P95Ms, Turns: []TurnLatency{}}
+	json.Unmarshal(l.Turns, &out.Turns)
+	return out, nil
+}
+

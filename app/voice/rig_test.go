@@ -1,0 +1,137 @@
+package voice
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/storetest"
+	"github.com/agentd/agentd/storage"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/eventstore"
+)
+
+// rig is one voice call end to end: the real stores (SQLite, or
+// PostgreSQL with AGENTD_TEST_POSTGRES), the conversation engine on the
+// scripted model, scripted speech and the in-memory transport.
+type rig struct {
+	t      *testing.T
+	db     *storage.Stores
+	org    string
+	agent  string
+	call   string
+	model  *llmtest.Server
+	stt    *scriptedSTT
+	tts    *scriptedTTS
+	svc    *Service
+	media  *testMedia
+	cfg    Config
+	maxDur time.Duration
+}
+
+func newRig(t *testing.T, config map[string]any, callMeta map[string]any) *rig {
+	t.Helper()
+	db, org := storetest.WithOrg(t)
+	ctx := context.Background()
+	cj, _ := json.Marshal(config)
+	a, err := db.Agents.CreateAgent(ctx, agentstore.Agent{OrgID: org, Name: "Ada", Type: "voice", Status: "active",
+		Instructions: "You are Ada, the bakery's phone agent.", Config: cj, PhoneNumbers: []string{"+14155550001"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm json.RawMessage
+	if callMeta != nil {
+		cm, _ = json.Marshal(callMeta)
+	}
+	now := time.Now()
+	calls, err := db.Calls.CreateCalls(ctx, []callstore.Call{{OrgID: org, AgentID: a.ID, Status: callstore.CallQueued,
+		PhoneNumber: "+14155550100", CallerID: "+14155550001", DueAt: now, StartedAt: &now,
+		Metadata: json.RawMessage(`{}`), CallMetadata: cm}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &rig{t: t, db: db, org: org, agent: a.ID, call: calls[0].ID, model: llmtest.New(t),
+		stt: &scriptedSTT{}, tts: &scriptedTTS{}, media: newTestMedia(t),
+		cfg: Config{STTBudget: time.Second, ModelBudget: 2 * time.Second, TTSBudget: time.Second, DigitGap: 300 * time.Millisecond}}
+	return r
+}
+
+// start runs the agent on the call; the channel gets how it ended.
+func (r *rig) start() <-chan dial.TalkEnd {
+	t := r.t
+	model, err := llm.New(llm.Config{Kind: "openai", URL: r.model.URL, Model: "scripted"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, err := conversations.New(conversations.Deps{Agents: r.db.Agents, Store: r.db.Conversations}, conversations.Config{Model: model})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: r.stt, TTS: r.tts}, r.cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan dial.TalkEnd, 1)
+	go func() {
+		done <- r.svc.Talk(ctx, dial.Session{Call: dial.Call{ID: r.call}, Direction: "outbound",
+			From: "+14155550001", To: "+14155550100", Media: r.media, MaxDuration: r.maxDur})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Talk did not return after its context ended")
+		}
+	})
+	return done
+}
+
+// end waits for Talk to return.
+func (r *rig) end(done <-chan dial.TalkEnd, within time.Duration) dial.TalkEnd {
+	r.t.Helper()
+	select {
+	case e := <-done:
+		return e
+	case <-time.After(within):
+		r.t.Fatalf("the agent did not end the call within %s", within)
+	}
+	return dial.TalkEnd{}
+}
+
+// transcript is the call's transcript as logged (call.transcript events).
+func (r *rig) transcript() []callstore.TranscriptEventLine {
+	r.t.Helper()
+	evs, err := r.db.Events.ListEvents(context.Background(), eventstore.EventFilter{OrgID: r.org,
+		Types: []string{callstore.EventCallTranscript}, Limit: 1000})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	var out []callstore.TranscriptEventLine
+	for _, e := range evs {
+		if e.Type != callstore.EventCallTranscript {
+			continue
+		}
+		var l callstore.TranscriptEventLine
+		json.Unmarshal(e.Data, &l)
+		out = append(out, l)
+	}
+	return out
+}
+
+func lines(ls []callstore.TranscriptEventLine) string {
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.Role + ": " + l.Text)
+		if l.Interrupted {
+			b.WriteString(" [interrupted]")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
