@@ -76,15 +76,16 @@ func (r *rig) start() <-chan dial.TalkEnd {
 	}
 	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: r.stt, TTS: r.tts}, r.cfg)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan dial.TalkEnd, 1)
+	done, finished := make(chan dial.TalkEnd, 1), make(chan struct{})
 	go func() {
+		defer close(finished)
 		done <- r.svc.Talk(ctx, dial.Session{Call: dial.Call{ID: r.call}, Direction: "outbound",
 			From: "+14155550001", To: "+14155550100", Media: r.media, MaxDuration: r.maxDur})
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case <-finished:
 		case <-time.After(10 * time.Second):
 			t.Error("Talk did not return after its context ended")
 		}
