@@ -57,4 +57,3 @@ func ReadLatency(ctx context.Context, db *callstore.Calls, callID string) (*Late
 	json.Unmarshal(l.Turns, &out.Turns)
 	return out, nil
 }
-
