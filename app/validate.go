@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -39,6 +40,12 @@ func (cfg Config) Validate() error {
 		add(errors.New("--shutdown-timeout must not be negative"))
 	}
 	if _, err := llm.New(cfg.LLM); err != nil {
+		add(err)
+	}
+	if _, err := speech.NewSTT(cfg.STT); err != nil {
+		add(err)
+	}
+	if _, err := speech.NewTTS(cfg.TTS); err != nil {
 		add(err)
 	}
 	if _, err := kb.NewEmbedder(cfg.KB); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
@@ -33,6 +34,9 @@ type Config struct {
 	Webhooks events.Config
 	LLM      llm.Config
 	Widget   widget.Config
+	// STT and TTS are the voice loop's speech services (speech.NewSTT,
+	// NewTTS: nil when off).
+	STT, TTS speech.Config
 	// Analysis tunes the analysis worker (its Model is set from LLM).
 	Analysis analysis.Config
 	Log      *slog.Logger
