@@ -1,0 +1,128 @@
+package media
+
+import (
+	"context"
+	"math"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/dial"
+)
+
+var loopback = netip.MustParseAddr("127.0.0.1")
+
+// pair opens two sessions on loopback that talk to each other.
+func pair(t *testing.T, offerA, offerB []Format) (a, b *Session) {
+	t.Helper()
+	ports := NewPorts(30000, 30999)
+	var err error
+	if a, err = ports.Open(loopback, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err = ports.Open(loopback, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	t.Cleanup(b.Close)
+	if err := a.Start(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: offerB}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(Desc{Addr: loopback, Port: a.Port(), Proto: "RTP/AVP", Formats: offerA}); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+var allFormats = []Format{{PT: 0, Name: "PCMU", Rate: 8000}, {PT: 8, Name: "PCMA", Rate: 8000}, {PT: 101, Name: "TELEPHONE-EVENT", Rate: 8000}}
+
+// tone is n samples of a sine at hz.
+func tone(hz float64, n int) []int16 {
+	out := make([]int16, n)
+	for i := range out {
+		out[i] = int16(8000 * math.Sin(2*math.Pi*hz*float64(i)/SampleRate))
+	}
+	return out
+}
+
+const SampleRate = dial.SampleRate
+
+func rms(pcm []int16) float64 {
+	var sum float64
+	for _, s := range pcm {
+		sum += float64(s) * float64(s)
+	}
+	return math.Sqrt(sum / float64(max(len(pcm), 1)))
+}
+
+// readFor collects what r hears for d: audio and digits.
+func readFor(t *testing.T, r *Session, d time.Duration) (pcm []int16, digits string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for {
+		in, err := r.Read(ctx)
+		if err != nil {
+			return pcm, digits
+		}
+		if in.Digit != 0 {
+			digits += string(in.Digit)
+		}
+		pcm = append(pcm, in.PCM...)
+	}
+}
+
+func TestSessionAudioAndDigits(t *testing.T) {
+	a, b := pair(t, allFormats, allFormats)
+	if err := a.Write(tone(440, 8000)); err != nil {
+		t.Fatal(err)
+	}
+	pcm, _ := readFor(t, b, 1500*time.Millisecond)
+	if got := rms(pcm); got < 1000 {
+		t.Fatalf("b heard rms %.0f, want the tone", got)
+	}
+	if a.Sent() != 8000 {
+		t.Fatalf("Sent = %d, want 8000", a.Sent())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() {
+		if err := a.SendDigits(ctx, "19#*"); err != nil {
+			t.Error(err)
+		}
+	}()
+	_, digits := readFor(t, b, 2*time.Second)
+	if digits != "19#*" {
+		t.Fatalf("digits %q, want 19#*", digits)
+	}
+	st := b.Stats()
+	if st.PacketsReceived < 50 || st.Malformed != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+func TestSessionClose(t *testing.T) {
+	ports := NewPorts(31000, 31003)
+	a, err := ports.Open(loopback, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ports.Open(loopback, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ports.Open(loopback, Options{}); err != ErrNoPorts {
+		t.Fatalf("third open: %v, want ErrNoPorts", err)
+	}
+	if err := a.Start(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats}); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b.Close()
+	if _, err := a.Read(context.Background()); err == nil {
+		t.Fatal("Read after Close did not fail")
+	}
+	if ports.InUse() != 0 {
+		t.Fatalf("%d pairs still in use", ports.InUse())
+	}
+}
