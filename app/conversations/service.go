@@ -71,6 +71,9 @@ type Config struct {
 	ContextTokens int       // the model's context budget; 0: 8192
 	ToolTimeout   time.Duration
 	MaxRounds     int // tool rounds a turn; 0: 5
+	// TurnTimeout bounds a whole turn (model rounds and tools); 0:
+	// DefaultTurnTimeout.
+	TurnTimeout time.Duration
 }
 
 // Service is the engine. Safe for concurrent use.
@@ -87,6 +90,9 @@ func New(d Deps, cfg Config) (*Service, error) {
 	}
 	if cfg.ToolTimeout <= 0 {
 		cfg.ToolTimeout = 10 * time.Second
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	if cfg.MaxRounds <= 0 {
 		cfg.MaxRounds = 5

@@ -81,7 +81,16 @@ type Model interface {
 const (
 	CodeUnavailable = "MODEL_UNAVAILABLE"
 	CodeTimeout     = "MODEL_TIMEOUT"
+	CodeTooLarge    = "MODEL_ANSWER_TOO_LARGE"
 )
+
+// tooLarge is an answer past a bound of ParseStream: a bad gateway (the
+// model misbehaves), named with the bound.
+func tooLarge(name string, err error) error {
+	e := errs.Wrap(errs.BadGateway, "model service "+name+" "+err.Error(), err)
+	e.Code = CodeTooLarge
+	return e
+}
 
 func unavailable(name string, err error) error {
 	e := errs.Wrap(errs.BadGateway, "model service "+name+" unavailable", err)

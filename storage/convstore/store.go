@@ -268,7 +268,7 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 			}
 		}
 		if callID.Valid { // a voice call's turns are its transcript too
-			return appendCallTranscript(ctx, tx, s.c.Postgres(), callID.String, msgs, now)
+			return appendCallTranscript(ctx, tx, callID.String, msgs, now)
 		}
 		return nil
 	})
