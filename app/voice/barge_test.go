@@ -31,7 +31,7 @@ func crossing(caller [][]int16, threshold float64) int {
 func TestBargeIn(t *testing.T) {
 	const threshold = 0.3
 	r := newRig(t, map[string]any{"firstMessage": longGreeting, "interruptionThreshold": threshold}, nil)
-	r.stt.texts = []string{"Sorry, I need a large chocolate cake for Saturday."}
+	r.texts("Sorry, I need a large chocolate cake for Saturday.")
 	r.model.Push(llmtest.Reply{Content: "Sure, a large chocolate cake for Saturday."})
 	r.start()
 	waitFor(t, 10*time.Second, "the first message to play a while", func() bool {
@@ -87,7 +87,7 @@ func TestCoughDoesNotInterrupt(t *testing.T) {
 	if sent := r.media.Sent(); sent < int64(full) {
 		t.Errorf("sent %d samples of %d", sent, full)
 	}
-	if n := len(r.stt.requests()); n != 0 {
+	if n := len(r.speech.Heard()); n != 0 {
 		t.Errorf("%d speech-to-text requests for a cough", n)
 	}
 	if r.media.clears != 0 {

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/speechtest"
 )
 
 // Digits pressed together reach the model as one keypad message.
@@ -27,7 +29,7 @@ func TestDTMFReachesModel(t *testing.T) {
 // The model's end_call hangs up once its goodbye has played.
 func TestEndCallHangsUp(t *testing.T) {
 	r := newRig(t, nil, nil)
-	r.stt.texts = []string{"That's all, thank you."}
+	r.texts("That's all, thank you.")
 	r.model.Push(llmtest.Reply{Content: "You're welcome. Goodbye!",
 		ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "end_call", Arguments: "{}"}}})
 	done := r.start()
@@ -95,23 +97,25 @@ func TestServiceFailures(t *testing.T) {
 		reason string
 		heard  string
 	}{
-		{"stt down", func(r *rig) { r.stt.err = errString("connection refused") }, ReasonSTT, fallbackSTT},
-		{"stt slow", func(r *rig) { r.stt.delay = 3 * time.Second }, ReasonSTT, fallbackSTT},
+		{"stt down", func(r *rig) { r.speech.PushTranscripts(speechtest.Transcript{Status: 503}) }, ReasonSTT, fallbackSTT},
+		{"stt slow", func(r *rig) { r.speech.PushTranscripts(speechtest.Transcript{Text: "late", Delay: 3 * time.Second}) }, ReasonSTT, fallbackSTT},
 		{"model down", func(r *rig) {
-			r.stt.texts = []string{"Hello?"}
+			r.texts("Hello?")
 			r.model.Push(llmtest.Reply{Status: 500})
 		}, ReasonModel, fallbackModel},
 		{"model slow", func(r *rig) {
-			r.stt.texts = []string{"Hello?"}
+			r.texts("Hello?")
 			r.model.Push(llmtest.Reply{Content: "Too late.", Delay: 5 * time.Second})
 		}, ReasonModel, fallbackModel},
 		{"tts down", func(r *rig) {
-			r.stt.texts = []string{"Hello?"}
-			r.tts.err = errString("503")
+			r.texts("Hello?")
+			r.speech.AnswerSpeech(func(speechtest.SpeakRequest) speechtest.Speech { return speechtest.Speech{Status: 503} })
 		}, ReasonTTS, ""},
 		{"tts slow", func(r *rig) {
-			r.stt.texts = []string{"Hello?"}
-			r.tts.firstByte = 3 * time.Second
+			r.texts("Hello?")
+			r.speech.AnswerSpeech(func(speechtest.SpeakRequest) speechtest.Speech {
+				return speechtest.Speech{Tone: 440, Rate: dial.SampleRate, FirstByte: 3 * time.Second}
+			})
 		}, ReasonTTS, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,7 +142,3 @@ func TestServiceFailures(t *testing.T) {
 		})
 	}
 }
-
-type errString string
-
-func (e errString) Error() string { return string(e) }

@@ -41,7 +41,7 @@ func (r *rig) sayWhenQuiet(pcm []int16) int64 {
 func TestFirstMessageThenAnswer(t *testing.T) {
 	r := newRig(t, map[string]any{"firstMessage": greeting, "voice": "nova", "speed": 1.25},
 		map[string]any{"firstName": "Grace", "callPurpose": "cake order follow-up", "preferredLanguage": "fr"})
-	r.stt.texts = []string{"I would like to order a cake."}
+	r.texts("I would like to order a cake.")
 	r.model.Push(llmtest.Reply{Content: "Of course, Grace. What size would you like? We have small and large cakes."})
 	r.start()
 	caller := voiceOf(t, "I would like to order a cake.")
@@ -63,14 +63,25 @@ func TestFirstMessageThenAnswer(t *testing.T) {
 	if got != want {
 		t.Errorf("transcript:\n%s\nwant:\n%s", got, want)
 	}
-	if tx := r.tts.texts(); !slices.Equal(tx, []string{"Hello, this is Ada from the bakery.", "How can I help?",
+	rows, err := r.db.Calls.Transcript(context.Background(), r.call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept strings.Builder
+	for _, l := range rows {
+		kept.WriteString(l.Role + ": " + l.Text + "\n")
+	}
+	if kept.String() != want {
+		t.Errorf("the call's transcript rows:\n%s\nwant:\n%s", kept.String(), want)
+	}
+	if tx := r.spoken(); !slices.Equal(tx, []string{"Hello, this is Ada from the bakery.", "How can I help?",
 		"Of course, Grace.", "What size would you like?", "We have small and large cakes."}) {
 		t.Errorf("spoken sentence by sentence: %q", tx)
 	}
-	if req := r.tts.got[0]; req.Voice != "nova" || req.Speed != 1.25 {
+	if req := r.speech.Spoken()[0]; req.Voice != "nova" || req.Speed != 1.25 {
 		t.Errorf("tts request %+v: want the agent's voice and speed", req)
 	}
-	if reqs := r.stt.requests(); len(reqs) != 1 || reqs[0].Language != "fr" {
+	if reqs := r.speech.Heard(); len(reqs) != 1 || reqs[0].Language != "fr" {
 		t.Errorf("stt requests %+v: want one, language fr", reqs)
 	}
 	all := r.model.Last().All()
@@ -87,7 +98,7 @@ func TestFirstMessageThenAnswer(t *testing.T) {
 // Without a first message the agent waits for the caller.
 func TestNoFirstMessageWaits(t *testing.T) {
 	r := newRig(t, nil, nil)
-	r.stt.texts = []string{"Hello?"}
+	r.texts("Hello?")
 	r.model.Push(llmtest.Reply{Content: "Hi, this is Ada."})
 	r.start()
 	time.Sleep(600 * time.Millisecond)
@@ -97,6 +108,3 @@ func TestNoFirstMessageWaits(t *testing.T) {
 	r.media.say(voiceOf(t, "Hello?"))
 	waitFor(t, 10*time.Second, "the answer", func() bool { return len(bursts(r.media.agentLog())) == 1 })
 }
-
-// keep the import of context for helpers below.
-var _ = context.Background

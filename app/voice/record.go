@@ -24,18 +24,14 @@ func (r *CallRecords) TalkerCall(ctx context.Context, id string) (callstore.Call
 	return r.DB.TalkerCall(ctx, id)
 }
 
-// AppendTranscript keeps lines of the call's transcript and logs them.
-func (r *CallRecords) AppendTranscript(ctx context.Context, callID string, lines []Line) error {
-	c, err := r.DB.TalkerCall(ctx, callID)
-	if err != nil {
-		return err
-	}
-	evs := make([]callstore.TranscriptEventLine, 0, len(lines))
+// AppendTranscript keeps lines of the call's transcript and logs them
+// (call.transcript) in one transaction.
+func (r *CallRecords) AppendTranscript(ctx context.Context, orgID, agentID, callID string, lines []Line) error {
+	ls := make([]callstore.TranscriptLine, 0, len(lines))
 	for _, l := range lines {
-		evs = append(evs, callstore.TranscriptEventLine{CallID: callID, AgentID: c.AgentID, Role: l.Role, Text: l.Text,
-			At: l.At.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Interrupted: l.Interrupted})
+		ls = append(ls, callstore.TranscriptLine{Role: l.Role, Text: l.Text, At: l.At, Interrupted: l.Interrupted})
 	}
-	return r.DB.RecordTranscriptEvents(ctx, c.OrgID, evs)
+	return r.DB.AppendLiveTranscript(ctx, orgID, agentID, callID, ls)
 }
 
 // SaveLatency keeps the call's latency.

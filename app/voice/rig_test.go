@@ -9,8 +9,10 @@ import (
 
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/speechtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -28,8 +30,7 @@ type rig struct {
 	agent  string
 	call   string
 	model  *llmtest.Server
-	stt    *scriptedSTT
-	tts    *scriptedTTS
+	speech *speechtest.Server
 	svc    *Service
 	media  *testMedia
 	cfg    Config
@@ -58,10 +59,20 @@ func newRig(t *testing.T, config map[string]any, callMeta map[string]any) *rig {
 		t.Fatal(err)
 	}
 	r := &rig{t: t, db: db, org: org, agent: a.ID, call: calls[0].ID, model: llmtest.New(t),
-		stt: &scriptedSTT{}, tts: &scriptedTTS{}, media: newTestMedia(t),
+		speech: speechtest.New(t), media: newTestMedia(t),
 		cfg: Config{STTBudget: time.Second, ModelBudget: 2 * time.Second, TTSBudget: time.Second, DigitGap: 300 * time.Millisecond}}
+	// The agent's speech: a 440 Hz tone, 200 ms a word, at 8 kHz (exact
+	// lengths for the tests' sums).
+	r.speech.AnswerSpeech(func(req speechtest.SpeakRequest) speechtest.Speech {
+		return speechtest.Speech{Tone: 440, Duration: time.Duration(len(strings.Fields(req.Input))) * wordDuration, Rate: dial.SampleRate}
+	})
 	return r
 }
+
+const wordDuration = 200 * time.Millisecond
+
+// wordSamples is the agent's audio for one word.
+const wordSamples = int(wordDuration * dial.SampleRate / time.Second)
 
 // start runs the agent on the call; the channel gets how it ended.
 func (r *rig) start() <-chan dial.TalkEnd {
@@ -74,7 +85,15 @@ func (r *rig) start() <-chan dial.TalkEnd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: r.stt, TTS: r.tts}, r.cfg)
+	stt, err := speech.NewSTT(speech.Config{Kind: "openai", URL: r.speech.URL, Model: "whisper-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tts, err := speech.NewTTS(speech.Config{Kind: "openai", URL: r.speech.URL, Model: "tts-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: stt, TTS: tts}, r.cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done, finished := make(chan dial.TalkEnd, 1), make(chan struct{})
 	go func() {
@@ -105,27 +124,43 @@ func (r *rig) end(done <-chan dial.TalkEnd, within time.Duration) dial.TalkEnd {
 	return dial.TalkEnd{}
 }
 
+// texts queues transcripts.
+func (r *rig) texts(ts ...string) {
+	for _, t := range ts {
+		r.speech.PushTranscripts(speechtest.Transcript{Text: t})
+	}
+}
+
+// spoken is the text of every speech request.
+func (r *rig) spoken() []string {
+	var out []string
+	for _, s := range r.speech.Spoken() {
+		out = append(out, s.Input)
+	}
+	return out
+}
+
 // transcript is the call's transcript as logged (call.transcript events).
-func (r *rig) transcript() []callstore.TranscriptEventLine {
+func (r *rig) transcript() []callstore.TranscriptEvent {
 	r.t.Helper()
 	evs, err := r.db.Events.ListEvents(context.Background(), eventstore.EventFilter{OrgID: r.org,
 		Types: []string{callstore.EventCallTranscript}, Limit: 1000})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	var out []callstore.TranscriptEventLine
+	var out []callstore.TranscriptEvent
 	for _, e := range evs {
 		if e.Type != callstore.EventCallTranscript {
 			continue
 		}
-		var l callstore.TranscriptEventLine
+		var l callstore.TranscriptEvent
 		json.Unmarshal(e.Data, &l)
 		out = append(out, l)
 	}
 	return out
 }
 
-func lines(ls []callstore.TranscriptEventLine) string {
+func lines(ls []callstore.TranscriptEvent) string {
 	var b strings.Builder
 	for _, l := range ls {
 		b.WriteString(l.Role + ": " + l.Text)

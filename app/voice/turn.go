@@ -181,7 +181,7 @@ func (c *call) keep(ctx context.Context, user string, ans conversations.VoiceAns
 
 // transcribe appends lines to the call's transcript.
 func (c *call) transcribe(ctx context.Context, lines ...Line) {
-	if err := c.s.d.Calls.AppendTranscript(context.WithoutCancel(ctx), c.id, lines); err != nil {
+	if err := c.s.d.Calls.AppendTranscript(context.WithoutCancel(ctx), c.org, c.agentID, c.id, lines); err != nil {
 		c.log.Warn("call transcript", "call", c.id, "err", err)
 	}
 }

@@ -53,7 +53,7 @@ type Engine interface {
 // lines as they are heard and the turns' latency.
 type Calls interface {
 	TalkerCall(ctx context.Context, id string) (callstore.Call, error)
-	AppendTranscript(ctx context.Context, callID string, lines []Line) error
+	AppendTranscript(ctx context.Context, orgID, agentID, callID string, lines []Line) error
 	SaveLatency(ctx context.Context, callID string, l Latency) error
 }
 

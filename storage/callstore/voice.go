@@ -62,8 +62,9 @@ func (db *Calls) GetCallLatency(ctx context.Context, callID string) (l CallLaten
 	return l, true, nil
 }
 
-// TranscriptEventLine is one line of call.transcript's data.
-type TranscriptEventLine struct {
+// TranscriptEvent is the data of call.transcript: one line of a call's
+// transcript as agentd's voice loop heard it.
+type TranscriptEvent struct {
 	CallID      string `json:"callId"`
 	AgentID     string `json:"agentId"`
 	Role        string `json:"role"`
@@ -72,22 +73,30 @@ type TranscriptEventLine struct {
 	Interrupted bool   `json:"interrupted"`
 }
 
-// RecordTranscriptEvents logs call.transcript events for lines of the
-// organization's call (the event stream, the dashboard's live call page).
-func (db *Calls) RecordTranscriptEvents(ctx context.Context, orgID string, lines []TranscriptEventLine) error {
+// AppendLiveTranscript appends lines to a call's transcript
+// (AppendTranscript) and logs a call.transcript event for each in the same
+// transaction: the event stream and the dashboard's live call page show
+// exactly the lines kept.
+func (db *Calls) AppendLiveTranscript(ctx context.Context, orgID, agentID, callID string, lines []TranscriptLine) error {
 	if len(lines) == 0 {
 		return nil
 	}
+	now := time.Now()
 	evs := make([]sqldb.PendingEvent, 0, len(lines))
 	for _, l := range lines {
-		evs = append(evs, sqldb.PendingEvent{Type: EventCallTranscript, Subject: "call:" + l.CallID, OrgID: orgID, Data: l})
+		evs = append(evs, sqldb.PendingEvent{Type: EventCallTranscript, Subject: "call:" + callID, OrgID: orgID,
+			Data: TranscriptEvent{CallID: callID, AgentID: agentID, Role: l.Role, Text: l.Text,
+				At: l.At.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Interrupted: l.Interrupted}})
 	}
-	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
+		if err := AppendTranscriptTx(ctx, tx, callID, lines, now); err != nil {
+			return err
+		}
 		_, err := db.c.InsertEvents(ctx, tx, evs)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("storage: call transcript events: %w", err)
+		return fmt.Errorf("storage: live call transcript: %w", err)
 	}
 	return nil
 }
