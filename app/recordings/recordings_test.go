@@ -171,3 +171,45 @@ func TestOff(t *testing.T) {
 	}
 	var _ io.Closer = (*recordings.File)(nil)
 }
+
+// Closing while the media clock still records is safe (go test -race).
+func TestCloseWhileRecording(t *testing.T) {
+	s, _ := newService(t, recordings.Config{})
+	f, err := s.Start("org_a", "call_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				f.RecordFrame(frame(1), frame(2))
+			}
+		}
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	r, _, err := s.Open(context.Background(), "org_a", "call_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, _, err := wav.ReadAll(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	if got := recordings.DefaultDir("/var/lib/agentd/agentd.db"); got != "/var/lib/agentd/recordings" {
+		t.Fatal(got)
+	}
+	if got := recordings.DefaultDir("postgres://u:p@h/db"); got != "" {
+		t.Fatalf("PostgreSQL: %q", got)
+	}
+}
