@@ -51,6 +51,9 @@ func (cfg Config) Validate() error {
 	if _, err := kb.NewEmbedder(cfg.KB); err != nil {
 		add(err)
 	}
+	if cfg.Recordings.Retention < 0 {
+		add(errors.New("--recording-retention must not be negative"))
+	}
 	add(cfg.Calls.Validate())
 	return errors.Join(problems...)
 }

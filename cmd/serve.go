@@ -56,6 +56,7 @@ func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.C
 	addWebhookFlags(c, &cfg.Webhooks)
 	addLLMFlags(c, &cfg.LLM)
 	addSpeechFlags(c, &cfg.STT, &cfg.TTS)
+	addRecordingFlags(c, &cfg.Recordings)
 	return c
 }
 

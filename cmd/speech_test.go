@@ -26,3 +26,10 @@ func TestBadSpeechSettingsStopServe(t *testing.T) {
 		})
 	}
 }
+
+// A negative retention stops serve naming the flag.
+func TestBadRecordingRetentionStopsServe(t *testing.T) {
+	if got := serveWith(t, nil, "--recording-retention", "-1h"); !strings.Contains(got, "--recording-retention must not be negative") {
+		t.Fatalf("stderr %q", got)
+	}
+}

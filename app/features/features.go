@@ -20,6 +20,7 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
@@ -37,6 +38,8 @@ type Config struct {
 	// STT and TTS are the voice loop's speech services (speech.NewSTT,
 	// NewTTS: nil when off).
 	STT, TTS speech.Config
+	// Recordings is where voice calls' audio is kept and for how long.
+	Recordings recordings.Config
 	// Analysis tunes the analysis worker (its Model is set from LLM).
 	Analysis analysis.Config
 	Log      *slog.Logger
@@ -66,6 +69,8 @@ type Set struct {
 	// through Conversations.
 	Analysis   *analysis.Service
 	AgentTests agenttest.Runner
+	// Recordings keeps voice calls' audio (off without a folder).
+	Recordings *recordings.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -109,7 +114,7 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls, s.openRecordings} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return err
@@ -251,5 +256,18 @@ func (s *Set) openWidget(_ context.Context, cfg Config) error {
 		s.workers = append(s.workers, s.pruneWidgetRates)
 	}
 	s.Widget = widget.New(d, cfg.Widget)
+	return nil
+}
+
+// openRecordings builds the recordings of voice calls and their retention worker.
+func (s *Set) openRecordings(_ context.Context, cfg Config) error {
+	rc := cfg.Recordings
+	rc.Log = s.log
+	svc, err := recordings.New(rc)
+	if err != nil {
+		return err
+	}
+	s.Recordings = svc
+	s.workers = append(s.workers, svc.Run)
 	return nil
 }
