@@ -100,6 +100,9 @@ func (a *App) wireFeatures(ctx context.Context) error {
 		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
+	if a.srv.metrics != nil {
+		cfg.VoiceMetrics = a.srv.metrics.reg.Voice()
+	}
 	if cfg.Recordings.Dir == "" {
 		cfg.Recordings.Dir = recordings.DefaultDir(a.cfg.DBPath)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/app/voice"
 	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/safehttp"
@@ -42,7 +43,9 @@ type Config struct {
 	Recordings recordings.Config
 	// Analysis tunes the analysis worker (its Model is set from LLM).
 	Analysis analysis.Config
-	Log      *slog.Logger
+	// VoiceMetrics observes the voice loop (nil: none).
+	VoiceMetrics voice.Metrics
+	Log          *slog.Logger
 	// Workers collects the background workers (serve). Off, as for the
 	// CLI, the set serves its use cases only: the knowledge base leaves the
 	// embedding queue as it is (a running server owns it), no dialer,
@@ -71,6 +74,9 @@ type Set struct {
 	AgentTests agenttest.Runner
 	// Recordings keeps voice calls' audio (off without a folder).
 	Recordings *recordings.Service
+	// Voice is the voice loop, the SIP dialer's Talker (nil unless both
+	// speech services are set).
+	Voice *voice.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -114,7 +120,7 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls, s.openRecordings} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openRecordings, s.openVoice, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return err
@@ -219,8 +225,12 @@ func (s *Set) openListings(context.Context, Config) error {
 
 // openCalls builds the dialer, the dial queue and the scheduler.
 func (s *Set) openCalls(_ context.Context, cfg Config) error {
+	cc := cfg.Calls
+	if s.Voice != nil && cfg.Workers {
+		cc.Telephony.SIP.Talker = s.Voice
+	}
 	svc, err := calls.New(calls.Deps{Calls: s.Stores.Calls, Agents: s.Stores.Agents,
-		Queued: s.Stores.Waker(storage.ChanCalls)}, cfg.Calls, s.log)
+		Queued: s.Stores.Waker(storage.ChanCalls)}, cc, s.log)
 	if err != nil {
 		return err
 	}

@@ -188,7 +188,9 @@ func (l *loop) settle(out turnOut) (dial.TalkEnd, bool) {
 	if out.latency != nil {
 		l.c.turns = append(l.c.turns, *out.latency)
 		if m := l.c.s.d.Metrics; m != nil {
-			m.Turn(*out.latency)
+			t := out.latency
+			d := func(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+			m.Turn(d(t.EndpointingMs), d(t.TranscribeMs), d(t.ModelFirstTokenMs), d(t.SpeechFirstByteMs), d(t.VoiceToVoiceMs))
 		}
 	}
 	switch {

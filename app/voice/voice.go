@@ -70,9 +70,9 @@ type Line struct {
 	Interrupted bool
 }
 
-// Metrics observes the loop (Prometheus in serve; nil: none).
+// Metrics observes the loop (internal/metrics in serve; nil: none).
 type Metrics interface {
-	Turn(t TurnLatency)
+	Turn(endpointing, transcribe, modelFirstToken, speechFirstByte, voiceToVoice time.Duration)
 	BargeIn()
 	CallEnded(reason string)
 }
