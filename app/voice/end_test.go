@@ -1,6 +1,8 @@
 package voice
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +48,22 @@ func TestEndCallHangsUp(t *testing.T) {
 	if !strings.Contains(tr, "tool: end_call\nagent: You're welcome. Goodbye!\n") {
 		t.Errorf("transcript:\n%s", tr)
 	}
+	// The turn's latency is on the call's record.
+	l, ok, err := r.db.Calls.GetCallLatency(context.Background(), r.call)
+	if err != nil || !ok {
+		t.Fatalf("latency: %v %v", ok, err)
+	}
+	var turns []TurnLatency
+	json.Unmarshal(l.Turns, &turns)
+	if len(turns) != 1 {
+		t.Fatalf("latency turns %s", l.Turns)
+	}
+	lt := turns[0]
+	if lt.EndpointingMs < 500 || lt.EndpointingMs > 800 || lt.VoiceToVoiceMs < lt.EndpointingMs+lt.TranscribeMs+lt.ModelFirstTokenMs ||
+		l.P50Ms != lt.VoiceToVoiceMs || l.P95Ms != lt.VoiceToVoiceMs {
+		t.Errorf("latency %+v p50 %d p95 %d", lt, l.P50Ms, l.P95Ms)
+	}
+	t.Logf("latency %+v", lt)
 }
 
 // Nobody speaking for silenceTimeoutSeconds: the agent says goodbye and

@@ -42,14 +42,3 @@ func (r *CallRecords) SaveLatency(ctx context.Context, callID string, l Latency)
 	}
 	return r.DB.SaveCallLatency(ctx, callID, callstore.CallLatency{Turns: turns, P50Ms: l.VoiceToVoiceP50Ms, P95Ms: l.VoiceToVoiceP95Ms})
 }
-
-// ReadLatency is a call's latency as the call read shows it (nil: none).
-func ReadLatency(ctx context.Context, db *callstore.Calls, callID string) (*Latency, error) {
-	l, ok, err := db.GetCallLatency(ctx, callID)
-	if err != nil || !ok {
-		return nil, err
-	}
-	out := &Latency{VoiceToVoiceP50Ms: l.P50Ms, VoiceToVoiceP95Ms: l.P95Ms, Turns: []TurnLatency{}}
-	json.Unmarshal(l.Turns, &out.Turns)
-	return out, nil
-}
