@@ -37,7 +37,7 @@ type testMedia struct {
 	noise  *rand.Rand
 }
 
-func newTestMedia(t *testing.T) *testMedia {
+func newTestMedia(t testing.TB) *testMedia {
 	m := &testMedia{in: make(chan dial.Input, 1024), stop: make(chan struct{}), noise: rand.New(rand.NewPCG(1, 2))}
 	go m.run()
 	t.Cleanup(m.Close)
@@ -180,7 +180,7 @@ func bursts(log []float64) [][2]int {
 }
 
 // waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {

@@ -24,7 +24,7 @@ import (
 // PostgreSQL with AGENTD_TEST_POSTGRES), the conversation engine on the
 // scripted model, scripted speech and the in-memory transport.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	db     *storage.Stores
 	org    string
 	agent  string
@@ -37,7 +37,7 @@ type rig struct {
 	maxDur time.Duration
 }
 
-func newRig(t *testing.T, config map[string]any, callMeta map[string]any) *rig {
+func newRig(t testing.TB, config map[string]any, callMeta map[string]any) *rig {
 	t.Helper()
 	db, org := storetest.WithOrg(t)
 	ctx := context.Background()
@@ -74,8 +74,8 @@ const wordDuration = 200 * time.Millisecond
 // wordSamples is the agent's audio for one word.
 const wordSamples = int(wordDuration * dial.SampleRate / time.Second)
 
-// start runs the agent on the call; the channel gets how it ended.
-func (r *rig) start() <-chan dial.TalkEnd {
+// build makes the loop over the rig's services.
+func (r *rig) build(m Metrics) {
 	t := r.t
 	model, err := llm.New(llm.Config{Kind: "openai", URL: r.model.URL, Model: "scripted"})
 	if err != nil {
@@ -93,7 +93,27 @@ func (r *rig) start() <-chan dial.TalkEnd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: stt, TTS: tts}, r.cfg)
+	r.svc = New(Deps{Calls: NewCallRecords(r.db.Calls), Agents: r.db.Agents, Engine: engine, STT: stt, TTS: tts, Metrics: m}, r.cfg)
+}
+
+// newCall is another call of the rig's agent.
+func (r *rig) newCall() string {
+	now := time.Now()
+	calls, err := r.db.Calls.CreateCalls(context.Background(), []callstore.Call{{OrgID: r.org, AgentID: r.agent,
+		Status: callstore.CallQueued, PhoneNumber: "+14155550100", CallerID: "+14155550001", DueAt: now, StartedAt: &now,
+		Metadata: json.RawMessage(`{}`)}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return calls[0].ID
+}
+
+// start runs the agent on the call; the channel gets how it ended.
+func (r *rig) start() <-chan dial.TalkEnd {
+	t := r.t
+	if r.svc == nil {
+		r.build(nil)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done, finished := make(chan dial.TalkEnd, 1), make(chan struct{})
 	go func() {
