@@ -391,8 +391,11 @@ func (s *Session) receive(b []byte, from netip.AddrPort, pcm []int16) byte {
 		s.stats.Malformed++
 		return 0
 	}
-	if s.latched && from != s.remote {
-		s.stats.Foreign++ // not the peer we latched onto
+	if s.latched && from.Addr() != s.remote.Addr() {
+		// Not the host we latched onto: an off-path injection. Another
+		// port of the same host is taken (a peer may send DTMF or audio
+		// from a second socket).
+		s.stats.Foreign++
 		return 0
 	}
 	s.stats.PacketsReceived++
@@ -404,12 +407,6 @@ func (s *Session) receive(b []byte, from netip.AddrPort, pcm []int16) byte {
 		}
 		s.remote, s.latched = from, true
 		s.remoteRTCP = netip.AddrPortFrom(from.Addr(), from.Port()+1)
-	}
-	if !s.havePeer || p.SSRC != s.peerSSRC {
-		if s.havePeer {
-			s.jb.start(p.Timestamp)
-		}
-		s.peerSSRC, s.havePeer = p.SSRC, true
 	}
 	switch {
 	case s.codec.Event >= 0 && int(p.PayloadType) == s.codec.Event:
@@ -427,6 +424,13 @@ func (s *Session) receive(b []byte, from netip.AddrPort, pcm []int16) byte {
 			return d
 		}
 	case p.PayloadType == PCMU || p.PayloadType == PCMA:
+		if !s.havePeer || p.SSRC != s.peerSSRC {
+			if s.havePeer {
+				s.jb.start(p.Timestamp) // a new stream: its timestamps start anywhere
+				s.rx = reception{sentPkts: s.rx.sentPkts, octets: s.rx.octets}
+			}
+			s.peerSSRC, s.havePeer = p.SSRC, true
+		}
 		s.rx.note(p.SequenceNumber, p.Timestamp, time.Now())
 		// Either law is decoded: a peer that answered with both may use
 		// the other one.

@@ -69,9 +69,9 @@ type Dialer struct {
 	contactHd sip.ContactHeader
 	public    netip.AddrPort // --sip-public-addr; port 0 when only the IP was given
 	ports     *media.Ports
-	mediaBind netip.Addr    // RTP sockets bind here
-	sdpAddr   netip.Addr    // and the SDP names this
-	media     sync.Map      // SIP Call-ID -> *callMedia of calls in progress
+	mediaBind netip.Addr // RTP sockets bind here
+	sdpAddr   netip.Addr // and the SDP names this
+	media     sync.Map   // SIP Call-ID -> *callMedia of calls in progress
 
 	ua         *sipgo.UserAgent
 	client     *sipgo.Client
