@@ -1,0 +1,165 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/sipptest"
+	"github.com/agentd/agentd/internal/testkit/speechtest"
+	"github.com/agentd/agentd/internal/wav"
+)
+
+// An inbound call over real SIP to a voice agent's number: sipp calls,
+// listens to the first message, speaks espeak-ng's speech as RTP; agentd
+// transcribes it (the scripted speech server hears the caller's audio),
+// answers through the scripted model, which ends the call: agentd says
+// goodbye and hangs up (sipp gets the BYE). The call's record holds the
+// transcript, the latency, and the recording shows the agent's audio on
+// the wire before and after the caller's.
+func TestVoiceInboundOverSIP(t *testing.T) {
+	for _, tool := range []string{"sipp", "espeak-ng", "sox"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	sippDir := filepath.Join(dir, "sipp")
+	os.MkdirAll(sippDir, 0o755)
+	raw := filepath.Join(sippDir, "espeak.wav")
+	if out, err := exec.Command("espeak-ng", "-w", raw, "I would like to order a chocolate cake for Saturday.").CombinedOutput(); err != nil {
+		t.Fatalf("espeak-ng: %v %s", err, out)
+	}
+	if out, err := exec.Command("sox", raw, "-r", "8000", "-c", "1", "-e", "u-law", filepath.Join(sippDir, "caller.wav")).CombinedOutput(); err != nil {
+		t.Fatalf("sox: %v %s", err, out)
+	}
+
+	model := llmtest.New(t)
+	model.Push(llmtest.Reply{Content: "Of course, it will be ready on Saturday. Goodbye!",
+		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "end_call", Arguments: "{}"}}})
+	sp := speechtest.New(t)
+	sp.PushTranscripts(speechtest.Transcript{Text: "I would like to order a chocolate cake for Saturday."})
+	sipPort := sipptest.FreePort(t)
+	s := start(t, dir, "--dialer", "sip", "--sip-trunk", "127.0.0.1:"+strconv.Itoa(sipptest.FreePort(t)),
+		"--sip-listen", "127.0.0.1:"+strconv.Itoa(sipPort), "--rtp-ports", "33400-33499",
+		"--stt", "openai", "--stt-url", sp.URL, "--tts", "openai", "--tts-url", sp.URL,
+		"--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--recording-dir", filepath.Join(dir, "rec"))
+	r := s.must("POST", "/api/v1/agents", s.Key, map[string]any{"name": "Ada", "type": "voice", "phoneNumbers": []string{"+15550001111"},
+		"instructions": "You are Ada, the bakery's phone agent.", "config": map[string]any{"firstMessage": "Hello, this is Ada from the bakery."}})
+	if r.status != 201 {
+		t.Fatalf("agent: %d %s", r.status, r.body)
+	}
+
+	cmd := exec.Command("sipp", "-sf", sipptest.Scenario(t, "voice_caller"), "-i", "127.0.0.1", "-p", strconv.Itoa(sipptest.FreePort(t)),
+		"-mp", strconv.Itoa(sipptest.FreePort(t)), "-s", "+15550001111", "-m", "1", "-nostdin", "-timeout", "40s",
+		"-timeout_error", "127.0.0.1:"+strconv.Itoa(sipPort))
+	cmd.Dir = sippDir
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("sipp: %v (the agent never hung up?)\n%s\n%s", err, out.String(), s.Logs.String())
+	}
+
+	var list struct {
+		Data struct{ Calls []struct{ ID string } }
+	}
+	var id string
+	deadline := time.Now().Add(10 * time.Second)
+	for id == "" && time.Now().Before(deadline) {
+		json.Unmarshal(s.must("GET", "/api/v1/calls?direction=inbound", s.Key, nil).body, &list)
+		if len(list.Data.Calls) == 1 {
+			id = list.Data.Calls[0].ID
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if id == "" {
+		t.Fatal("no inbound call recorded")
+	}
+	var call struct {
+		Data struct {
+			Status     string
+			Transcript []struct {
+				Role, Text  string
+				Interrupted bool
+			}
+			Latency *struct {
+				Turns             []map[string]int64
+				VoiceToVoiceP95Ms int64
+			}
+			RecordingURL string
+		}
+	}
+	for time.Now().Before(deadline) {
+		json.Unmarshal(s.must("GET", "/api/v1/calls/"+id, s.Key, nil).body, &call)
+		if call.Data.Status == "completed" && call.Data.Latency != nil {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var tr []string
+	for _, l := range call.Data.Transcript {
+		tr = append(tr, l.Role+": "+l.Text)
+	}
+	want := []string{"agent: Hello, this is Ada from the bakery.", "user: I would like to order a chocolate cake for Saturday.",
+		"tool: end_call", "agent: Of course, it will be ready on Saturday. Goodbye!"}
+	if strings.Join(tr, "\n") != strings.Join(want, "\n") {
+		t.Errorf("transcript:\n%s\nwant:\n%s", strings.Join(tr, "\n"), strings.Join(want, "\n"))
+	}
+	if call.Data.Status != "completed" || call.Data.Latency == nil || len(call.Data.Latency.Turns) != 1 {
+		t.Fatalf("call %+v", call.Data)
+	}
+	t.Logf("latency %+v", call.Data.Latency.Turns[0])
+	heard := sp.Heard()
+	if len(heard) != 1 || heard[0].Duration < 2*time.Second || heard[0].RMS < 300 {
+		t.Fatalf("speech-to-text got %d requests (%+v): want the caller's speech", len(heard), heard)
+	}
+
+	// The recording (the wire's two sides on the call's clock): the agent
+	// speaks, then the caller, then the agent again.
+	rec := s.must("GET", "/api/v1/calls/"+id+"/recording", s.Key, nil)
+	pcm, f, err := wav.ReadAll(bytes.NewReader(rec.body))
+	if err != nil || f.Channels != 2 {
+		t.Fatalf("recording: %v %+v (%d)", err, f, rec.status)
+	}
+	caller, agent := activity(pcm, 0), activity(pcm, 1)
+	if len(agent) < 2 || len(caller) < 1 || agent[0][1] > caller[0][0] || agent[len(agent)-1][0] < caller[0][1] {
+		t.Errorf("activity (100 ms windows): agent %v caller %v: want agent, caller, agent", agent, caller)
+	}
+}
+
+// activity lists the runs of speech of one channel of a stereo recording,
+// in 100 ms windows ([first, last]), runs split by 500 ms of quiet.
+func activity(pcm []int16, ch int) [][2]int {
+	const win = 800
+	var out [][2]int
+	quiet := 0
+	for w := 0; (w+1)*win*2 <= len(pcm); w++ {
+		var sum float64
+		for i := w * win; i < (w+1)*win; i++ {
+			v := float64(pcm[2*i+ch])
+			sum += v * v
+		}
+		if math.Sqrt(sum/win) < 300 {
+			quiet++
+			continue
+		}
+		if len(out) == 0 || quiet >= 5 {
+			out = append(out, [2]int{w, w})
+		}
+		out[len(out)-1][1] = w
+		quiet = 0
+	}
+	return out
+}
