@@ -44,7 +44,8 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 
 	model := llmtest.New(t)
 	model.Push(llmtest.Reply{Content: "Of course, it will be ready on Saturday. Goodbye!",
-		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "end_call", Arguments: "{}"}}})
+		ToolCalls: []llmtest.ToolCall{{ID: "c1", Name: "end_call", Arguments: "{}"}}},
+		llmtest.Reply{Content: `{"summary": "The caller ordered a chocolate cake for Saturday."}`}) // the post-call analysis
 	sp := speechtest.New(t)
 	sp.PushTranscripts(speechtest.Transcript{Text: "I would like to order a chocolate cake for Saturday."})
 	sipPort := sipptest.FreePort(t)
@@ -53,7 +54,8 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 		"--stt", "openai", "--stt-url", sp.URL, "--tts", "openai", "--tts-url", sp.URL,
 		"--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--recording-dir", filepath.Join(dir, "rec"))
 	r := s.must("POST", "/api/v1/agents", s.Key, map[string]any{"name": "Ada", "type": "voice", "phoneNumbers": []string{"+15550001111"},
-		"instructions": "You are Ada, the bakery's phone agent.", "config": map[string]any{"firstMessage": "Hello, this is Ada from the bakery."}})
+		"instructions": "You are Ada, the bakery's phone agent.", "config": map[string]any{"firstMessage": "Hello, this is Ada from the bakery."},
+		"analysisPlan": map[string]any{"summary": map[string]any{"enabled": true}}})
 	if r.status != 201 {
 		t.Fatalf("agent: %d %s", r.status, r.body)
 	}
@@ -121,6 +123,20 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 		t.Fatalf("call %+v", call.Data)
 	}
 	t.Logf("latency %+v", call.Data.Latency.Turns[0])
+	// The post-call analysis runs on the transcript's rows.
+	var an struct {
+		Data struct{ Status, Summary string }
+	}
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		json.Unmarshal(s.must("GET", "/api/v1/calls/"+id+"/analysis", s.Key, nil).body, &an)
+		if an.Data.Status == "completed" {
+			break
+		}
+	}
+	if an.Data.Status != "completed" || !strings.Contains(an.Data.Summary, "chocolate cake") ||
+		!strings.Contains(model.Last().All(), "I would like to order a chocolate cake") {
+		t.Errorf("analysis %+v; the model got:\n%s", an.Data, model.Last().All())
+	}
 	heard := sp.Heard()
 	if len(heard) != 1 || heard[0].Duration < 2*time.Second || heard[0].RMS < 300 {
 		t.Fatalf("speech-to-text got %d requests (%+v): want the caller's speech", len(heard), heard)
