@@ -110,7 +110,11 @@ func BenchmarkConcurrentCalls(b *testing.B) {
 					m := newTestMedia(b)
 					m.say(make([]int16, 3*dial.SampleRate/2))
 					m.say(caller)
-					wg.Go(func() { r.svc.Talk(ctx, dial.Session{Call: dial.Call{ID: id}, Direction: "outbound", Media: m}) })
+					wg.Go(func() {
+						if end := r.svc.Talk(ctx, dial.Session{Call: dial.Call{ID: id}, Direction: "outbound", Media: m}); end.Reason != "" {
+							b.Errorf("call %s ended: %s", id, end.Reason)
+						}
+					})
 				}
 				waitFor(b, 60*time.Second, "every call answered", func() bool { return log.count() >= n })
 				cancel()

@@ -43,6 +43,8 @@ type call struct {
 	vad      *vad
 	rec      Recording
 	turns    []TurnLatency
+	lines    chan []Line   // to the transcript's writer
+	written  chan struct{} // closed once it has written them all
 }
 
 // Talk speaks for the call's agent until the call ends (dial.Talker).
@@ -92,6 +94,8 @@ func (s *Service) open(ctx context.Context, sess dial.Session) (*call, error) {
 		return nil, fmt.Errorf("opening the conversation: %w", err)
 	}
 	c.conv = v.ID
+	c.lines, c.written = make(chan []Line, 256), make(chan struct{})
+	go c.writeTranscript(ctx)
 	if s.d.Recordings != nil && (c.set.Recording == nil || *c.set.Recording) {
 		if c.rec, err = s.d.Recordings.Start(rec.OrgID, rec.ID); err != nil {
 			c.log.Warn("call recording", "call", rec.ID, "err", err)
@@ -107,6 +111,8 @@ func (s *Service) open(ctx context.Context, sess dial.Session) (*call, error) {
 func (c *call) close(ctx context.Context, end dial.TalkEnd) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	close(c.lines)
+	<-c.written
 	if c.rec != nil {
 		c.sess.Media.Record(nil)
 		if err := c.rec.Close(); err != nil {

@@ -179,10 +179,21 @@ func (c *call) keep(ctx context.Context, user string, ans conversations.VoiceAns
 	}
 }
 
-// transcribe appends lines to the call's transcript.
-func (c *call) transcribe(ctx context.Context, lines ...Line) {
-	if err := c.s.d.Calls.AppendTranscript(context.WithoutCancel(ctx), c.org, c.agentID, c.id, lines); err != nil {
-		c.log.Warn("call transcript", "call", c.id, "err", err)
+// transcribe queues lines for the call's transcript: a writer of its own
+// keeps their order and the database off the answer's critical path.
+func (c *call) transcribe(_ context.Context, lines ...Line) {
+	c.lines <- lines
+}
+
+// writeTranscript appends the queued lines until the queue closes.
+func (c *call) writeTranscript(ctx context.Context) {
+	defer close(c.written)
+	for lines := range c.lines {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := c.s.d.Calls.AppendTranscript(wctx, c.org, c.agentID, c.id, lines); err != nil {
+			c.log.Warn("call transcript", "call", c.id, "err", err)
+		}
+		cancel()
 	}
 }
 
