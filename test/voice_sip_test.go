@@ -25,7 +25,13 @@ import (
 // goodbye and hangs up (sipp gets the BYE). The call's record holds the
 // transcript, the latency, and the recording shows the agent's audio on
 // the wire before and after the caller's.
-func TestVoiceInboundOverSIP(t *testing.T) {
+func TestVoiceInboundOverSIP(t *testing.T) { voiceOverSIP(t, false) }
+
+// The same on an outbound call: agentd dials sipp, which answers and
+// speaks.
+func TestVoiceOutboundOverSIP(t *testing.T) { voiceOverSIP(t, true) }
+
+func voiceOverSIP(t *testing.T, outbound bool) {
 	for _, tool := range []string{"sipp", "espeak-ng", "sox"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
@@ -38,7 +44,11 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 	if out, err := exec.Command("espeak-ng", "-w", raw, "I would like to order a chocolate cake for Saturday.").CombinedOutput(); err != nil {
 		t.Fatalf("espeak-ng: %v %s", err, out)
 	}
-	if out, err := exec.Command("sox", raw, "-r", "8000", "-c", "1", "-e", "u-law", filepath.Join(sippDir, "caller.wav")).CombinedOutput(); err != nil {
+	scenario, file, direction := "voice_caller", "caller.wav", "inbound"
+	if outbound {
+		scenario, file, direction = "voice_callee", "callee.wav", "outbound"
+	}
+	if out, err := exec.Command("sox", raw, "-r", "8000", "-c", "1", "-e", "u-law", filepath.Join(sippDir, file)).CombinedOutput(); err != nil {
 		t.Fatalf("sox: %v %s", err, out)
 	}
 
@@ -48,8 +58,8 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 		llmtest.Reply{Content: `{"summary": "The caller ordered a chocolate cake for Saturday."}`}) // the post-call analysis
 	sp := speechtest.New(t)
 	sp.PushTranscripts(speechtest.Transcript{Text: "I would like to order a chocolate cake for Saturday."})
-	sipPort := sipptest.FreePort(t)
-	s := start(t, dir, "--dialer", "sip", "--sip-trunk", "127.0.0.1:"+strconv.Itoa(sipptest.FreePort(t)),
+	sipPort, sippPort := sipptest.FreePort(t), sipptest.FreePort(t)
+	s := start(t, dir, "--dialer", "sip", "--sip-trunk", "127.0.0.1:"+strconv.Itoa(sippPort),
 		"--sip-listen", "127.0.0.1:"+strconv.Itoa(sipPort), "--rtp-ports", "33400-33499",
 		"--stt", "openai", "--stt-url", sp.URL, "--tts", "openai", "--tts-url", sp.URL,
 		"--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--recording-dir", filepath.Join(dir, "rec"))
@@ -59,10 +69,15 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 	if r.status != 201 {
 		t.Fatalf("agent: %d %s", r.status, r.body)
 	}
+	var agent struct{ Data struct{ ID string } }
+	json.Unmarshal(r.body, &agent)
 
-	cmd := exec.Command("sipp", "-sf", sipptest.Scenario(t, "voice_caller"), "-i", "127.0.0.1", "-p", strconv.Itoa(sipptest.FreePort(t)),
-		"-mp", strconv.Itoa(sipptest.FreePort(t)), "-s", "+15550001111", "-m", "1", "-nostdin", "-timeout", "40s",
-		"-timeout_error", "127.0.0.1:"+strconv.Itoa(sipPort))
+	args := []string{"-sf", sipptest.Scenario(t, scenario), "-i", "127.0.0.1", "-p", strconv.Itoa(sippPort),
+		"-mp", strconv.Itoa(sipptest.FreePort(t)), "-m", "1", "-nostdin", "-timeout", "40s", "-timeout_error"}
+	if !outbound {
+		args = append(args, "-s", "+15550001111", "127.0.0.1:"+strconv.Itoa(sipPort))
+	}
+	cmd := exec.Command("sipp", args...)
 	cmd.Dir = sippDir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -70,6 +85,12 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
+	if outbound {
+		time.Sleep(300 * time.Millisecond) // sipp holds its port
+		if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
+			t.Fatalf("outbound: %d %s", r.status, r.body)
+		}
+	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("sipp: %v (the agent never hung up?)\n%s\n%s", err, out.String(), s.Logs.String())
 	}
@@ -80,14 +101,14 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 	var id string
 	deadline := time.Now().Add(10 * time.Second)
 	for id == "" && time.Now().Before(deadline) {
-		json.Unmarshal(s.must("GET", "/api/v1/calls?direction=inbound", s.Key, nil).body, &list)
+		json.Unmarshal(s.must("GET", "/api/v1/calls?direction="+direction, s.Key, nil).body, &list)
 		if len(list.Data.Calls) == 1 {
 			id = list.Data.Calls[0].ID
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if id == "" {
-		t.Fatal("no inbound call recorded")
+		t.Fatalf("no %s call recorded", direction)
 	}
 	var call struct {
 		Data struct {
@@ -149,9 +170,9 @@ func TestVoiceInboundOverSIP(t *testing.T) {
 	if err != nil || f.Channels != 2 {
 		t.Fatalf("recording: %v %+v (%d)", err, f, rec.status)
 	}
-	caller, agent := activity(pcm, 0), activity(pcm, 1)
-	if len(agent) < 2 || len(caller) < 1 || agent[0][1] > caller[0][0] || agent[len(agent)-1][0] < caller[0][1] {
-		t.Errorf("activity (100 ms windows): agent %v caller %v: want agent, caller, agent", agent, caller)
+	caller, agentSide := activity(pcm, 0), activity(pcm, 1)
+	if len(agentSide) < 2 || len(caller) < 1 || agentSide[0][1] > caller[0][0] || agentSide[len(agentSide)-1][0] < caller[0][1] {
+		t.Errorf("activity (100 ms windows): agent %v caller %v: want agent, caller, agent", agentSide, caller)
 	}
 }
 
