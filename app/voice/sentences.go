@@ -18,7 +18,7 @@ const maxClause = 240
 
 // abbreviations end in a period without ending the sentence.
 var abbreviations = map[string]bool{"mr": true, "mrs": true, "ms": true, "dr": true, "st": true, "prof": true,
-	"jr": true, "sr": true, "vs": true, "etc": true, "e.g": true, "i.e": true, "no": true, "approx": true, "inc": true}
+	"jr": true, "sr": true, "vs": true, "etc": true, "e.g": true, "i.e": true, "no": true, "approx": true, "inc": true, "a.m": true, "p.m": true}
 
 // push adds a delta and returns the sentences it completed.
 func (s *splitter) push(delta string) []string {
@@ -53,23 +53,27 @@ func (s *splitter) flush() []string {
 
 // sentenceEnd is the index just past the first sentence end followed by
 // white space ([.!?…] and closing quotes, or a line break), -1 if none yet.
+// Offsets are the text's own bytes (invalid UTF-8 counts one byte a rune).
 func sentenceEnd(text string) int {
-	rs := []rune(text)
-	pos := 0 // byte offset of rs[i]
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		size := len(string(r))
-		if r == '\n' && strings.TrimSpace(string(rs[:i])) != "" {
+	for pos := 0; pos < len(text); {
+		r, size := utf8.DecodeRuneInString(text[pos:])
+		if r == '\n' && strings.TrimSpace(text[:pos]) != "" {
 			return pos + size
 		}
 		if r == '.' || r == '!' || r == '?' || r == '…' {
-			j, end := i+1, pos+size
-			for j < len(rs) && strings.ContainsRune(`.!?"')”’`, rs[j]) {
-				end += len(string(rs[j]))
-				j++
+			end := pos + size
+			for end < len(text) {
+				q, n := utf8.DecodeRuneInString(text[end:])
+				if !strings.ContainsRune(`.!?"')”’`, q) {
+					break
+				}
+				end += n
 			}
-			if j < len(rs) && unicode.IsSpace(rs[j]) && !(r == '.' && abbreviation(rs[:i])) {
-				return end
+			if end < len(text) {
+				next, _ := utf8.DecodeRuneInString(text[end:])
+				if unicode.IsSpace(next) && !(r == '.' && abbreviation([]rune(text[:pos]))) {
+					return end
+				}
 			}
 		}
 		pos += size
