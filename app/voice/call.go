@@ -55,6 +55,9 @@ func (s *Service) Talk(ctx context.Context, sess dial.Session) dial.TalkEnd {
 			return dial.TalkEnd{}
 		}
 		s.d.Log.Error("voice call", "call", sess.Call.ID, "err", err)
+		if s.d.Metrics != nil {
+			s.d.Metrics.CallEnded(ReasonAgent)
+		}
 		return dial.TalkEnd{Reason: ReasonAgent}
 	}
 	end := c.run(ctx)
