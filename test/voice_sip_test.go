@@ -25,13 +25,26 @@ import (
 // goodbye and hangs up (sipp gets the BYE). The call's record holds the
 // transcript, the latency, and the recording shows the agent's audio on
 // the wire before and after the caller's.
-func TestVoiceInboundOverSIP(t *testing.T) { voiceOverSIP(t, false) }
+func TestVoiceInboundOverSIP(t *testing.T) { voiceOverSIP(t, false, "") }
 
 // The same on an outbound call: agentd dials sipp, which answers and
 // speaks.
-func TestVoiceOutboundOverSIP(t *testing.T) { voiceOverSIP(t, true) }
+func TestVoiceOutboundOverSIP(t *testing.T) { voiceOverSIP(t, true, "") }
 
-func voiceOverSIP(t *testing.T, outbound bool) {
+// Barge-in on the wire: the caller speaks 3 s into a long first message;
+// the agent's audio stops within 300 ms of the threshold (interruption
+// threshold 0.3: 370 ms of speech) being crossed, and the transcript keeps
+// the part heard, interrupted.
+func TestVoiceBargeInOverSIP(t *testing.T) { voiceOverSIP(t, false, longFirstMessage) }
+
+const longFirstMessage = "Hello, this is Ada from the bakery on Main Street. We have fresh bread, cakes and pastries every " +
+	"morning from seven, and today there is a special offer on birthday cakes and on our sourdough. How can I help you?"
+
+func voiceOverSIP(t *testing.T, outbound bool, first string) {
+	greeting := "Hello, this is Ada from the bakery."
+	if first != "" {
+		greeting = first
+	}
 	for _, tool := range []string{"sipp", "espeak-ng", "sox"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
@@ -64,7 +77,7 @@ func voiceOverSIP(t *testing.T, outbound bool) {
 		"--stt", "openai", "--stt-url", sp.URL, "--tts", "openai", "--tts-url", sp.URL,
 		"--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--recording-dir", filepath.Join(dir, "rec"))
 	r := s.must("POST", "/api/v1/agents", s.Key, map[string]any{"name": "Ada", "type": "voice", "phoneNumbers": []string{"+15550001111"},
-		"instructions": "You are Ada, the bakery's phone agent.", "config": map[string]any{"firstMessage": "Hello, this is Ada from the bakery."},
+		"instructions": "You are Ada, the bakery's phone agent.", "config": map[string]any{"firstMessage": greeting, "interruptionThreshold": 0.3},
 		"analysisPlan": map[string]any{"summary": map[string]any{"enabled": true}}})
 	if r.status != 201 {
 		t.Fatalf("agent: %d %s", r.status, r.body)
@@ -135,7 +148,14 @@ func voiceOverSIP(t *testing.T, outbound bool) {
 	for _, l := range call.Data.Transcript {
 		tr = append(tr, l.Role+": "+l.Text)
 	}
-	want := []string{"agent: Hello, this is Ada from the bakery.", "user: I would like to order a chocolate cake for Saturday.",
+	if first != "" && len(call.Data.Transcript) > 0 { // interrupted: the part heard
+		l := call.Data.Transcript[0]
+		if !l.Interrupted || !strings.HasPrefix(first, l.Text) || len(l.Text) >= len(first) {
+			t.Errorf("first line %+v: want the part of the greeting heard, interrupted", l)
+		}
+		tr[0] = "agent: " + greeting
+	}
+	want := []string{"agent: " + greeting, "user: I would like to order a chocolate cake for Saturday.",
 		"tool: end_call", "agent: Of course, it will be ready on Saturday. Goodbye!"}
 	if strings.Join(tr, "\n") != strings.Join(want, "\n") {
 		t.Errorf("transcript:\n%s\nwant:\n%s", strings.Join(tr, "\n"), strings.Join(want, "\n"))
@@ -171,9 +191,47 @@ func voiceOverSIP(t *testing.T, outbound bool) {
 		t.Fatalf("recording: %v %+v (%d)", err, f, rec.status)
 	}
 	caller, agentSide := activity(pcm, 0), activity(pcm, 1)
-	if len(agentSide) < 2 || len(caller) < 1 || agentSide[0][1] > caller[0][0] || agentSide[len(agentSide)-1][0] < caller[0][1] {
+	if first != "" {
+		// 20 ms frames: the caller's first loud frame, the agent's last
+		// before its answer.
+		onset, stop := -1, -1
+		for i := 0; (i+1)*160*2 <= len(pcm); i++ {
+			l, r := frameRMS(pcm, i, 0), frameRMS(pcm, i, 1)
+			if onset < 0 && l > 1000 {
+				onset = i
+			}
+			if onset >= 0 && r > 300 {
+				stop = i
+			}
+			if onset >= 0 && i > onset+50 {
+				break // the agent's next audio is its answer, much later
+			}
+		}
+		threshold := 370 * time.Millisecond
+		lag := time.Duration(stop-onset)*20*time.Millisecond - threshold
+		t.Logf("caller onset at %v, agent's audio last at %v: %v after the threshold", time.Duration(onset)*20*time.Millisecond,
+			time.Duration(stop)*20*time.Millisecond, lag)
+		if onset < 0 || lag > 300*time.Millisecond {
+			t.Errorf("barge-in: the agent's audio stopped %v after the threshold was crossed", lag)
+		}
+	}
+	overlap := 0 // 100 ms windows the agent may go on over the caller (barge-in: up to its threshold)
+	if first != "" {
+		overlap = 7
+	}
+	if len(agentSide) < 2 || len(caller) < 1 || agentSide[0][1] > caller[0][0]+overlap || agentSide[len(agentSide)-1][0] < caller[0][1] {
 		t.Errorf("activity (100 ms windows): agent %v caller %v: want agent, caller, agent", agentSide, caller)
 	}
+}
+
+// frameRMS is the RMS of 20 ms frame i of one channel of a stereo recording.
+func frameRMS(pcm []int16, i, ch int) float64 {
+	var sum float64
+	for j := i * 160; j < (i+1)*160; j++ {
+		v := float64(pcm[2*j+ch])
+		sum += v * v
+	}
+	return math.Sqrt(sum / 160)
 }
 
 // activity lists the runs of speech of one channel of a stereo recording,
