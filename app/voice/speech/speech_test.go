@@ -389,3 +389,38 @@ func closedAddr(t *testing.T) string {
 	ln.Close()
 	return addr
 }
+
+// Barge-in closes the stream from another goroutine while Next waits for
+// the network: Next returns at once, not as the service failing.
+func TestCloseWhileNextWaits(t *testing.T) {
+	srv := speechtest.New(t)
+	tts := newTTS(t, srv.URL, nil)
+	srv.PushSpeech(speechtest.Speech{Tone: 300, Duration: 5 * time.Second, ChunkDelay: 3 * time.Second})
+	st, err := tts.Speak(context.Background(), speech.SpeakRequest{Text: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := st.Next(); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	closed := time.Now()
+	st.Close()
+	select {
+	case err := <-done:
+		if errors.Is(err, speech.ErrUnavailable) || err == io.EOF {
+			t.Fatalf("Next after a concurrent Close: %v", err)
+		}
+		if d := time.Since(closed); d > 500*time.Millisecond {
+			t.Fatalf("Next returned %v after Close", d)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Next still waits after Close")
+	}
+}

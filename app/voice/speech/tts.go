@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/internal/wav"
@@ -103,7 +104,8 @@ type ttsStream struct {
 	carry    int
 	mono     []float32
 	done     bool
-	closed   bool
+	closed   atomic.Bool
+	once     sync.Once
 }
 
 func (s *ttsStream) expire() {
@@ -149,6 +151,9 @@ func (s *ttsStream) open(ctype string) error {
 	default:
 		return s.t.c.fail(fmt.Sprintf("answered %s, not wav or pcm audio", mt), nil)
 	}
+	if rate < 8000 || rate > 192000 {
+		return s.t.c.fail(fmt.Sprintf("audio at %d Hz (want 8 to 192 kHz)", rate), nil)
+	}
 	rs, err := newResampler(rate, 8000)
 	if err != nil {
 		return s.t.c.fail(err.Error(), nil)
@@ -159,8 +164,8 @@ func (s *ttsStream) open(ctype string) error {
 
 // Next returns the next chunk of 8 kHz mono audio, io.EOF after the last.
 func (s *ttsStream) Next() ([]int16, error) {
-	if s.closed {
-		return nil, errors.New("speech stream closed")
+	if s.closed.Load() {
+		return nil, errClosed
 	}
 	if s.done {
 		return nil, io.EOF
@@ -189,6 +194,9 @@ func (s *ttsStream) Next() ([]int16, error) {
 			out = s.rs.flush(out)
 			s.release()
 		} else if err != nil {
+			if s.closed.Load() {
+				return nil, errClosed // Close from another goroutine (barge-in)
+			}
 			err = s.failure(err)
 			s.release()
 			return nil, err
@@ -202,22 +210,25 @@ func (s *ttsStream) Next() ([]int16, error) {
 	}
 }
 
-// Close stops the answer early; safe to call more than once.
+// Close stops the answer early; safe to call more than once, and while
+// another goroutine waits in Next (which then returns an error).
 func (s *ttsStream) Close() error {
-	if !s.closed {
-		s.closed = true
-		s.release()
-	}
+	s.closed.Store(true)
+	s.release()
 	return nil
 }
 
 func (s *ttsStream) release() {
-	s.watch.Stop()
-	s.cancel()
-	if s.body != nil {
-		s.body.Close()
-	}
+	s.once.Do(func() {
+		s.watch.Stop()
+		s.cancel()
+		if s.body != nil {
+			s.body.Close()
+		}
+	})
 }
+
+var errClosed = errors.New("speech stream closed")
 
 func (s *ttsStream) failure(err error) error {
 	s.mu.Lock()
