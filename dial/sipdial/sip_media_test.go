@@ -4,11 +4,13 @@ import (
 	"context"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/media"
 
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
@@ -218,5 +220,26 @@ func TestSIPMediaInbound(t *testing.T) {
 	defer in.mu.Unlock()
 	if in.ended[0] != dial.StatusCompleted {
 		t.Errorf("ended %v", in.ended)
+	}
+}
+
+// Behind NAT the public address goes into Contact, Via and the SDP; the
+// RTP sockets still bind locally.
+func TestSIPPublicAddr(t *testing.T) {
+	s := newTestSIP(t, "127.0.0.1:9", func(c *Config) { c.PublicAddr = "203.0.113.9:5090"; c.RTPPorts = "32400-32409" })
+	if s.host != "203.0.113.9" || s.port != 5090 || s.contactHd.Address.Host != "203.0.113.9" || s.contactHd.Address.Port != 5090 {
+		t.Fatalf("advertised %s:%d, contact %s", s.host, s.port, s.contactHd.Address.String())
+	}
+	cm := &callMedia{}
+	if err := s.openMedia(cm); err != nil {
+		t.Fatal(err)
+	}
+	defer cm.sess.Close()
+	body := string(media.Offer(s.sdpParams(cm)))
+	if !strings.Contains(body, "c=IN IP4 203.0.113.9\r\n") || !strings.Contains(body, "m=audio "+strconv.Itoa(cm.sess.Port())+" RTP/AVP 0 8 101") {
+		t.Fatalf("offer:\n%s", body)
+	}
+	if p := cm.sess.Port(); p < 32400 || p > 32409 || p%2 != 0 {
+		t.Fatalf("RTP port %d outside --rtp-ports", p)
 	}
 }
