@@ -44,6 +44,10 @@ func sipUser(u sip.Uri) string {
 // onInvite answers an inbound INVITE (in its own goroutine: sipgo runs each
 // request's handler on one) and follows the call to its end.
 func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
+	if h := req.To(); h != nil && h.Params.Has("tag") {
+		s.onReinvite(req, tx) // sip_media.go
+		return
+	}
 	s.mu.Lock()
 	in, closed := s.inbound, s.closed
 	if in != nil && !closed {

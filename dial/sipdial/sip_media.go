@@ -136,3 +136,26 @@ func (s *Dialer) converse(ctx context.Context, hungUp <-chan struct{}, ds dial.S
 	}
 	return why, end
 }
+
+// onReinvite answers an INVITE inside one of our calls (a session refresh,
+// hold, or the peer's media moving): the new SDP redirects our RTP, and
+// the answer repeats ours.
+func (s *Dialer) onReinvite(req *sip.Request, tx sip.ServerTransaction) {
+	v, ok := s.media.Load(req.CallID().Value())
+	if !ok {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
+		return
+	}
+	cm := v.(*callMedia)
+	if len(req.Body()) > 0 {
+		d, err := media.ParseSDP(req.Body())
+		if err != nil {
+			s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotAcceptableHere, "Not Acceptable Here", nil))
+			return
+		}
+		cm.sess.Update(d)
+	}
+	res := sip.NewSDPResponseFromRequest(req, cm.sdp)
+	res.AppendHeader(sip.HeaderClone(s.contact()))
+	s.respond(tx, res)
+}

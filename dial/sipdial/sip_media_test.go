@@ -3,6 +3,7 @@ package sipdial
 import (
 	"context"
 	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -241,5 +242,44 @@ func TestSIPPublicAddr(t *testing.T) {
 	}
 	if p := cm.sess.Port(); p < 32400 || p > 32409 || p%2 != 0 {
 		t.Fatalf("RTP port %d outside --rtp-ports", p)
+	}
+}
+
+// A re-INVITE inside the call (a session refresh moving the peer's
+// media) is answered 200 with our SDP, and our RTP follows it.
+func TestSIPMediaReinvite(t *testing.T) {
+	moved, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moved.Close()
+	newPort := moved.LocalAddr().(*net.UDPAddr).Port
+	got := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 1500)
+		moved.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			if _, err := moved.Read(buf); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	sipp := sipptest.Start(t, "media_reinvite", sipptest.Options{Calls: 1,
+		Args: []string{"-mp", strconv.Itoa(sipptest.FreePort(t)), "-key", "newport", strconv.Itoa(newPort)}})
+	talker := newEchoTalker(time.Minute)
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.Talker = talker; c.RTPPorts = "32500-32599" })
+	res, _ := dialOnce(t, s, context.Background(), &progressLog{})
+	if res.Status != dial.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	if code := sipp.Wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("sipp exit code %d", code)
+	}
+	<-talker.done
+	moved.SetReadDeadline(time.Now())
+	if n := <-got; n < 10 {
+		t.Errorf("%d RTP packets reached the port the re-INVITE named, want the ~25 of 500 ms", n)
 	}
 }
