@@ -283,3 +283,54 @@ func TestSIPMediaReinvite(t *testing.T) {
 		t.Errorf("%d RTP packets reached the port the re-INVITE named, want the ~25 of 500 ms", n)
 	}
 }
+
+// An inbound INVITE with an SDP agentd cannot use (garbage, no G.711, no
+// SDP at all) is refused 488 and nothing is recorded.
+func TestSIPInboundBadOffer(t *testing.T) {
+	s := newTestSIP(t, "127.0.0.1:9", func(c *Config) { c.RTPPorts = "32600-32609" })
+	in := &fakeInbound{done: make(chan struct{})}
+	s.SetInbound(in)
+	conn, err := net.Dial("udp", s.LocalAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	local := conn.LocalAddr().String()
+	for i, body := range []string{
+		"",
+		"\x00\xffgarbage=\r\nm=audio x",
+		"v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/AVP 18\r\na=rtpmap:18 G729/8000\r\n",
+		"v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/SAVP 0\r\n",
+	} {
+		req := "INVITE sip:+15550001111@127.0.0.1 SIP/2.0\r\n" +
+			"Via: SIP/2.0/UDP " + local + ";branch=z9hG4bKbad" + strconv.Itoa(i) + "\r\n" +
+			"From: <sip:+14155550123@127.0.0.1>;tag=p1\r\nTo: <sip:+15550001111@127.0.0.1>\r\n" +
+			"Call-ID: bad-" + strconv.Itoa(i) + "\r\nCSeq: 1 INVITE\r\n" +
+			"Contact: <sip:peer@" + local + ">\r\nMax-Forwards: 70\r\nContent-Type: application/sdp\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		if _, err := conn.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatalf("offer %d: no answer: %v", i, err)
+			}
+			res := parseSIPResponse(t, strings.ReplaceAll(string(buf[:n]), "\r\n", "\n"))
+			if res.StatusCode < 200 {
+				continue
+			}
+			if res.StatusCode != 488 {
+				t.Errorf("offer %d answered %d, want 488", i, res.StatusCode)
+			}
+			break
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.started) != 0 || s.ports.InUse() != 0 {
+		t.Errorf("recorded %d calls, %d ports in use", len(in.started), s.ports.InUse())
+	}
+}
