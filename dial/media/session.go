@@ -70,6 +70,7 @@ type Session struct {
 	remote     netip.AddrPort // where RTP goes
 	remoteRTCP netip.AddrPort
 	latched    bool // remote is where the peer's packets come from
+	hold       bool // the peer takes no audio now
 	jb         *jitterBuffer
 	peerSSRC   uint32
 	havePeer   bool
@@ -166,6 +167,9 @@ func (s *Session) Update(peer Desc) {
 }
 
 func (s *Session) setRemote(d Desc) {
+	// The peer put the call on hold (it only sends, or nothing): send
+	// nothing until it takes audio again.
+	s.hold = d.Direction == "sendonly" || d.Direction == "inactive"
 	if !d.Addr.IsValid() || d.Addr.IsUnspecified() || d.Port == 0 {
 		s.remote, s.remoteRTCP = netip.AddrPort{}, netip.AddrPort{} // on hold: send nothing
 		return
@@ -305,6 +309,9 @@ func (s *Session) tick() {
 	}
 	s.jb.frame(caller)
 	remote := s.remote
+	if s.hold {
+		remote = netip.AddrPort{}
+	}
 	h := rtp.Header{Version: 2, PayloadType: s.codec.Audio.PT, SequenceNumber: s.seq, Timestamp: s.ts, SSRC: s.ssrc}
 	var payload []byte
 	if job := s.nextDigit(); job != nil {

@@ -178,3 +178,22 @@ func TestSessionRecordAndClear(t *testing.T) {
 		t.Errorf("b's recorder: %d loud caller frames, %d agent frames", rb.callerLoud, rb.agentOn)
 	}
 }
+
+// A re-INVITE that puts the call on hold (sendonly) stops our packets; one
+// that takes it off hold starts them again.
+func TestSessionHold(t *testing.T) {
+	a, b := pair(t, allFormats, allFormats)
+	count := func() int { return a.Stats().PacketsSent }
+	time.Sleep(100 * time.Millisecond)
+	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendonly"})
+	held := count()
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n > held+1 {
+		t.Fatalf("%d packets sent on hold", n-held)
+	}
+	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendrecv"})
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n < held+5 {
+		t.Fatalf("%d packets sent after hold ended", n-held)
+	}
+}
