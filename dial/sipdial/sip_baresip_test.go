@@ -17,26 +17,23 @@ import (
 )
 
 // baresip, Debian's softphone, runs headless as the far end: it answers
-// by itself, speaks a wav file (aufile) and its sndfile module writes
+// by itself, speaks a tone from a wav file (aufile) and its sndfile module writes
 // what it heard to snd/dump-*-dec.wav.
 type baresip struct {
 	dir  string
 	addr string
 }
 
-func startBaresip(t *testing.T, speak string, extra ...string) *baresip {
+func startBaresip(t *testing.T, speak float64, extra ...string) *baresip {
 	t.Helper()
 	bin, err := exec.LookPath("baresip")
 	if err != nil {
 		t.Skipf("baresip not installed: %v", err)
 	}
-	if _, err := exec.LookPath("sox"); err != nil {
-		t.Skipf("sox not installed: %v", err)
-	}
 	dir := t.TempDir()
 	wav := filepath.Join(dir, "speak.wav")
-	if out, err := exec.Command("sox", "-n", "-r", "8000", "-c", "1", "-b", "16", wav, "synth", "10", "sine", speak, "vol", "0.5").CombinedOutput(); err != nil {
-		t.Fatalf("sox: %v %s", err, out)
+	if err := os.WriteFile(wav, wavFile(sine(speak, 10*dial.SampleRate)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	port := sipptest.FreePort(t)
 	rtp := sipptest.FreePort(t)
@@ -95,6 +92,27 @@ func startBaresip(t *testing.T, speak string, extra ...string) *baresip {
 	}
 }
 
+// wavFile is pcm as a 16-bit mono 8 kHz WAV file.
+func wavFile(pcm []int16) []byte {
+	b := make([]byte, 44, 44+2*len(pcm))
+	copy(b, "RIFF")
+	binary.LittleEndian.PutUint32(b[4:], uint32(36+2*len(pcm)))
+	copy(b[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(b[16:], 16)
+	binary.LittleEndian.PutUint16(b[20:], 1) // PCM
+	binary.LittleEndian.PutUint16(b[22:], 1) // mono
+	binary.LittleEndian.PutUint32(b[24:], dial.SampleRate)
+	binary.LittleEndian.PutUint32(b[28:], 2*dial.SampleRate)
+	binary.LittleEndian.PutUint16(b[32:], 2)
+	binary.LittleEndian.PutUint16(b[34:], 16)
+	copy(b[36:], "data")
+	binary.LittleEndian.PutUint32(b[40:], uint32(2*len(pcm)))
+	for _, v := range pcm {
+		b = binary.LittleEndian.AppendUint16(b, uint16(v))
+	}
+	return b
+}
+
 // heard reads the audio baresip received (its sndfile dump).
 func (b *baresip) heard(t *testing.T) []int16 {
 	t.Helper()
@@ -126,7 +144,7 @@ func (b *baresip) heard(t *testing.T) []int16 {
 // An outbound call answered by baresip: the Talker hears baresip's
 // 1000 Hz tone, baresip hears the Talker's 440 Hz tone.
 func TestSIPMediaBaresipCallee(t *testing.T) {
-	bs := startBaresip(t, "1000")
+	bs := startBaresip(t, 1000)
 	talker := newEchoTalker(3 * time.Second)
 	s := newTestSIP(t, bs.addr, func(c *Config) { c.Talker = talker; c.RTPPorts = "32700-32799" })
 	res, _ := dialOnce(t, s, context.Background(), &progressLog{})
@@ -158,7 +176,7 @@ func TestSIPMediaBaresipCaller(t *testing.T) {
 	})
 	in := &fakeInbound{done: make(chan struct{})}
 	s.SetInbound(in)
-	bs := startBaresip(t, "1000", "-e", "/dial sip:+15550001111@"+s.LocalAddr())
+	bs := startBaresip(t, 1000, "-e", "/dial sip:+15550001111@"+s.LocalAddr())
 	select {
 	case <-talker.done:
 	case <-time.After(15 * time.Second):
