@@ -1,7 +1,8 @@
 package media
 
-// jitterBuffer plays the caller's audio out on our clock, a fixed delay
-// behind the newest packet's arrival: packets land by RTP timestamp in a
+// jitterBuffer plays the caller's audio out on our clock, a delay (60 ms,
+// growing by a frame for each late packet up to 120 ms) behind the first
+// packet's timestamp: packets land by RTP timestamp in a
 // sample ring, so reordered packets fall into place, a duplicate
 // overwrites the same samples, and a packet older than the play-out point
 // is dropped as late. Samples nobody delivered play as silence.
@@ -9,7 +10,8 @@ package media
 // The ring is indexed by RTP timestamp (8 kHz: one sample per tick of the
 // timestamp), which copes with any packet time the peer chose.
 type jitterBuffer struct {
-	depth   uint32 // play-out delay in samples
+	depth   uint32 // play-out delay in samples; grows by a frame on each late packet
+	stall   int    // frames to hold the play-out point (silence) to grow the delay
 	ring    [ringSize]int16
 	filled  [ringSize]bool
 	cursor  uint32 // timestamp of the next sample played out
@@ -19,7 +21,10 @@ type jitterBuffer struct {
 	played, late, dups, lostFrames, resyncs int
 }
 
-const ringSize = 4096 // 512 ms at 8 kHz; a power of two
+const (
+	ringSize = 4096             // 512 ms at 8 kHz; a power of two
+	maxDepth = 6 * FrameSamples // 120 ms: the most the delay grows to
+)
 
 func newJitterBuffer(depthSamples int) *jitterBuffer {
 	return &jitterBuffer{depth: uint32(depthSamples)}
@@ -46,7 +51,13 @@ func (j *jitterBuffer) put(ts uint32, pcm []int16) {
 		end = ts + uint32(len(pcm))
 	}
 	if diff(end, j.cursor) <= 0 {
+		// Late: the network's jitter is more than the delay allows, so
+		// the delay grows by a frame (up to maxDepth).
 		j.late++
+		if j.depth < maxDepth {
+			j.depth += FrameSamples
+			j.stall++
+		}
 		return
 	}
 	dup := true
@@ -75,6 +86,11 @@ func (j *jitterBuffer) start(ts uint32) {
 
 // frame fills out with the next 20 ms: what arrived, silence elsewhere.
 func (j *jitterBuffer) frame(out []int16) {
+	if j.stall > 0 {
+		j.stall--
+		clear(out)
+		return
+	}
 	got := false
 	for i := range out {
 		k := (j.cursor + uint32(i)) & (ringSize - 1)

@@ -70,6 +70,7 @@ type Session struct {
 	remote     netip.AddrPort // where RTP goes
 	remoteRTCP netip.AddrPort
 	latched    bool // remote is where the peer's packets come from
+	hold       bool // the peer takes no audio now
 	jb         *jitterBuffer
 	peerSSRC   uint32
 	havePeer   bool
@@ -78,7 +79,8 @@ type Session struct {
 	out        []int16 // agent audio queued
 	talking    bool    // the last tick sent agent audio
 	digits     []*digitJob
-	rec        chan recFrame
+	rec        chan recFrame // sent to only under mu
+	recDone    chan struct{}
 	stats      Stats
 	rx         reception
 
@@ -165,6 +167,9 @@ func (s *Session) Update(peer Desc) {
 }
 
 func (s *Session) setRemote(d Desc) {
+	// The peer put the call on hold (it only sends, or nothing): send
+	// nothing until it takes audio again.
+	s.hold = d.Direction == "sendonly" || d.Direction == "inactive"
 	if !d.Addr.IsValid() || d.Addr.IsUnspecified() || d.Port == 0 {
 		s.remote, s.remoteRTCP = netip.AddrPort{}, netip.AddrPort{} // on hold: send nothing
 		return
@@ -184,8 +189,6 @@ func (s *Session) Close() {
 	}
 	s.closed = true
 	started := s.started
-	rec := s.rec
-	s.rec = nil
 	for _, j := range s.digits {
 		close(j.done)
 	}
@@ -196,9 +199,7 @@ func (s *Session) Close() {
 	}
 	s.release() // unblocks the readers
 	s.wg.Wait()
-	if rec != nil {
-		close(rec)
-	}
+	s.Record(nil)
 	close(s.done)
 }
 
@@ -246,24 +247,27 @@ func (s *Session) Sent() int64 { return s.sent.Load() }
 
 // Record tees both directions into rec; nil stops. The recorder runs on
 // its own goroutine so a slow disk never delays the shared clock; ticks
-// it cannot keep up with are dropped.
+// it cannot keep up with are dropped. When Record (or Close) returns, the
+// previous recorder has received its last frame.
 func (s *Session) Record(rec dial.Recorder) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rec != nil {
-		close(s.rec)
-		s.rec = nil
+	old, oldDone := s.rec, s.recDone
+	s.rec, s.recDone = nil, nil
+	if rec != nil && !s.closed {
+		ch, done := make(chan recFrame, recordQueue), make(chan struct{})
+		s.rec, s.recDone = ch, done
+		go func() {
+			defer close(done)
+			for f := range ch {
+				rec.RecordFrame(f.caller, f.agent)
+			}
+		}()
 	}
-	if rec == nil || s.closed {
-		return
+	s.mu.Unlock()
+	if old != nil {
+		close(old) // no tick sends on it any more: they send under s.mu
+		<-oldDone
 	}
-	ch := make(chan recFrame, recordQueue)
-	s.rec = ch
-	go func() {
-		for f := range ch {
-			rec.RecordFrame(f.caller, f.agent)
-		}
-	}()
 }
 
 // InjectDigit delivers a digit that came by SIP INFO.
@@ -305,7 +309,9 @@ func (s *Session) tick() {
 	}
 	s.jb.frame(caller)
 	remote := s.remote
-	rec := s.rec
+	if s.hold {
+		remote = netip.AddrPort{}
+	}
 	h := rtp.Header{Version: 2, PayloadType: s.codec.Audio.PT, SequenceNumber: s.seq, Timestamp: s.ts, SSRC: s.ssrc}
 	var payload []byte
 	if job := s.nextDigit(); job != nil {
@@ -351,12 +357,14 @@ func (s *Session) tick() {
 		}
 	}
 	s.deliver(dial.Input{PCM: caller})
-	if rec != nil {
+	s.mu.Lock()
+	if s.rec != nil {
 		select {
-		case rec <- recFrame{caller, agent}:
+		case s.rec <- recFrame{caller, agent}:
 		default:
 		}
 	}
+	s.mu.Unlock()
 }
 
 var silence [FrameSamples]int16

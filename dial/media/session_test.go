@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/netip"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,5 +125,75 @@ func TestSessionClose(t *testing.T) {
 	}
 	if ports.InUse() != 0 {
 		t.Fatalf("%d pairs still in use", ports.InUse())
+	}
+}
+
+type tapRecorder struct {
+	mu             sync.Mutex
+	ticks, agentOn int
+	callerLoud     int
+}
+
+func (r *tapRecorder) RecordFrame(caller, agent []int16) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ticks++
+	if len(caller) != FrameSamples || (agent != nil && len(agent) != FrameSamples) {
+		panic("frame size")
+	}
+	if agent != nil {
+		r.agentOn++
+	}
+	if rms(caller) > 1000 {
+		r.callerLoud++
+	}
+}
+
+// Record sees one caller frame per tick and the agent frame sent in the
+// same tick; Clear drops queued agent audio at once and Sent counts only
+// what left.
+func TestSessionRecordAndClear(t *testing.T) {
+	a, b := pair(t, allFormats, allFormats)
+	ra, rb := &tapRecorder{}, &tapRecorder{}
+	a.Record(ra)
+	b.Record(rb)
+	a.Write(tone(440, 4*SampleRate)) // 4 s queued
+	time.Sleep(500 * time.Millisecond)
+	a.Clear()
+	sent := a.Sent()
+	time.Sleep(500 * time.Millisecond)
+	if after := a.Sent(); after != sent || sent < 300*SampleRate/1000 || sent > 700*SampleRate/1000 {
+		t.Fatalf("Sent %d at Clear, %d after: want ~0.5 s and nothing more", sent, after)
+	}
+	a.Record(nil)
+	b.Record(nil)
+	ra.mu.Lock()
+	rb.mu.Lock()
+	defer ra.mu.Unlock()
+	defer rb.mu.Unlock()
+	if ra.ticks < 40 || ra.ticks > 60 || int64(ra.agentOn*FrameSamples) != sent {
+		t.Errorf("a's recorder: %d ticks, %d with agent audio (sent %d samples)", ra.ticks, ra.agentOn, sent)
+	}
+	if rb.callerLoud < 15 || rb.agentOn != 0 {
+		t.Errorf("b's recorder: %d loud caller frames, %d agent frames", rb.callerLoud, rb.agentOn)
+	}
+}
+
+// A re-INVITE that puts the call on hold (sendonly) stops our packets; one
+// that takes it off hold starts them again.
+func TestSessionHold(t *testing.T) {
+	a, b := pair(t, allFormats, allFormats)
+	count := func() int { return a.Stats().PacketsSent }
+	time.Sleep(100 * time.Millisecond)
+	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendonly"})
+	held := count()
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n > held+1 {
+		t.Fatalf("%d packets sent on hold", n-held)
+	}
+	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendrecv"})
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n < held+5 {
+		t.Fatalf("%d packets sent after hold ended", n-held)
 	}
 }

@@ -44,6 +44,9 @@ func sipUser(u sip.Uri) string {
 // onInvite answers an inbound INVITE (in its own goroutine: sipgo runs each
 // request's handler on one) and follows the call to its end.
 func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
+	if h := req.To(); h != nil && h.Params.Has("tag") && s.onReinvite(req, tx) { // sip_media.go
+		return
+	}
 	s.mu.Lock()
 	in, closed := s.inbound, s.closed
 	if in != nil && !closed {
@@ -67,6 +70,10 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	if to == "" {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotFound, "Not Found", nil))
+		return
+	}
+	if callID(req) == "" || req.From() == nil || req.To() == nil || req.CSeq() == nil {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusBadRequest, "Bad Request", nil))
 		return
 	}
 	offer, err := media.ParseSDP(req.Body())
@@ -95,7 +102,7 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	defer dlg.Close()
 	ctx := context.Background()
-	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: req.CallID().Value(), At: time.Now().UTC()}
+	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: callID(req), At: time.Now().UTC()}
 	id, err := in.InboundStarted(ctx, c)
 	switch {
 	case errors.Is(err, dial.ErrNoAgent):

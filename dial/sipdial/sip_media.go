@@ -75,7 +75,7 @@ func (s *Dialer) infoSender(cm *callMedia) func(ctx context.Context, d byte) err
 func (s *Dialer) onInfo(req *sip.Request, tx sip.ServerTransaction) {
 	_, errOut := s.dialogs.MatchRequestDialog(req)
 	_, errIn := s.inDialogs.MatchDialogRequest(req)
-	v, ok := s.media.Load(req.CallID().Value())
+	v, ok := s.media.Load(callID(req))
 	if (errOut != nil && errIn != nil) || !ok {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusCallTransactionDoesNotExists, "Call/Transaction Does Not Exist", nil))
 		return
@@ -135,4 +135,36 @@ func (s *Dialer) converse(ctx context.Context, hungUp <-chan struct{}, ds dial.S
 		}
 	}
 	return why, end
+}
+
+// onReinvite answers an INVITE inside one of our calls (a session refresh,
+// hold, or the peer's media moving): the new SDP redirects our RTP, and
+// the answer repeats ours. It reports false for a call it does not know,
+// which is then treated as any INVITE.
+func (s *Dialer) onReinvite(req *sip.Request, tx sip.ServerTransaction) bool {
+	v, ok := s.media.Load(callID(req))
+	if !ok {
+		return false
+	}
+	cm := v.(*callMedia)
+	if len(req.Body()) > 0 {
+		d, err := media.ParseSDP(req.Body())
+		if err != nil {
+			s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotAcceptableHere, "Not Acceptable Here", nil))
+			return true
+		}
+		cm.sess.Update(d)
+	}
+	res := sip.NewSDPResponseFromRequest(req, cm.sdp)
+	res.AppendHeader(sip.HeaderClone(s.contact()))
+	s.respond(tx, res)
+	return true
+}
+
+// callID is the request's Call-ID, "" when it has none.
+func callID(req *sip.Request) string {
+	if h := req.CallID(); h != nil {
+		return h.Value()
+	}
+	return ""
 }

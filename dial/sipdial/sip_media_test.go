@@ -3,12 +3,15 @@ package sipdial
 import (
 	"context"
 	"math"
+	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/media"
 
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
@@ -218,5 +221,116 @@ func TestSIPMediaInbound(t *testing.T) {
 	defer in.mu.Unlock()
 	if in.ended[0] != dial.StatusCompleted {
 		t.Errorf("ended %v", in.ended)
+	}
+}
+
+// Behind NAT the public address goes into Contact, Via and the SDP; the
+// RTP sockets still bind locally.
+func TestSIPPublicAddr(t *testing.T) {
+	s := newTestSIP(t, "127.0.0.1:9", func(c *Config) { c.PublicAddr = "203.0.113.9:5090"; c.RTPPorts = "32400-32409" })
+	if s.host != "203.0.113.9" || s.port != 5090 || s.contactHd.Address.Host != "203.0.113.9" || s.contactHd.Address.Port != 5090 {
+		t.Fatalf("advertised %s:%d, contact %s", s.host, s.port, s.contactHd.Address.String())
+	}
+	cm := &callMedia{}
+	if err := s.openMedia(cm); err != nil {
+		t.Fatal(err)
+	}
+	defer cm.sess.Close()
+	body := string(media.Offer(s.sdpParams(cm)))
+	if !strings.Contains(body, "c=IN IP4 203.0.113.9\r\n") || !strings.Contains(body, "m=audio "+strconv.Itoa(cm.sess.Port())+" RTP/AVP 0 8 101") {
+		t.Fatalf("offer:\n%s", body)
+	}
+	if p := cm.sess.Port(); p < 32400 || p > 32409 || p%2 != 0 {
+		t.Fatalf("RTP port %d outside --rtp-ports", p)
+	}
+}
+
+// A re-INVITE inside the call (a session refresh moving the peer's
+// media) is answered 200 with our SDP, and our RTP follows it.
+func TestSIPMediaReinvite(t *testing.T) {
+	moved, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moved.Close()
+	newPort := moved.LocalAddr().(*net.UDPAddr).Port
+	got := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 1500)
+		moved.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for {
+			if _, err := moved.Read(buf); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	sipp := sipptest.Start(t, "media_reinvite", sipptest.Options{Calls: 1,
+		Args: []string{"-mp", strconv.Itoa(sipptest.FreePort(t)), "-key", "newport", strconv.Itoa(newPort)}})
+	talker := newEchoTalker(time.Minute)
+	s := newTestSIP(t, sipp.Addr, func(c *Config) { c.Talker = talker; c.RTPPorts = "32500-32599" })
+	res, _ := dialOnce(t, s, context.Background(), &progressLog{})
+	if res.Status != dial.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	if code := sipp.Wait(t, 10*time.Second); code != 0 {
+		t.Fatalf("sipp exit code %d", code)
+	}
+	<-talker.done
+	moved.SetReadDeadline(time.Now())
+	if n := <-got; n < 10 {
+		t.Errorf("%d RTP packets reached the port the re-INVITE named, want the ~25 of 500 ms", n)
+	}
+}
+
+// An inbound INVITE with an SDP agentd cannot use (garbage, no G.711, no
+// SDP at all) is refused 488 and nothing is recorded.
+func TestSIPInboundBadOffer(t *testing.T) {
+	s := newTestSIP(t, "127.0.0.1:9", func(c *Config) { c.RTPPorts = "32600-32609" })
+	in := &fakeInbound{done: make(chan struct{})}
+	s.SetInbound(in)
+	conn, err := net.Dial("udp", s.LocalAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	local := conn.LocalAddr().String()
+	for i, body := range []string{
+		"",
+		"\x00\xffgarbage=\r\nm=audio x",
+		"v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/AVP 18\r\na=rtpmap:18 G729/8000\r\n",
+		"v=0\r\nc=IN IP4 127.0.0.1\r\nm=audio 4000 RTP/SAVP 0\r\n",
+	} {
+		req := "INVITE sip:+15550001111@127.0.0.1 SIP/2.0\r\n" +
+			"Via: SIP/2.0/UDP " + local + ";branch=z9hG4bKbad" + strconv.Itoa(i) + "\r\n" +
+			"From: <sip:+14155550123@127.0.0.1>;tag=p1\r\nTo: <sip:+15550001111@127.0.0.1>\r\n" +
+			"Call-ID: bad-" + strconv.Itoa(i) + "\r\nCSeq: 1 INVITE\r\n" +
+			"Contact: <sip:peer@" + local + ">\r\nMax-Forwards: 70\r\nContent-Type: application/sdp\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+		if _, err := conn.Write([]byte(req)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		for {
+			n, err := conn.Read(buf)
+			if err != nil {
+				t.Fatalf("offer %d: no answer: %v", i, err)
+			}
+			res := parseSIPResponse(t, strings.ReplaceAll(string(buf[:n]), "\r\n", "\n"))
+			if res.StatusCode < 200 {
+				continue
+			}
+			if res.StatusCode != 488 {
+				t.Errorf("offer %d answered %d, want 488", i, res.StatusCode)
+			}
+			break
+		}
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if len(in.started) != 0 || s.ports.InUse() != 0 {
+		t.Errorf("recorded %d calls, %d ports in use", len(in.started), s.ports.InUse())
 	}
 }
