@@ -14,3 +14,8 @@ CREATE TABLE call_transcript_lines (
 	interrupted INTEGER NOT NULL DEFAULT 0,  -- the agent was cut off (barge-in)
 	UNIQUE (call_id, seq)
 );
+
+-- The tools secret's rotation keeps the previous one valid for a while
+-- (url tool calls are signed with both), as webhook secrets do.
+ALTER TABLE org_tools_secrets ADD COLUMN prev_secret TEXT;
+ALTER TABLE org_tools_secrets ADD COLUMN prev_secret_until INTEGER;

@@ -9,3 +9,6 @@ CREATE TABLE call_transcript_lines (
 	interrupted BIGINT NOT NULL DEFAULT 0,
 	UNIQUE (call_id, seq)
 );
+
+ALTER TABLE org_tools_secrets ADD COLUMN prev_secret TEXT;
+ALTER TABLE org_tools_secrets ADD COLUMN prev_secret_until BIGINT;
