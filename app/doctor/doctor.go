@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
@@ -77,7 +78,12 @@ type Input struct {
 	// it could not be built.
 	Model    llm.Model
 	ModelErr error
-	Now      func() time.Time // nil: time.Now
+	// STT and TTS are the speech services (nil: none), or the errors why
+	// they could not be built.
+	STT            *speech.STT
+	TTS            *speech.TTS
+	STTErr, TTSErr error
+	Now            func() time.Time // nil: time.Now
 }
 
 // Thresholds of the disk and clock checks.
@@ -109,7 +115,8 @@ func Run(ctx context.Context, in Input) Report {
 		fn   func(context.Context) (Status, string)
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
-		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model}, {"clock", r.clock},
+		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model},
+		{"speech-to-text", r.stt}, {"text-to-speech", r.tts}, {"clock", r.clock},
 	}
 	rep := Report{OK: true}
 	for _, c := range checks {

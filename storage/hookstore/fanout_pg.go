@@ -68,7 +68,7 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 					event_type, order_key, status, next_attempt_at, created_at, updated_at)
 				SELECT gen_random_uuid()::text, org_id, endpoint_id, seq, id, type, subject, 'pending', ?, ?, ?
 				FROM ev WHERE target_endpoint IS NULL AND NOT before
-					AND (wants = '["*"]' OR EXISTS (SELECT 1 FROM json_each(wants) j WHERE j.value = ev.type))
+					AND ((wants = '["*"]' AND ev.type <> 'call.transcript') OR EXISTS (SELECT 1 FROM json_each(wants) j WHERE j.value = ev.type))
 				ORDER BY endpoint_id, xid, seq
 				ON CONFLICT DO NOTHING RETURNING 1),
 			moved AS (

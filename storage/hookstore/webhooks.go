@@ -289,7 +289,7 @@ func (db *Webhooks) fanOutSQLite(ctx context.Context) (int, error) {
 			SELECT `+uuid+`, w.org_id, w.id, ev.seq, ev.id, ev.type, ev.subject, 'pending', ?, ?, ?
 			FROM webhook_endpoints w JOIN events ev ON ev.org_id = w.org_id AND ev.seq > w.cursor AND ev.seq <= min(?, w.cursor + ?)
 			WHERE w.enabled = 1 AND w.cursor < ? AND ev.target_endpoint IS NULL
-				AND (w.events = '["*"]' OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = ev.type))
+				AND ((w.events = '["*"]' AND ev.type <> 'call.transcript') OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = ev.type))
 			ORDER BY w.id, ev.seq
 			ON CONFLICT DO NOTHING`, now, now, now, top, fanOutStep, top)
 		if err != nil {
