@@ -1,6 +1,6 @@
 package app
 
-import "github.com/agentd/agentd/app/analysisapi"
+import analysisapi "github.com/agentd/agentd/app/api/analysis"
 
 // newAnalysisAPI builds the analysis handlers (app/analysisapi) on this
 // server's request helpers; app/features builds the service they use.

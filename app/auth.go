@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

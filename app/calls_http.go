@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/analysisapi"
+	analysisapi "github.com/agentd/agentd/app/api/analysis"
 	"github.com/agentd/agentd/app/calls"
 )
 

@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	"github.com/agentd/agentd/app/convapi"
+	convapi "github.com/agentd/agentd/app/api/conversations"
 )
 
 // newConvAPI builds the conversation handlers (app/convapi) on this

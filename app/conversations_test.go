@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/signing"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 

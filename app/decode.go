@@ -6,8 +6,8 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/jsonbody"
+	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/jsonbody"
 )
 
 // decodeJSON reads the size-limited request body and decodes it into dst.

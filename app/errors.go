@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/agentd/agentd/app/convapi"
-	"github.com/agentd/agentd/app/errs"
+	convapi "github.com/agentd/agentd/app/api/conversations"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 

@@ -1,10 +1,10 @@
 package app
 
 import (
-	"github.com/agentd/agentd/app/agentsapi"
-	"github.com/agentd/agentd/app/apihelp"
-	"github.com/agentd/agentd/app/kbapi"
-	"github.com/agentd/agentd/app/listingsapi"
+	agentsapi "github.com/agentd/agentd/app/api/agents"
+	apihelp "github.com/agentd/agentd/app/api/httpx"
+	kbapi "github.com/agentd/agentd/app/api/kb"
+	listingsapi "github.com/agentd/agentd/app/api/listings"
 )
 
 // newFeatureAPIs builds the handlers of agents, the knowledge base and

@@ -9,8 +9,8 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 

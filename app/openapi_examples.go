@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // exampleTime is the timestamp generated error examples show.

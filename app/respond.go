@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agentd/agentd/app/apitime"
+	"github.com/agentd/agentd/internal/apitime"
 )
 
 // timeNow is the moment a response is built (UTC).

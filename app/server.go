@@ -20,19 +20,19 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/app/agentsapi"
-	"github.com/agentd/agentd/app/analysisapi"
-	"github.com/agentd/agentd/app/convapi"
+	agentsapi "github.com/agentd/agentd/app/api/agents"
+	analysisapi "github.com/agentd/agentd/app/api/analysis"
+	convapi "github.com/agentd/agentd/app/api/conversations"
+	kbapi "github.com/agentd/agentd/app/api/kb"
+	listingsapi "github.com/agentd/agentd/app/api/listings"
+	widgetapi "github.com/agentd/agentd/app/api/widget"
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/app/kbapi"
 	"github.com/agentd/agentd/app/listings"
-	"github.com/agentd/agentd/app/listingsapi"
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/web"
-	"github.com/agentd/agentd/app/widgetapi"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // authMode says how a route authenticates.

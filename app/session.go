@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // sessionCookie holds the dashboard session token (never stored: the

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // stillAllowed re-checks the credential of a long-lived request (an event

@@ -9,8 +9,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Handlers of /api/v2/webhooks and /api/v2/events: decode, one call into

@@ -5,7 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/widgetapi"
+	widgetapi "github.com/agentd/agentd/app/api/widget"
 )
 
 // newWidgetAPI builds the chat widget's public handlers (app/widgetapi) on

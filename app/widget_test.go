@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/widgetapi"
+	widgetapi "github.com/agentd/agentd/app/api/widget"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Limits of a plan.

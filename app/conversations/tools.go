@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/signing"
 )
 
 // MaxToolAnswer bounds what a url tool may answer (64 KB); the Poster

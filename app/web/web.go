@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/orgstore"

@@ -47,16 +47,16 @@ var storeImports = map[string][]string{
 // httpAllowed are the packages under app/ that may import net/http, and
 // why. Keep it small: a feature's rules belong in a package without HTTP.
 var httpAllowed = map[string]string{
-	module + "/app/web":         "the dashboard: templates and page handlers",
-	module + "/app/convapi":     "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
-	module + "/app/llm":         "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
-	module + "/app/widgetapi":   "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
-	module + "/app/sse":         "server-sent events, the one writer the conversation API and the widget stream with",
-	module + "/app/apihelp":     "the request helpers package app passes to the handler packages beside it",
-	module + "/app/agentsapi":   "the agent, workforce and job routes, kept out of package app (its size limit) as convapi is",
-	module + "/app/kbapi":       "the knowledge base routes, kept out of package app as convapi is",
-	module + "/app/listingsapi": "the listings routes, kept out of package app as convapi is",
-	module + "/app/analysisapi": "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
+	module + "/app/web":               "the dashboard: templates and page handlers",
+	module + "/app/api/conversations": "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
+	module + "/app/llm":               "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/api/widget":        "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
+	module + "/app/api/sse":           "server-sent events, the one writer the conversation API and the widget stream with",
+	module + "/app/api/httpx":         "the request helpers package app passes to the handler packages beside it",
+	module + "/app/api/agents":        "the agent, workforce and job routes, kept out of package app (its size limit) as convapi is",
+	module + "/app/api/kb":            "the knowledge base routes, kept out of package app as convapi is",
+	module + "/app/api/listings":      "the listings routes, kept out of package app as convapi is",
+	module + "/app/api/analysis":      "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
 }
 
 // pkg is what `go list -json` says about one package.

@@ -1,7 +1,7 @@
 // Package agentsapi is the HTTP face of agents, the workforce view and
 // jobs (app/agents). Package app keeps the route table, auth and the error
 // mapping and passes its request helpers in.
-package agentsapi
+package agents
 
 import (
 	"net/http"
@@ -9,9 +9,9 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/app/analysisapi"
-	"github.com/agentd/agentd/app/apihelp"
-	"github.com/agentd/agentd/app/apitime"
+	analysisapi "github.com/agentd/agentd/app/api/analysis"
+	apihelp "github.com/agentd/agentd/app/api/httpx"
+	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

@@ -2,7 +2,7 @@
 // collections, sources and search under /api/v1/kb. Package app keeps the
 // route table, auth and the error mapping and passes its request helpers
 // in; this package decodes, calls one use case and writes.
-package kbapi
+package kb
 
 import (
 	"log/slog"
@@ -10,9 +10,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/apihelp"
-	"github.com/agentd/agentd/app/apitime"
+	apihelp "github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 

@@ -4,7 +4,7 @@
 // Package app keeps the route table, auth and the error mapping and passes
 // its request helpers in; this package decodes, calls one use case and
 // writes.
-package analysisapi
+package analysis
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/analysisstore"
 )

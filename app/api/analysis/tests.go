@@ -1,4 +1,4 @@
-package analysisapi
+package analysis
 
 import (
 	"net/http"
@@ -6,7 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/agenttest"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // UseTests sets the agent test runner (built on the conversation engine).

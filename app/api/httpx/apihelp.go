@@ -2,7 +2,7 @@
 // live beside it (app/agentsapi, app/kbapi, app/listingsapi): its request
 // helpers, so that decoding, the organization of the request and the JSON
 // writer stay the server's own.
-package apihelp
+package httpx
 
 import (
 	"net/http"

@@ -1,7 +1,7 @@
 // Package listingsapi is the HTTP face of listings (app/listings): sync,
 // the full list for diffing, and search. Package app keeps the route table,
 // auth and the error mapping and passes its request helpers in.
-package listingsapi
+package listings
 
 import (
 	"encoding/json"
@@ -9,9 +9,9 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/apihelp"
-	"github.com/agentd/agentd/app/apitime"
+	apihelp "github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/internal/apitime"
 )
 
 // Deps are what the handlers use.

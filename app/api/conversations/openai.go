@@ -1,4 +1,4 @@
-package convapi
+package conversations
 
 import (
 	"encoding/json"
@@ -10,10 +10,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/app/sse"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

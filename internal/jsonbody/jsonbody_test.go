@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // A use case tells "not an object" apart by ErrNotObject, and only then.

@@ -3,7 +3,7 @@
 // the page's Origin and the visitor token decide). CORS headers go only to
 // listed origins. The rules live in app/widget; this package decodes,
 // calls one use case and writes; package app keeps the route table.
-package widgetapi
+package widget
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/agentd/agentd/app/sse"
+	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/widget"
 )
 

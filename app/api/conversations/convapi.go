@@ -4,7 +4,7 @@
 // why it is its own package (package app keeps the route table, auth and
 // the error mapping, and passes them in). The rules live in
 // app/conversations; this package decodes, calls one use case and writes.
-package convapi
+package conversations
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/sse"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

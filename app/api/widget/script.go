@@ -1,4 +1,4 @@
-package widgetapi
+package widget
 
 import (
 	"bytes"
