@@ -1,0 +1,51 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/calls"
+)
+
+// callResultBodyLimit is the body limit of POST /api/v1/calls/{id}/result.
+const callResultBodyLimit = calls.ResultBodyLimit
+
+// callResult is POST /api/v1/calls/{id}/result: the voice agent in the
+// call's room records its summary, transcript, outcome and metadata; the
+// call record is returned.
+func (s *Server) callResult(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	var req calls.ResultRequest
+	if err := decodeJSON(r, &req); err != nil {
+		return err
+	}
+	rec, msg, err := s.calls.RecordResult(r.Context(), orgID(r), p.ByName("id"), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
+	return nil
+}
+
+// webhookReceived is the answer to an accepted webhook.
+type webhookReceived struct {
+	Received bool `json:"received"`
+}
+
+// liveKitWebhook is POST /api/v1/telephony/livekit/webhook. The signature
+// covers the raw body, so the body and the Authorization header go to
+// app/calls as they came.
+func (s *Server) liveKitWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if err := s.calls.CheckLiveKitWebhooks(); err != nil {
+		return err
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	if err := s.calls.LiveKitWebhook(r.Context(), r.Header.Get("Authorization"), body); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, webhookReceived{Received: true})
+	return nil
+}

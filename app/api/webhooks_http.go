@@ -1,0 +1,257 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/errs"
+)
+
+// Handlers of /api/v2/webhooks and /api/v2/events: decode, one call into
+// app/events, a typed envelope. Bodies use the v2 shape {data, meta}.
+
+// v2Envelope is the {data, meta:{timestamp}} answer of the v2 endpoints.
+type v2Envelope[T any] struct {
+	Data T      `json:"data"`
+	Meta v2Meta `json:"meta"`
+}
+
+// v2Meta is the meta object of a v2 answer.
+type v2Meta struct {
+	Timestamp string `json:"timestamp"`
+}
+
+func (s *Server) writeV2(w http.ResponseWriter, status int, data any) {
+	writeJSON(w, status, v2Envelope[any]{Data: data, Meta: v2Meta{Timestamp: formatTime(s.now())}})
+}
+
+// webhookList is the data of GET /api/v2/webhooks.
+type webhookList struct {
+	Webhooks []events.Webhook `json:"webhooks"`
+	Count    int              `json:"count"`
+}
+
+// webhookDeleted is the data of DELETE /api/v2/webhooks/{id}.
+type webhookDeleted struct {
+	ID      string `json:"id"`
+	Deleted bool   `json:"deleted"`
+}
+
+// eventTypes is the data of GET /api/v2/events/types.
+type eventTypes struct {
+	Types []events.TypeInfo `json:"types"`
+}
+
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	var in events.Input
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	wh, err := s.webhooks.svc.Create(r.Context(), orgID(r), in)
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusCreated, wh)
+	return nil
+}
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	ws, err := s.webhooks.svc.List(r.Context(), orgID(r))
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, webhookList{Webhooks: ws, Count: len(ws)})
+	return nil
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	wh, err := s.webhooks.svc.Get(r.Context(), orgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, wh)
+	return nil
+}
+
+func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	var in events.Input
+	if err := decodeJSON(r, &in); err != nil {
+		return err
+	}
+	wh, err := s.webhooks.svc.Update(r.Context(), orgID(r), p.ByName("id"), in)
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, wh)
+	return nil
+}
+
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	if err := s.webhooks.svc.Delete(r.Context(), orgID(r), p.ByName("id")); err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, webhookDeleted{ID: p.ByName("id"), Deleted: true})
+	return nil
+}
+
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	wh, err := s.webhooks.svc.RotateSecret(r.Context(), orgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, wh)
+	return nil
+}
+
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	ev, err := s.webhooks.svc.Test(r.Context(), orgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusAccepted, ev)
+	return nil
+}
+
+// intParam reads an optional integer query parameter.
+func intParam(r *http.Request, name string) (int, error) {
+	v := strings.TrimSpace(r.URL.Query().Get(name))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, errs.InvalidField(name, "must be an integer")
+	}
+	if n == 0 && name == "limit" {
+		return 0, errs.InvalidField(name, "must be 1 or more")
+	}
+	return n, nil
+}
+
+func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	q := events.DeliveryQuery{Status: r.URL.Query().Get("status"), EventID: r.URL.Query().Get("eventId")}
+	var err error
+	if q.Limit, err = intParam(r, "limit"); err != nil {
+		return err
+	}
+	if q.Offset, err = intParam(r, "offset"); err != nil {
+		return err
+	}
+	page, err := s.webhooks.svc.Deliveries(r.Context(), orgID(r), p.ByName("id"), q)
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	d, err := s.webhooks.svc.Retry(r.Context(), orgID(r), p.ByName("id"), p.ByName("deliveryId"))
+	if err != nil {
+		return err
+	}
+	if s.webhooks.worker != nil {
+		s.webhooks.worker.Wake()
+	}
+	s.writeV2(w, http.StatusAccepted, d)
+	return nil
+}
+
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	types, err := events.ParseTypes(r.URL.Query()["type"])
+	if err != nil {
+		return err
+	}
+	q := events.Query{After: r.URL.Query().Get("after"), Types: types}
+	if q.Limit, err = intParam(r, "limit"); err != nil {
+		return err
+	}
+	page, err := s.webhooks.svc.ListEvents(r.Context(), orgID(r), q)
+	if err != nil {
+		return err
+	}
+	s.writeV2(w, http.StatusOK, page)
+	return nil
+}
+
+func (s *Server) listEventTypes(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) error {
+	s.writeV2(w, http.StatusOK, eventTypes{Types: events.Catalogue})
+	return nil
+}
+
+// streamEvents is GET /api/v2/events/stream: server-sent events, one per
+// logged event (id = event id, event = type, data = the webhook body),
+// resumed after Last-Event-ID (or ?after=), from now on without either.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	types, err := events.ParseTypes(r.URL.Query()["type"])
+	if err != nil {
+		return err
+	}
+	after := strings.TrimSpace(r.Header.Get("Last-Event-ID"))
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
+	defer stop()
+	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
+	allowed := func() bool { return s.stillAllowed(r, capEventsRead) }
+	guarded, release, err := s.webhooks.guard.Watch(ctx, principalFrom(r.Context()).KeyID, allowed, cancel, sink)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = s.webhooks.svc.Stream(ctx, orgID(r), after, types, s.webhooks.stream, guarded)
+	if sink.open {
+		if err != nil && ctx.Err() == nil {
+			s.log.DebugContext(r.Context(), "event stream ended", append(logAttrs(r), "err", err)...)
+		}
+		return nil // the answer has started: nothing else can be sent
+	}
+	return err
+}
+
+// sseSink writes a stream as text/event-stream.
+type sseSink struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	open bool
+}
+
+// Open sends the headers and the client's reconnect delay.
+func (k *sseSink) Open() error {
+	h := k.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	k.w.WriteHeader(http.StatusOK)
+	k.open = true
+	if _, err := fmt.Fprint(k.w, "retry: 3000\n\n"); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
+
+// Send writes one event: id, type and the webhook body as data.
+func (k *sseSink) Send(e events.Event, body []byte) error {
+	data := strings.ReplaceAll(string(body), "\n", "\ndata: ") // compact JSON has none; never split an event
+	if _, err := fmt.Fprintf(k.w, "id: %s\nevent: %s\ndata: %s\n\n", e.ID, e.Type, data); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
+
+// Ping writes a comment so proxies keep an idle stream open.
+func (k *sseSink) Ping() error {
+	if _, err := fmt.Fprint(k.w, ": keep-alive\n\n"); err != nil {
+		return err
+	}
+	return k.rc.Flush()
+}
