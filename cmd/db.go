@@ -24,7 +24,8 @@ import (
 // call, an import) record what changed; they are rendered where they leave
 // a process, as the server's are.
 func withSet(ctx context.Context, g *globals, cfg features.Config, fn func(f *features.Set) error) error {
-	f, err := features.OpenDB(ctx, g.db, cfg)
+	cfg.DBPath = g.db
+	f, err := features.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ func TestWorkerStatsThroughRealCalls(t *testing.T) {
 	if testing.Short() {
 		t.Skip("places real simulated calls")
 	}
-	e := newTestEnv(t, func(c *Config) {
+	e := newTestEnv(t, func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "sim", SimRing: 20 * time.Millisecond, SimTalk: 300 * time.Millisecond,
 			DialCPS: 100, MaxConcurrent: 20, Poll: 50 * time.Millisecond}
 	})

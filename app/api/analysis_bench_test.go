@@ -21,7 +21,7 @@ func BenchmarkAnalysesPerSecond(b *testing.B) {
 		<-gate
 		return llmtest.Reply{Content: goodAnswer}
 	})
-	e := &analysisEnv{testEnv: newTestEnv(b, func(c *Config) {
+	e := &analysisEnv{testEnv: newTestEnv(b, func(c *serveConfig) {
 		c.AnalysisPoll = 20 * time.Millisecond
 		c.LLM.Kind, c.LLM.URL, c.LLM.Model, c.LLM.Timeout = "openai", model.URL, "scripted", 30*time.Second
 	})}

@@ -38,15 +38,15 @@ type analysisEnv struct {
 	agentID string
 }
 
-func newAnalysisEnv(t *testing.T, scripted bool, extra ...func(*Config)) *analysisEnv {
+func newAnalysisEnv(t *testing.T, scripted bool, extra ...func(*serveConfig)) *analysisEnv {
 	t.Helper()
 	var model *llmtest.Server
-	opts := []func(*Config){fastSim(30 * time.Millisecond), fastWebhooks, func(c *Config) {
+	opts := []func(*serveConfig){fastSim(30 * time.Millisecond), fastWebhooks, func(c *serveConfig) {
 		c.AnalysisPoll, c.AnalysisRetry = 50*time.Millisecond, 100*time.Millisecond
 	}}
 	if scripted {
 		model = llmtest.New(t)
-		opts = append(opts, func(c *Config) {
+		opts = append(opts, func(c *serveConfig) {
 			c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 2 * time.Second}
 		})
 	}

@@ -113,7 +113,7 @@ func TestBatchTimezoneWindows(t *testing.T) {
 // BenchmarkBatch1000Timezone: one 1,000-call batch with a timezone-aware
 // configuration, through HTTP (target: under 150 ms median).
 func BenchmarkBatch1000Timezone(b *testing.B) {
-	e := newTestEnv(b, func(c *Config) {
+	e := newTestEnv(b, func(c *serveConfig) {
 		c.Log = discardLogger()
 		c.Calls = calls.Config{Dialer: "sim", Poll: time.Hour}
 	})

@@ -16,8 +16,8 @@ import (
 
 // fastSim configures the sim dialer with short ring/talk times and a fast
 // dial queue.
-func fastSim(talk time.Duration) func(*Config) {
-	return func(c *Config) {
+func fastSim(talk time.Duration) func(*serveConfig) {
+	return func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "sim", SimRing: 30 * time.Millisecond, SimTalk: talk, DialCPS: 200,
 			MaxConcurrent: 20, Poll: 100 * time.Millisecond, Lease: 2 * time.Second, Drain: time.Second}
 	}

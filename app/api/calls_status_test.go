@@ -131,7 +131,7 @@ func (f *flakyDialer) Dial(ctx context.Context, c dial.Call, p func(dial.Progres
 
 func TestRetriedTwiceThenCompleted(t *testing.T) {
 	fd := &flakyDialer{busy: 2, seen: map[string][]int{}}
-	e := newTestEnv(t, fastSim(0), func(c *Config) { c.Calls.DialerImpl = fd })
+	e := newTestEnv(t, fastSim(0), func(c *serveConfig) { c.Calls.DialerImpl = fd })
 	agent := e.voiceAgent(e.orgID)
 	var out struct{ Data struct{ ID string } }
 	// Intervals of 0.005 minutes (300 ms) between attempts.
@@ -167,7 +167,7 @@ func TestRetriedTwiceThenCompleted(t *testing.T) {
 
 func TestNoRetryConfigNoRetry(t *testing.T) {
 	fd := &flakyDialer{busy: 5, seen: map[string][]int{}}
-	e := newTestEnv(t, fastSim(0), func(c *Config) { c.Calls.DialerImpl = fd })
+	e := newTestEnv(t, fastSim(0), func(c *serveConfig) { c.Calls.DialerImpl = fd })
 	agent := e.voiceAgent(e.orgID)
 	id := e.outbound(e.key, agent.ID, "+14155550100")
 	got := e.waitFinal(e.key, id, 5*time.Second)
@@ -177,7 +177,7 @@ func TestNoRetryConfigNoRetry(t *testing.T) {
 }
 
 func TestDialerNone(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.Calls = calls.Config{Poll: 50 * time.Millisecond} })
+	e := newTestEnv(t, func(c *serveConfig) { c.Calls = calls.Config{Poll: 50 * time.Millisecond} })
 	agent := e.voiceAgent(e.orgID)
 	code, _, body := e.do("POST", "/api/v1/calls/outbound", e.key, map[string]any{"agentId": agent.ID, "phoneNumber": "+14155550100"})
 	if code != 500 || string(body) != `{"error":{"code":500,"message":"telephony service not configured"}}`+"\n" {

@@ -19,7 +19,7 @@ import (
 // in an organization of the same database with neither — "off": the
 // difference is what compliance costs. Target: under 50 ms median.
 func BenchmarkBatch1000Compliance(b *testing.B) {
-	e := newTestEnv(b, func(c *Config) {
+	e := newTestEnv(b, func(c *serveConfig) {
 		c.Log = discardLogger()
 		c.Calls = calls.Config{Dialer: "sim", Poll: time.Hour}
 	})

@@ -16,9 +16,9 @@ import (
 // before the dialer runs).
 
 // simWithLog runs the sim dialer at cps with a dial log in dir.
-func simWithLog(dir string, cps float64, talk time.Duration) (func(*Config), string) {
+func simWithLog(dir string, cps float64, talk time.Duration) (func(*serveConfig), string) {
 	path := filepath.Join(dir, "dials.log")
-	return func(c *Config) {
+	return func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "sim", SimRing: 10 * time.Millisecond, SimTalk: talk, DialCPS: cps,
 			MaxConcurrent: 50, Poll: 50 * time.Millisecond, Lease: 5 * time.Second, Drain: time.Second, DialLog: path}
 	}, path
@@ -242,7 +242,7 @@ func TestBatchList(t *testing.T) {
 // agent without a cap of its own goes up to the server's.
 func TestAgentMaxConcurrentCalls(t *testing.T) {
 	d := newConcurrencyDialer(300 * time.Millisecond)
-	e := newTestEnv(t, func(c *Config) {
+	e := newTestEnv(t, func(c *serveConfig) {
 		c.Calls = calls.Config{DialerImpl: d, DialCPS: 200, MaxConcurrent: 20, Poll: 50 * time.Millisecond,
 			Lease: 5 * time.Second, Drain: time.Second}
 	})

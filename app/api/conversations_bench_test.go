@@ -73,7 +73,7 @@ func convBenchDB(b *testing.B) string {
 		return path
 	}
 	os.Remove(path)
-	e := startTestEnv(b, path, func(c *Config) { c.Log = discardLogger() })
+	e := startTestEnv(b, path, func(c *serveConfig) { c.Log = discardLogger() })
 	ctx := context.Background()
 	col, err := e.app.srv.kb.CreateCollection(ctx, e.orgID, "bench", "")
 	if err != nil {
@@ -125,9 +125,9 @@ func post(b *testing.B, url, key string, body any) (int, []byte) {
 
 // benchEnv starts agentd on the cached database with an agent answering
 // from the collection, and returns a key without the rate limit's bound.
-func benchEnv(b *testing.B, cfg func(*Config)) (*testEnv, string, string) {
+func benchEnv(b *testing.B, cfg func(*serveConfig)) (*testEnv, string, string) {
 	path := convBenchDB(b)
-	e := startTestEnv(b, path, func(c *Config) { c.Log = discardLogger(); c.Webhooks.Disabled = true }, cfg)
+	e := startTestEnv(b, path, func(c *serveConfig) { c.Log = discardLogger(); c.Webhooks.Disabled = true }, cfg)
 	ctx := context.Background()
 	o, err := e.db.Orgs.FindOrg(ctx, "default")
 	if err != nil {
@@ -195,7 +195,7 @@ func BenchmarkConversationFirstToken(b *testing.B) {
 	model.Answer(func(llmtest.Request) llmtest.Reply {
 		return llmtest.Reply{Content: "The answer is in the passages above."}
 	})
-	e, key, agent := benchEnv(b, func(c *Config) {
+	e, key, agent := benchEnv(b, func(c *serveConfig) {
 		c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 10 * time.Second}
 	})
 	client := &http.Client{}
@@ -226,7 +226,7 @@ func BenchmarkConversationFirstToken(b *testing.B) {
 // conversation API (retrieval over 100,000 chunks, quoting, storing the
 // turn), as the client sees it.
 func BenchmarkConversationBuiltin(b *testing.B) {
-	e, key, agent := benchEnv(b, func(*Config) {})
+	e, key, agent := benchEnv(b, func(*serveConfig) {})
 	r := rand.New(rand.NewSource(4))
 	conv := ""
 	var ds []time.Duration
@@ -252,7 +252,7 @@ func BenchmarkConversationBuiltin(b *testing.B) {
 // API with the scripted model, 8 clients at once.
 func BenchmarkConversationTurns(b *testing.B) {
 	model := llmtest.New(b)
-	e, key, agent := benchEnv(b, func(c *Config) {
+	e, key, agent := benchEnv(b, func(c *serveConfig) {
 		c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 10 * time.Second}
 	})
 	var seed atomic.Int64

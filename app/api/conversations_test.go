@@ -33,13 +33,13 @@ const (
 	returnText = "# Returns\n\nUnopened pastries can be returned within two days with the receipt for a full refund."
 )
 
-func newConvEnv(t *testing.T, scripted bool, agent map[string]any, extra ...func(*Config)) *convEnv {
+func newConvEnv(t *testing.T, scripted bool, agent map[string]any, extra ...func(*serveConfig)) *convEnv {
 	t.Helper()
 	var model *llmtest.Server
-	opts := []func(*Config){func(c *Config) { c.Webhooks.AllowPrivate = true; c.Webhooks.Disabled = true }}
+	opts := []func(*serveConfig){func(c *serveConfig) { c.Webhooks.AllowPrivate = true; c.Webhooks.Disabled = true }}
 	if scripted {
 		model = llmtest.New(t)
-		opts = append(opts, func(c *Config) {
+		opts = append(opts, func(c *serveConfig) {
 			c.LLM = llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 2 * time.Second}
 		})
 	}

@@ -41,7 +41,7 @@ func BenchmarkAuthRateLimit(b *testing.B) {
 }
 
 func mustOrgID(b testing.TB, s *Server, name string) string {
-	o, err := s.f.Stores.Orgs.FindOrg(context.Background(), name)
+	o, err := s.stores.Orgs.FindOrg(context.Background(), name)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func mustOrgID(b testing.TB, s *Server, name string) string {
 // server over loopback with keep-alive and reports requests per second
 // (README: target above 20,000/s on 2 cores).
 func BenchmarkAPIKeysRPS(b *testing.B) {
-	e := newTestEnv(b, func(c *Config) { c.Log = discardLogger() })
+	e := newTestEnv(b, func(c *serveConfig) { c.Log = discardLogger() })
 	key := e.keyWithRole(e.orgID, "owner", access.KeyOptions{RateLimit: access.MaxRateLimit})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	client := &http.Client{Transport: tr}

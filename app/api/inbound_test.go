@@ -30,7 +30,7 @@ func (e *testEnv) inboundList(key string) []map[string]any {
 func TestInboundSIPCall(t *testing.T) {
 	port := sipptest.FreePort(t)
 	listen := "127.0.0.1:" + strconv.Itoa(port)
-	e := newTestEnv(t, func(c *Config) {
+	e := newTestEnv(t, func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "sip", DialCPS: 5, MaxConcurrent: 10, Poll: 100 * time.Millisecond,
 			Lease: 5 * time.Second, Drain: 2 * time.Second,
 			Telephony: calls.TelephonyConfig{SIP: sipdial.Config{Trunk: "127.0.0.1:9", ListenAddr: listen}}}

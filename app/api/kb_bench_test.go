@@ -33,7 +33,7 @@ import (
 //
 //	go test ./app -run '^$' -bench KBIngest -benchtime 3x
 func BenchmarkKBIngest(b *testing.B) {
-	e := newTestEnv(b, func(c *Config) { c.Log = discardLogger() })
+	e := newTestEnv(b, func(c *serveConfig) { c.Log = discardLogger() })
 	key := e.keyWithRole(e.orgID, "owner", access.KeyOptions{RateLimit: access.MaxRateLimit}) // 400 requests per iteration
 	col := e.createCollection(key, "ingest")
 	const perIter, batch, clients = 20_000, 50, 2

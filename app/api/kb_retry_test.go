@@ -15,7 +15,7 @@ import (
 func TestKBSourceRetriedWhenEmbedderReturns(t *testing.T) {
 	srv := embedtest.New(t, 64)
 	srv.Set(embedtest.Unavailable)
-	e := newTestEnv(t, func(c *Config) {
+	e := newTestEnv(t, func(c *serveConfig) {
 		c.KB.Embedder, c.KB.OpenAIBaseURL, c.KB.OpenAIModel, c.KB.OpenAIDimensions = "openai", srv.URL, "test-model", 64
 		c.KB.EmbedRetries, c.KB.Retries, c.KB.RetryBackoff = -1, 1, 200*time.Millisecond
 	})

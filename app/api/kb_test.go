@@ -38,8 +38,8 @@ func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 }
 
 // kbOpts makes a test server with the test embedder and a wake-only worker.
-func kbOpts(emb embed.Embedder) func(*Config) {
-	return func(c *Config) {
+func kbOpts(emb embed.Embedder) func(*serveConfig) {
+	return func(c *serveConfig) {
 		c.KB.TestEmbedder = emb
 		c.KB.PollInterval = -1
 	}

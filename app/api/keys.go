@@ -68,7 +68,7 @@ type keyRevokedView struct {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if _, err := s.f.Stores.AuthEpoch(r.Context()); err != nil {
+	if _, err := s.stores.Epoch.AuthEpoch(r.Context()); err != nil {
 		return &Error{Kind: errs.Unavailable, Message: errs.DBUnavailable, Err: err}
 	}
 	writeJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
@@ -108,7 +108,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ks, err := s.f.Stores.Orgs.ListKeys(r.Context(), orgID(r))
+	ks, err := s.stores.Orgs.ListKeys(r.Context(), orgID(r))
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ func newCountingEnv(t *testing.T) (*testEnv, *countingEmbedder) {
 		t.Fatal(err)
 	}
 	ce := &countingEmbedder{Builtin: b}
-	return newTestEnv(t, func(c *Config) { c.KB.TestEmbedder = ce }), ce
+	return newTestEnv(t, func(c *serveConfig) { c.KB.TestEmbedder = ce }), ce
 }
 
 func TestListingsEmbedOnlyChangedText(t *testing.T) {

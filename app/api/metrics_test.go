@@ -88,7 +88,7 @@ var idLike = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|agd_|[0-9a-fA-F]
 // traffic (requests, refusals, dials and outcomes, embeddings), the store
 // gauges are there, and no label value anywhere is an id.
 func TestMetricsMoveWithTrafficWithoutIDs(t *testing.T) {
-	e := newTestEnv(t, fastSim(20*time.Millisecond), func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	e := newTestEnv(t, fastSim(20*time.Millisecond), func(c *serveConfig) { c.MetricsAddr = "127.0.0.1:0" })
 	addr := e.app.MetricsAddr()
 	if addr == "" {
 		t.Fatal("no metrics listener")
@@ -195,7 +195,7 @@ func TestAlertRules(t *testing.T) {
 	if !strings.Contains(string(readme), string(rules)) {
 		t.Error("README's alert rules differ from testdata/prometheus/alerts.yml")
 	}
-	e := newTestEnv(t, func(c *Config) { c.MetricsAddr = "127.0.0.1:0" })
+	e := newTestEnv(t, func(c *serveConfig) { c.MetricsAddr = "127.0.0.1:0" })
 	e.do("GET", "/healthz", "", nil) // request counters appear with the first status
 	served := scrape(t, e.app.MetricsAddr())
 	for _, name := range regexp.MustCompile(`agentd_[a-z_]+`).FindAllString(string(rules), -1) {
@@ -227,7 +227,8 @@ func TestMetricsOffByDefault(t *testing.T) {
 // (go test ./app -run '^$' -bench Metrics -benchtime 300000x -count 5).
 func BenchmarkMetricsMiddleware(b *testing.B) {
 	db := storetest.Open(b, filepath.Join(b.TempDir(), "a.db"))
-	s := newServer(Config{Version: "test"}, &features.Set{Stores: db, Access: features.NewAccess(db)}, discardLogger())
+	s := New(Config{Version: "test", Log: discardLogger()}, Deps{Access: features.NewAccess(db),
+		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents, Dashboard: db.Dashboard}})
 	s.handle(route{method: "GET", path: "/bench/:id", auth: authNone, summary: "bench"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			w.WriteHeader(http.StatusNoContent)

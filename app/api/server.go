@@ -20,19 +20,29 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/agenttest"
+	"github.com/agentd/agentd/app/analysis"
 	agentsapi "github.com/agentd/agentd/app/api/agents"
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
 	convapi "github.com/agentd/agentd/app/api/conversations"
 	kbapi "github.com/agentd/agentd/app/api/kb"
 	listingsapi "github.com/agentd/agentd/app/api/listings"
 	widgetapi "github.com/agentd/agentd/app/api/widget"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/web"
+	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/metrics"
+	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/storage/orgstore"
 )
 
 // authMode says how a route authenticates.
@@ -60,13 +70,62 @@ type route struct {
 // handlerFunc is a handler that returns its error instead of writing it.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p httprouter.Params) error
 
+// Config is the HTTP API's settings (agentd serve fills it from its own).
+type Config struct {
+	Version     string
+	InternalKey string // service-to-service key for POST /api/v1/calls/schedule
+	PublicURL   string // how browsers reach the server (setup link, Secure cookies when https)
+	// ReadTimeout bounds reading a request (default 30 s; see bodyDeadline).
+	ReadTimeout time.Duration
+	// EnforceV1Roles applies the key's role capabilities on /v1 for every
+	// organization (--v1-enforce-roles).
+	EnforceV1Roles bool
+	// Webhooks tunes the event stream (poll, keep-alive, re-check).
+	Webhooks events.Config
+	// Metrics, when set, counts every request by route; nil is off.
+	Metrics *metrics.Registry
+	Log     *slog.Logger
+}
+
+// Deps are the opened features (app/features) the handlers call and the
+// few stores the HTTP layer reads itself: the auth epoch and keys of its
+// middleware, the readers the conversation API and the dashboard list with.
+type Deps struct {
+	Access        *access.Service
+	Agents        *agents.Service
+	DNC           *dnc.Service
+	Settings      *settings.Service
+	Calls         *calls.Service
+	KB            *kb.Service
+	Listings      *listings.Service
+	Events        *events.Service
+	Deliveries    *events.Worker // nil when deliveries are off
+	Conversations *conversations.Service
+	Widget        *widget.Service
+	Analysis      *analysis.Service
+	AgentTests    agenttest.Runner
+	Stores        Stores
+}
+
+// Stores are the stores the HTTP layer reads directly.
+type Stores struct {
+	Epoch     authEpoch
+	Orgs      *orgstore.Orgs
+	Calls     *callstore.Calls
+	Agents    *agentstore.Agents
+	Dashboard *dashstore.Dashboard
+	// Shared says several processes share the database (PostgreSQL): the
+	// rate limit is kept there.
+	Shared bool
+}
+
 // Server is the HTTP API: routes, middleware and the handlers' dependencies.
 type Server struct {
-	f   *features.Set // the stores and the features (app/features)
-	log *slog.Logger
-	now func() time.Time
-	cfg Config
-	mux *mux
+	stores Stores
+	log    *slog.Logger
+	now    func() time.Time
+	cfg    Config
+	mux    *mux
 	// crossOrigin refuses cross-site state-changing requests that carry
 	// the session cookie (and cross-site sign-ins).
 	crossOrigin *http.CrossOriginProtection
@@ -85,39 +144,55 @@ type Server struct {
 	listings *listings.Service
 	calls    callsState
 	webhooks webhooksState
-	conv     *convapi.Handlers     // conversations (app/convapi)
-	widget   *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
-	analysis *analysisapi.Handlers // post-call analysis (app/analysisapi)
-	site     *web.Site             // the dashboard (app/web)
+	// stopStreams ends the open event streams (Shutdown).
+	stopStreams context.CancelFunc
+	conv        *convapi.Handlers     // conversations (app/convapi)
+	widget      *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
+	analysis    *analysisapi.Handlers // post-call analysis (app/analysisapi)
+	site        *web.Site             // the dashboard (app/web)
 
 	agentsAPI   *agentsapi.Handlers   // app/agentsapi
 	kbAPI       *kbapi.Handlers       // app/kbapi
 	listingsAPI *listingsapi.Handlers // app/listingsapi
 }
 
-// newServer builds the server and its route table.
-func newServer(cfg Config, f *features.Set, log *slog.Logger) *Server {
-	var rates access.RateStore
-	if f.Stores.Postgres() { // several processes share the database: and the limit
-		rates = f.Stores.Orgs
+// New builds the server, complete, from the opened features: its handlers,
+// the dashboard and the route table.
+func New(cfg Config, d Deps) *Server {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	var rates access.RateStore
+	if d.Stores.Shared { // several processes share the database: and the limit
+		rates = d.Stores.Orgs
+	}
+	streams, stop := context.WithCancel(context.Background())
 	s := &Server{
-		f:           f,
-		log:         log,
+		stores:      d.Stores,
+		log:         cfg.Log,
 		now:         func() time.Time { return time.Now().UTC() },
 		cfg:         cfg,
-		keys:        newKeyCache(f.Stores, f.Stores.Orgs),
-		access:      f.Access,
+		keys:        newKeyCache(d.Stores.Epoch, d.Stores.Orgs),
+		access:      d.Access,
 		limiter:     access.NewLimiter(time.Minute, rates),
 		crossOrigin: http.NewCrossOriginProtection(),
+		agents:      d.Agents, dnc: d.DNC, settings: d.Settings, kb: d.KB, listings: d.Listings,
+		calls: callsState{d.Calls},
+		webhooks: webhooksState{svc: d.Events, worker: d.Deliveries, streams: streams,
+			stream: events.StreamConfig{Poll: cfg.Webhooks.Poll, KeepAlive: cfg.Webhooks.KeepAlive},
+			guard:  events.NewStreamGuard(cfg.Webhooks.Recheck)},
+		stopStreams: stop,
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
-	s.site = s.newSite()
-	s.conv = s.newConvAPI()
-	s.widget = s.newWidgetAPI()
-	s.analysis = s.newAnalysisAPI()
+	s.site = s.newSite(d)
+	s.conv = s.newConvAPI(d.Conversations)
+	s.widget = s.newWidgetAPI(d.Widget)
+	s.analysis = s.newAnalysisAPI(d.Analysis, d.AgentTests)
 	s.newFeatureAPIs()
 	s.routes()
+	if cfg.Metrics != nil {
+		s.metrics = newHTTPMetrics(cfg.Metrics, s)
+	}
 	s.openapiDoc = sync.OnceValues(func() (json.RawMessage, error) {
 		doc, err := s.openAPIDocument()
 		if err != nil {
@@ -211,6 +286,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(rec, r)
+}
+
+// Shutdown ends the open event streams, so that a graceful stop of the
+// HTTP server does not wait for them.
+func (s *Server) Shutdown() { s.stopStreams() }
+
+// HTTPServer is the net/http server for s with its timeouts (headers, the
+// read bound of cfg.ReadTimeout, idle connections).
+func (s *Server) HTTPServer() *http.Server {
+	return &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       readTimeout(s.cfg),
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
 }
 
 // preflight answers a CORS preflight. Actual responses carry no CORS header:

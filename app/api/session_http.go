@@ -122,11 +122,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	p := principalFrom(r.Context())
-	u, err := s.f.Stores.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
+	u, err := s.stores.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
 	if err != nil {
 		return err
 	}
-	o, err := s.f.Stores.Orgs.FindOrg(r.Context(), p.OrgID)
+	o, err := s.stores.Orgs.FindOrg(r.Context(), p.OrgID)
 	if err != nil {
 		return err
 	}

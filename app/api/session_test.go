@@ -202,7 +202,7 @@ func TestSessionRulesOnV1AndV2(t *testing.T) {
 }
 
 func TestSignOutEverywhereAndCookieFlags(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.PublicURL = "https://agentd.example" })
+	e := newTestEnv(t, func(c *serveConfig) { c.PublicURL = "https://agentd.example" })
 	e.userWithPassword(e.orgID, "a@example.test", "member", "member password 1")
 	// Cookie flags.
 	req, _ := http.NewRequest("POST", e.url+"/api/v2/auth/login", strings.NewReader(`{"email":"a@example.test","password":"member password 1"}`))

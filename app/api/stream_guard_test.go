@@ -34,7 +34,7 @@ func (e *testEnv) openStream(ctx context.Context, key string) (int, <-chan strin
 	return resp.StatusCode, lines
 }
 
-func fastStreams(c *Config) {
+func fastStreams(c *serveConfig) {
 	fastWebhooks(c)
 	c.Webhooks.Recheck = 200 * time.Millisecond
 }

@@ -19,8 +19,8 @@ import (
 // liveKitDialer runs the server with --dialer livekit against the fake.
 // Polling is off so that only webhooks end calls; a 1 s lease makes the
 // queue's heartbeat (which notices a call ended elsewhere) run every 200 ms.
-func liveKitDialer(url, trunk string) func(*Config) {
-	return func(c *Config) {
+func liveKitDialer(url, trunk string) func(*serveConfig) {
+	return func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "livekit", DialCPS: 50, MaxConcurrent: 10,
 			Poll: 100 * time.Millisecond, Lease: time.Second, Drain: time.Second,
 			Telephony: calls.TelephonyConfig{LiveKit: livekitdial.LiveKitConfig{URL: url, APIKey: livekittest.Key, APISecret: livekittest.Secret,

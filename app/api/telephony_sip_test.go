@@ -13,8 +13,8 @@ import (
 )
 
 // sipDialer runs the server with --dialer sip against trunk.
-func sipDialer(trunk string, cps float64, maxConcurrent int) func(*Config) {
-	return func(c *Config) {
+func sipDialer(trunk string, cps float64, maxConcurrent int) func(*serveConfig) {
+	return func(c *serveConfig) {
 		c.Calls = calls.Config{Dialer: "sip", DialCPS: cps, MaxConcurrent: maxConcurrent,
 			Poll: 100 * time.Millisecond, Lease: 5 * time.Second, Drain: 2 * time.Second,
 			Telephony: calls.TelephonyConfig{SIP: sipdial.Config{Trunk: trunk, RingTimeout: 10 * time.Second}}}

@@ -15,7 +15,7 @@ import (
 // timeout (issue 27 item 8: with only ReadHeaderTimeout, one byte every 6 s
 // kept the connection open for good).
 func TestSlowBodyIsCutOff(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.ReadTimeout = time.Second })
+	e := newTestEnv(t, func(c *serveConfig) { c.ReadTimeout = time.Second })
 	conn, err := net.Dial("tcp", strings.TrimPrefix(e.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +51,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 // A long-lived event stream is not cut by the read timeout (net/http
 // clears the deadline once the body is read; this keeps it so).
 func TestReadTimeoutSparesStreams(t *testing.T) {
-	e := newTestEnv(t, fastWebhooks, func(c *Config) { c.ReadTimeout = time.Second })
+	e := newTestEnv(t, fastWebhooks, func(c *serveConfig) { c.ReadTimeout = time.Second })
 	rc := newReceiver(t, nil)
 	whID, _ := e.createWebhook(e.key, rc.srv.URL, "*")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

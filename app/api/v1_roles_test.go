@@ -43,7 +43,7 @@ func TestV1RolesEnforcedBySetting(t *testing.T) {
 
 // The server flag enforces it for every organization.
 func TestV1RolesEnforcedByFlag(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) { c.EnforceV1Roles = true })
+	e := newTestEnv(t, func(c *serveConfig) { c.EnforceV1Roles = true })
 	viewer := e.keyWithRole(e.orgID, "viewer", access.KeyOptions{})
 	if code, _, _ := e.do("POST", "/api/v1/agents", viewer, map[string]any{"name": "v", "type": "chat"}); code != 403 {
 		t.Fatalf("flag: a viewer's /v1 write got %d, want 403", code)

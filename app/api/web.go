@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
@@ -12,8 +11,10 @@ import (
 
 // newSite builds the dashboard on the server's clock, cross-origin check
 // and error mapping. Its templates are embedded: a parse error is a bug.
-func (s *Server) newSite() *web.Site {
-	site, err := web.New(web.Config{Access: s.access, Agents: s.f.Stores.Agents, Dashboard: s.f.Stores.Dashboard, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
+func (s *Server) newSite(d Deps) *web.Site {
+	svcs := web.Services{Agents: d.Agents, Calls: d.Calls, Analysis: d.Analysis, Conversations: d.Conversations,
+		DNC: d.DNC, Settings: d.Settings, Events: d.Events, KB: d.KB, Listings: d.Listings}
+	site, err := web.New(web.Config{Access: s.access, Services: svcs, Agents: d.Stores.Agents, Dashboard: d.Stores.Dashboard, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
 		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"), PublicURL: strings.TrimSuffix(s.cfg.PublicURL, "/"),
 		Explain: func(err error) (int, string) {
 			e := toError(err)
@@ -34,10 +35,4 @@ func (s *Server) page(rt web.Route) {
 		}
 		rt.Handler.ServeHTTP(w, r)
 	})
-}
-
-// wireWeb hands the dashboard the feature set wired before it.
-func (a *App) wireWeb(context.Context) error {
-	a.srv.site.Use(a.features)
-	return nil
 }

@@ -65,7 +65,7 @@ func TestConsoleControlsInBrowser(t *testing.T) {
 	// Long sim calls keep the campaign running while it is paused and resumed.
 	// The receiver's host resolves to a public address through a fixed
 	// resolver, and no delivery worker runs: nothing leaves the machine.
-	e := newTestEnv(t, fastSim(15*time.Second), func(c *Config) {
+	e := newTestEnv(t, fastSim(15*time.Second), func(c *serveConfig) {
 		c.Webhooks = events.Config{Disabled: true, Resolver: fixedResolver{netip.MustParseAddr("93.184.215.14")}}
 	})
 	shots := screenshots(t)

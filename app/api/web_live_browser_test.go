@@ -74,7 +74,7 @@ func TestLiveCampaignInBrowser(t *testing.T) {
 	// The default lease: under the race detector on two busy cores a 2 s
 	// lease can lapse and send a call round again, which is not what this
 	// test watches.
-	e := newTestEnv(t, fastSim(800*time.Millisecond), func(c *Config) { c.Calls.Lease = 30 * time.Second })
+	e := newTestEnv(t, fastSim(800*time.Millisecond), func(c *serveConfig) { c.Calls.Lease = 30 * time.Second })
 	shots := screenshots(t)
 	signInBrowser(t, ctx, e)
 	agent := e.voiceAgent(e.orgID)

@@ -20,7 +20,7 @@ import (
 // lease claims, signing, the HTTP round trip and the recorded results
 // (README: target >= 2,000/s on 2 cores).
 func BenchmarkWebhookDeliveries(b *testing.B) {
-	e := newTestEnv(b, func(c *Config) {
+	e := newTestEnv(b, func(c *serveConfig) {
 		c.Log = discardLogger()
 		c.Calls = calls.Config{Dialer: "none", Poll: time.Hour} // the calls stay queued
 		c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond}
@@ -69,7 +69,7 @@ func BenchmarkWebhookDeliveries(b *testing.B) {
 func BenchmarkBatch1000Outbox(b *testing.B) {
 	for _, due := range []string{"later", "now"} {
 		b.Run("due="+due, func(b *testing.B) {
-			e := newTestEnv(b, func(c *Config) {
+			e := newTestEnv(b, func(c *serveConfig) {
 				c.Log = discardLogger()
 				c.Calls = calls.Config{Dialer: "sim", Poll: 100 * time.Millisecond}
 				c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond}

@@ -17,7 +17,7 @@ import (
 
 // fastWebhooks lets deliveries reach loopback receivers and retry within
 // milliseconds.
-func fastWebhooks(c *Config) {
+func fastWebhooks(c *serveConfig) {
 	c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond, Timeout: 2 * time.Second,
 		Schedule: []time.Duration{150 * time.Millisecond, 150 * time.Millisecond, 150 * time.Millisecond}}
 }

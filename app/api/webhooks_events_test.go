@@ -152,7 +152,7 @@ func TestWebhookRotateSecret(t *testing.T) {
 // An endpoint that fails everything for DisableAfter is disabled with the
 // reason in its GET; its deliveries pause, and resume when it is enabled.
 func TestWebhookDisabledAfterFailing(t *testing.T) {
-	e := newTestEnv(t, fastWebhooks, func(c *Config) {
+	e := newTestEnv(t, fastWebhooks, func(c *serveConfig) {
 		c.Webhooks.DisableAfter = 300 * time.Millisecond
 		c.Webhooks.Schedule = slices.Repeat([]time.Duration{40 * time.Millisecond}, 40)
 	})

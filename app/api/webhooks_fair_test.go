@@ -17,7 +17,7 @@ import (
 // from under 1 s to 34 s). Organization A fills its endpoint cap with hung
 // receivers, two pings each; B's ping still arrives within 2 s.
 func TestWebhookFairShareAcrossOrganizations(t *testing.T) {
-	e := newTestEnv(t, func(c *Config) {
+	e := newTestEnv(t, func(c *serveConfig) {
 		c.Webhooks = events.Config{AllowPrivate: true, Poll: 50 * time.Millisecond, Timeout: 10 * time.Second}
 	})
 	release := make(chan struct{})

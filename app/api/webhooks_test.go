@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/internal/testkit/dbtest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -176,7 +175,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 // The log can be pulled page by page, filtered by type, and streamed as
 // server-sent events resumed with Last-Event-ID.
 func TestEventsPullAndStream(t *testing.T) {
-	e := newTestEnv(t, fastWebhooks, func(c *Config) { c.Webhooks.KeepAlive = 100 * time.Millisecond })
+	e := newTestEnv(t, fastWebhooks, func(c *serveConfig) { c.Webhooks.KeepAlive = 100 * time.Millisecond })
 	rc := newReceiver(t, nil)
 	whID, _ := e.createWebhook(e.key, rc.srv.URL, "call.ended")
 	// Three pings (targeted events) make three log entries.
@@ -314,43 +313,6 @@ func TestWebhookValidation(t *testing.T) {
 		if code != 400 || out.Error.Status != 400 || !strings.Contains(out.Error.Message, c.msg) {
 			t.Errorf("%v: %d %s, want 400 with %q", c.body, code, b, c.msg)
 		}
-	}
-}
-
-// An open event stream does not hold up a graceful stop.
-func TestEventStreamEndsOnShutdown(t *testing.T) {
-	logs := discardLogger()
-	var out strings.Builder
-	a, err := Open(context.Background(), Config{DBPath: dbtest.Path(t, "a.db"), Addr: "127.0.0.1:0", Log: logs, Out: &out,
-		ShutdownTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	first, _, _ := strings.Cut(out.String(), "\n")
-	key, _, _ := strings.Cut(strings.TrimPrefix(first, "owner API key: "), " ")
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	req, _ := http.NewRequest("GET", "http://"+a.Addr()+"/api/v2/events/stream", nil)
-	req.Header.Set("x-api-key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("stream: %v %v", resp, err)
-	}
-	defer resp.Body.Close()
-	start := time.Now()
-	stop()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(4 * time.Second):
-		t.Fatal("Run did not return with a stream open")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("stop took %s", d)
 	}
 }
 

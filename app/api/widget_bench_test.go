@@ -17,7 +17,7 @@ import (
 //
 //	go test ./app -run '^$' -bench WidgetRoundTrip -benchtime 300x
 func BenchmarkWidgetRoundTrip(b *testing.B) {
-	e, key, _ := benchEnv(b, func(c *Config) {
+	e, key, _ := benchEnv(b, func(c *serveConfig) {
 		c.Widget.VisitorPerMinute, c.Widget.AddressPerMinute, c.Widget.SessionsPerMinute = 1<<30, 1<<30, 1<<30
 	})
 	var col struct {

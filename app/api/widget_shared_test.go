@@ -27,14 +27,14 @@ func widgetMinute() time.Duration {
 func TestWidgetLimitsAcrossProcesses(t *testing.T) {
 	dbtest.SkipOnSQLite(t, "one SQLite process counts the widget's limits in memory")
 	const visitor, address, sessions = 4, 9, 5
-	limits := func(c *Config) {
+	limits := func(c *serveConfig) {
 		c.Widget.VisitorPerMinute, c.Widget.AddressPerMinute, c.Widget.SessionsPerMinute = visitor, address, sessions
 	}
 	path := ""
-	e := newWidgetEnv(t, false, nil, limits, func(c *Config) { path = c.DBPath })
+	e := newWidgetEnv(t, false, nil, limits, func(c *serveConfig) { path = c.DBPath })
 	procs := []*testEnv{e.testEnv}
 	for range 2 {
-		procs = append(procs, startTestEnv(t, path, limits, func(c *Config) {
+		procs = append(procs, startTestEnv(t, path, limits, func(c *serveConfig) {
 			c.Widget.Now = func() time.Time { return time.Unix(0, e.clock.Load()) }
 		}))
 	}

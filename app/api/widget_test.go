@@ -27,7 +27,7 @@ type widgetEnv struct {
 	clock atomic.Int64 // unix nanoseconds
 }
 
-func newWidgetEnv(t *testing.T, scripted bool, config map[string]any, extra ...func(*Config)) *widgetEnv {
+func newWidgetEnv(t *testing.T, scripted bool, config map[string]any, extra ...func(*serveConfig)) *widgetEnv {
 	t.Helper()
 	w := &widgetEnv{}
 	w.clock.Store(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC).UnixNano())
@@ -35,7 +35,7 @@ func newWidgetEnv(t *testing.T, scripted bool, config map[string]any, extra ...f
 	for k, v := range config {
 		cfg[k] = v
 	}
-	opts := append([]func(*Config){func(c *Config) {
+	opts := append([]func(*serveConfig){func(c *serveConfig) {
 		c.Widget.Now = func() time.Time { return time.Unix(0, w.clock.Load()) }
 	}}, extra...)
 	w.convEnv = newConvEnv(t, scripted, map[string]any{"config": cfg}, opts...)
@@ -341,7 +341,7 @@ func TestWidgetIsolation(t *testing.T) {
 // the database, so a second server on the same file sees it.
 func TestWidgetLimits(t *testing.T) {
 	path := ""
-	e := newWidgetEnv(t, false, map[string]any{"maxMessagesPerDay": 4}, func(c *Config) {
+	e := newWidgetEnv(t, false, map[string]any{"maxMessagesPerDay": 4}, func(c *serveConfig) {
 		c.Widget.VisitorPerMinute, c.Widget.SessionsPerMinute = 2, 5
 		path = c.DBPath
 	})
@@ -358,7 +358,7 @@ func TestWidgetLimits(t *testing.T) {
 	}
 	e.advance(widgetMinute())
 	// A second process on the same database counts against the same cap.
-	second := startTestEnv(t, path, func(c *Config) {
+	second := startTestEnv(t, path, func(c *serveConfig) {
 		c.Widget.Now = func() time.Time { return time.Unix(0, e.clock.Load()) }
 	})
 	s2 := second.widgetSession(e.agentID, origin)
@@ -466,7 +466,7 @@ func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s
 
 // The per-address rate counts every visitor from one address.
 func TestWidgetAddressRate(t *testing.T) {
-	e := newWidgetEnv(t, false, nil, func(c *Config) { c.Widget.AddressPerMinute = 3 })
+	e := newWidgetEnv(t, false, nil, func(c *serveConfig) { c.Widget.AddressPerMinute = 3 })
 	const origin = "http://localhost:8123"
 	a, b := e.widgetSession(e.agentID, origin), e.widgetSession(e.agentID, origin)
 	for i, s := range []widgetSession{a, b, a} {

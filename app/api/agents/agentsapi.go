@@ -25,11 +25,8 @@ type Deps struct {
 // Handlers are the routes' handlers.
 type Handlers struct{ d Deps }
 
-// New builds the handlers; Use gives them the service once it is wired.
+// New builds the handlers over the service.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
-
-// Use sets the service.
-func (h *Handlers) Use(s *agents.Service) { h.d.Agents = s }
 
 // The handlers of /api/v1/agents, /api/v2/agents and /api/v2/jobs: decode,
 // one call into app/agents, encode. The response structs list their fields

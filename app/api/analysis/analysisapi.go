@@ -29,6 +29,8 @@ type Deps struct {
 	ReadBody  func(*http.Request) ([]byte, error)
 	Decode    func([]byte, any) error
 	WriteData func(w http.ResponseWriter, status int, data any)
+	// Tests runs agent test files on the conversation engine (nil: not wired).
+	Tests *agenttest.Runner
 }
 
 // Handlers are the routes' handlers.
@@ -37,13 +39,10 @@ type Handlers struct {
 	tests *agenttest.Runner
 }
 
-// New builds the handlers; Use gives them the service once it is wired.
-func New(d Deps) *Handlers { return &Handlers{d: d} }
+// New builds the handlers over the service and the agent test runner.
+func New(d Deps) *Handlers { return &Handlers{d: d, tests: d.Tests} }
 
-// Use sets the service.
-func (h *Handlers) Use(s *analysis.Service) { h.d.Analysis = s }
-
-// Service is the service Use set (the dashboard reads analyses through it).
+// Service is the analysis service (the dashboard reads analyses through it).
 func (h *Handlers) Service() *analysis.Service { return h.d.Analysis }
 
 // GetPlan answers GET /api/v1/agents/{id}/analysis-plan.

@@ -9,9 +9,6 @@ import (
 	"github.com/agentd/agentd/internal/errs"
 )
 
-// UseTests sets the agent test runner (built on the conversation engine).
-func (h *Handlers) UseTests(r agenttest.Runner) { h.tests = &r }
-
 // RunTests answers POST /api/v1/agents/{id}/tests: the body is a test file
 // (YAML or JSON); the answer is the report (200 whether scenarios passed
 // or not: passed and failed say).

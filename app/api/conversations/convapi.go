@@ -214,9 +214,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// Use sets the engine the handlers call; the server registers its routes
-// before the features are wired.
-func (h *Handlers) Use(c *conversations.Service) { h.d.Conv = c }
-
 // Service is the engine the handlers call (the dashboard reads through it).
 func (h *Handlers) Service() *conversations.Service { return h.d.Conv }

@@ -27,11 +27,8 @@ type Deps struct {
 // Handlers are the routes' handlers.
 type Handlers struct{ d Deps }
 
-// New builds the handlers; Use gives them the service once it is wired.
+// New builds the handlers over the service.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
-
-// Use sets the service.
-func (h *Handlers) Use(s *kb.Service) { h.d.KB = s }
 
 // kbMeta is the {timestamp} every knowledge response carries.
 type kbMeta struct {

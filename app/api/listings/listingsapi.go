@@ -23,11 +23,8 @@ type Deps struct {
 // Handlers are the routes' handlers.
 type Handlers struct{ d Deps }
 
-// New builds the handlers; Use gives them the service once it is wired.
+// New builds the handlers over the service.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
-
-// Use sets the service.
-func (h *Handlers) Use(s *listings.Service) { h.d.Listings = s }
 
 // listingsState is what the listings handlers share: the feature over the
 // server's database and, with an embedder, the vector side.

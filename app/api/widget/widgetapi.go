@@ -42,10 +42,6 @@ type Handlers struct{ d Deps }
 // New builds the handlers.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
 
-// Use sets the widget the handlers call; the server registers its routes
-// before the features are wired.
-func (h *Handlers) Use(w *widget.Service) { h.d.Widget = w }
-
 func originHost(r *http.Request) string { return widget.OriginHost(r.Header.Get("Origin")) }
 
 // cors lets the page read the answer when its origin is listed for the
