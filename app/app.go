@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -27,7 +26,6 @@ type App struct {
 	// from them.
 	features *features.Set
 	ln       net.Listener
-	http     *http.Server
 	workers  []func(context.Context) error
 	closers  []func() error
 
@@ -85,7 +83,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		a.Close()
 		return nil, err
 	}
-	a.http = a.srv.HTTPServer()
 	return a, nil
 }
 
@@ -115,23 +112,10 @@ func (a *App) onClose(fn func() error) { a.closers = append(a.closers, fn) }
 // and the workers within the shutdown budget.
 func (a *App) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := a.http.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	g.Go(func() error { return a.srv.Serve(gctx, a.ln, a.cfg.ShutdownTimeout) })
 	for _, w := range a.workers {
 		g.Go(func() error { return w(gctx) })
 	}
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
-		defer cancel()
-		a.log.Info("shutting down")
-		a.srv.Shutdown() // open event streams end, so Shutdown does not wait for them
-		return a.http.Shutdown(sctx)
-	})
 	a.log.Info("listening", "addr", a.Addr())
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {

@@ -108,23 +108,10 @@ func startTestEnv(t testing.TB, dbPath string, opts ...func(*serveConfig)) *test
 	ctx, cancel := context.WithCancel(context.Background())
 	a, lines := openTestApp(ctx, t, cfg)
 	g, gctx := errgroup.WithContext(ctx)
-	hs := a.srv.HTTPServer()
-	g.Go(func() error {
-		if err := hs.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	g.Go(func() error { return a.srv.Serve(gctx, a.ln, cmp.Or(cfg.ShutdownTimeout, 10*time.Second)) })
 	for _, w := range a.f.Workers() {
 		g.Go(func() error { return w(gctx) })
 	}
-	g.Go(func() error {
-		<-gctx.Done()
-		a.srv.Shutdown()
-		sctx, stop := context.WithTimeout(context.Background(), cmp.Or(cfg.ShutdownTimeout, 10*time.Second))
-		defer stop()
-		return hs.Shutdown(sctx)
-	})
 	e := &testEnv{t: t, app: a, url: "http://" + a.Addr(), db: a.f.Stores, logs: logs,
 		client: &http.Client{Transport: schemaChecker{srv: a.srv, next: http.DefaultTransport}}}
 	for _, line := range lines {
@@ -166,9 +153,7 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 		if a.metricsLn, err = net.Listen("tcp", cfg.MetricsAddr); err != nil {
 			t.Fatal(err)
 		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", reg.Handler())
-		go http.Serve(a.metricsLn, mux) // ends when the listener closes
+		go ServeMetrics(ctx, a.metricsLn, reg, cfg.Log)
 	}
 	a.f, err = features.Open(ctx, features.Config{DBPath: cfg.DBPath, Workers: true, Metrics: reg, Calls: cfg.Calls, KB: cfg.KB,
 		Webhooks: cfg.Webhooks, LLM: cfg.LLM, Widget: cfg.Widget, Log: cfg.Log,

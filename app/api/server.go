@@ -292,9 +292,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // HTTP server does not wait for them.
 func (s *Server) Shutdown() { s.stopStreams() }
 
-// HTTPServer is the net/http server for s with its timeouts (headers, the
+// httpServer is the net/http server for s with its timeouts (headers, the
 // read bound of cfg.ReadTimeout, idle connections).
-func (s *Server) HTTPServer() *http.Server {
+func (s *Server) httpServer() *http.Server {
 	return &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
