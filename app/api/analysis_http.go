@@ -6,8 +6,8 @@ import (
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
 )
 
-// newAnalysisAPI builds the analysis handlers (app/analysisapi) on this
-// server's request helpers; app/features builds the service they use.
+// newAnalysisAPI builds the analysis handlers (app/api/analysis) over the
+// service and the agent test runner.
 func (s *Server) newAnalysisAPI(svc *analysis.Service, tests agenttest.Runner) *analysisapi.Handlers {
-	return analysisapi.New(analysisapi.Deps{Analysis: svc, Tests: &tests, OrgID: orgID, ReadBody: readBody, Decode: decodeBytes, WriteData: s.writeV2})
+	return analysisapi.New(analysisapi.Deps{Analysis: svc, Tests: &tests})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
 	"github.com/agentd/agentd/storage/sqldb"
@@ -36,32 +37,9 @@ const (
 	capConversationWrite = access.CapConversationWrite
 )
 
-// principal is who a request acts as.
-type principal struct {
-	KeyID    string
-	OrgID    string // empty for the internal service key
-	UserID   string
-	Role     string
-	Prefix   string
-	Internal bool
-	Session  string // the session token when the dashboard cookie authenticated
-	CSRF     string // the session's CSRF token
-}
-
-type principalKey struct{}
-
-func withPrincipal(ctx context.Context, p principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
-}
-
-// principalFrom is the authenticated caller of the request.
-func principalFrom(ctx context.Context) principal {
-	p, _ := ctx.Value(principalKey{}).(principal)
-	return p
-}
-
-// orgID is the organization the request is scoped to.
-func orgID(r *http.Request) string { return principalFrom(r.Context()).OrgID }
+// principal is who a request acts as (httpx keeps it in the request's
+// context, where the handler packages read it).
+type principal = httpx.Principal
 
 // errNoKey and errURLKey are the two ways parseAPIKey refuses a request.
 var (
@@ -131,8 +109,8 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, rt route) 
 		p = principal{KeyID: k.KeyID, OrgID: k.OrgID, UserID: k.UserID, Role: k.Role, Prefix: k.Prefix}
 		limit = k.RateLimit
 	}
-	if ri := requestInfoFrom(r.Context()); ri != nil {
-		ri.keyPrefix = p.Prefix
+	if ri := httpx.RequestInfoOf(r.Context()); ri != nil {
+		ri.KeyPrefix = p.Prefix
 	}
 	ok, remaining, reset, err := s.limiter.Allow(r.Context(), p.KeyID, limit, time.Now())
 	if err != nil && dbLog.Once() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/calls"
 )
 
@@ -37,21 +38,21 @@ type callsBatchAnswer struct {
 
 // caller is who makes the request, as the calls feature needs it.
 func caller(r *http.Request) calls.Caller {
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	return calls.Caller{OrgID: p.OrgID, Internal: p.Internal, CanOverride: access.Can(p.Role, capSettingsManage)}
 }
 
 // scheduleCall is POST /api/v1/calls/schedule.
 func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req calls.ScheduleRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := httpx.Decode(r, &req); err != nil {
 		return err
 	}
 	c, msg, err := s.calls.Schedule(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, callsDataMessage[calls.Scheduled]{Data: c, Message: msg})
+	httpx.WriteJSON(w, http.StatusCreated, callsDataMessage[calls.Scheduled]{Data: c, Message: msg})
 	return nil
 }
 
@@ -60,7 +61,7 @@ func (s *Server) scheduleCall(w http.ResponseWriter, r *http.Request, _ httprout
 // carries the per-call results next to the error); 200 for a dry run.
 func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req calls.BatchRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := httpx.Decode(r, &req); err != nil {
 		return err
 	}
 	out, err := s.calls.Batch(r.Context(), caller(r), req)
@@ -78,54 +79,54 @@ func (s *Server) batchCalls(w http.ResponseWriter, r *http.Request, _ httprouter
 	case out.Data.Summary.PartialSuccess:
 		st = http.StatusMultiStatus
 	}
-	writeJSON(w, st, ans)
+	httpx.WriteJSON(w, st, ans)
 	return nil
 }
 
 // outboundCall is POST /api/v1/calls/outbound.
 func (s *Server) outboundCall(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var req calls.OutboundRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := httpx.Decode(r, &req); err != nil {
 		return err
 	}
 	c, err := s.calls.Outbound(r.Context(), caller(r), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, callsDataMessage[calls.Queued]{Data: c, Message: "Call queued"})
+	httpx.WriteJSON(w, http.StatusCreated, callsDataMessage[calls.Queued]{Data: c, Message: "Call queued"})
 	return nil
 }
 
 // listCalls is GET /api/v1/calls.
 func (s *Server) listCalls(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	page, err := s.calls.ListQuery(r.Context(), orgID(r), r.URL.Query())
+	page, err := s.calls.ListQuery(r.Context(), httpx.OrgID(r), r.URL.Query())
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[calls.Page]{Data: page})
+	httpx.WriteJSON(w, http.StatusOK, callsData[calls.Page]{Data: page})
 	return nil
 }
 
 // getCall is GET /api/v1/calls/{id}.
 func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	rec, err := s.calls.Get(r.Context(), orgID(r), p.ByName("id"))
+	rec, err := s.calls.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	out, err := s.analysis.WithCall(r.Context(), orgID(r), rec)
+	out, err := s.analysis.WithCall(r.Context(), httpx.OrgID(r), rec)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[analysisapi.CallWithAnalysis]{Data: out})
+	httpx.WriteJSON(w, http.StatusOK, callsData[analysisapi.CallWithAnalysis]{Data: out})
 	return nil
 }
 
 // cancelCall is DELETE /api/v1/calls/{id}.
 func (s *Server) cancelCall(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	rec, msg, err := s.calls.Cancel(r.Context(), orgID(r), p.ByName("id"))
+	rec, msg, err := s.calls.Cancel(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
+	httpx.WriteJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
 	return nil
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"github.com/agentd/agentd/app/api/httpx"
 	"strings"
 	"testing"
 )
@@ -32,18 +33,18 @@ func TestDecodeRefusals(t *testing.T) {
 	}
 	for in, want := range cases {
 		var b body
-		err := decodeBytes([]byte(in), &b)
+		err := httpx.DecodeBytes([]byte(in), &b)
 		if err == nil {
 			t.Errorf("%.40q: accepted", in)
 			continue
 		}
-		if e := toError(err); status(e) != 400 || !strings.Contains(e.Message, want) {
-			t.Errorf("%.40q: %d %q, want 400 containing %q", in, status(e), e.Message, want)
+		if e := httpx.ToError(err); httpx.StatusOf(e) != 400 || !strings.Contains(e.Message, want) {
+			t.Errorf("%.40q: %d %q, want 400 containing %q", in, httpx.StatusOf(e), e.Message, want)
 		}
 	}
 	for _, ok := range []string{`{"name": "a\\u0000b"}`, `{"name": "\ud83d\ude00 \u00e9\\\\"}`, ` {"count": 3}`} {
 		var b body
-		if err := decodeBytes([]byte(ok), &b); err != nil {
+		if err := httpx.DecodeBytes([]byte(ok), &b); err != nil {
 			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
@@ -61,10 +62,10 @@ func FuzzDecodeBytes(f *testing.F) {
 			Count int            `json:"count"`
 			Meta  map[string]any `json:"meta"`
 		}
-		err := decodeBytes(in, &b)
+		err := httpx.DecodeBytes(in, &b)
 		if err != nil {
-			if e := toError(err); status(e) < 400 || status(e) >= 500 {
-				t.Fatalf("status %d for %q", status(e), in)
+			if e := httpx.ToError(err); httpx.StatusOf(e) < 400 || httpx.StatusOf(e) >= 500 {
+				t.Fatalf("status %d for %q", httpx.StatusOf(e), in)
 			}
 			return
 		}

@@ -1,12 +1,11 @@
 package api
 
 import (
-	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 
 	convapi "github.com/agentd/agentd/app/api/conversations"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/sqldb"
 )
@@ -36,59 +35,11 @@ type FieldError = errs.FieldError
 // layer maps the kind to a status in kindStatus.
 type Error = errs.Error
 
-// kindStatus is the one mapping from an error's kind to an HTTP status.
-var kindStatus = map[errs.Kind]int{
-	errs.Internal:         http.StatusInternalServerError,
-	errs.Invalid:          http.StatusBadRequest,
-	errs.NotFound:         http.StatusNotFound,
-	errs.Conflict:         http.StatusConflict,
-	errs.Forbidden:        http.StatusForbidden,
-	errs.Unauthenticated:  http.StatusUnauthorized,
-	errs.Unavailable:      http.StatusServiceUnavailable,
-	errs.TooLarge:         http.StatusRequestEntityTooLarge,
-	errs.RateLimited:      http.StatusTooManyRequests,
-	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
-	errs.Canceled:         499,
-	errs.BadGateway:       http.StatusBadGateway,
-	errs.GatewayTimeout:   http.StatusGatewayTimeout,
-}
-
-// status is the HTTP status of e.
-func status(e *Error) int {
-	if st, ok := kindStatus[e.Kind]; ok {
-		return st
-	}
-	return http.StatusInternalServerError
-}
-
 // badRequest is a 400 with the given message.
 func badRequest(msg string) *Error { return errs.New(errs.Invalid, msg) }
 
 // notFound is a 404 with the given message.
 func notFound(msg string) *Error { return errs.New(errs.NotFound, msg) }
-
-// toError maps any error to an *Error: our own pass through, storage
-// sentinels map to their kind, everything else is a 500 without detail.
-func toError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	var mbe *http.MaxBytesError
-	switch {
-	case errors.As(err, &mbe):
-		return errs.New(errs.TooLarge, "request body too large")
-	case errors.Is(err, sqldb.ErrNotFound):
-		return errs.Wrap(errs.NotFound, "not found", err)
-	case errors.Is(err, sqldb.ErrConflict):
-		return errs.Wrap(errs.Conflict, "conflict", err)
-	case errors.Is(err, context.Canceled):
-		return errs.Wrap(errs.Canceled, "client closed request", err)
-	case sqldb.Unavailable(err):
-		return errs.Wrap(errs.Unavailable, errs.DBUnavailable, err)
-	}
-	return errs.Wrap(errs.Internal, "Internal server error", err)
-}
 
 // statusCode is the string code of the v1 agent family for a status.
 func statusCode(status int) string {
@@ -121,8 +72,8 @@ func statusCode(status int) string {
 // writeError sends err in the family's shape. 5xx causes are logged with the
 // request id and replaced by a generic message.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, err error) {
-	e := toError(err)
-	st := status(e)
+	e := httpx.ToError(err)
+	st := httpx.StatusOf(e)
 	if st == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", errs.DBRetryAfter)
 	}
@@ -131,20 +82,22 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, fam Family, 
 		// one, and a handler's own 5xx (503 "embedding service unavailable")
 		// says what the client can do without naming internals.
 		if ok, alike := dbLog.Allow(sqldb.Unavailable(err)); ok {
-			s.log.ErrorContext(r.Context(), "request failed", "request_id", requestID(r.Context()),
+			s.log.ErrorContext(r.Context(), "request failed", "request_id", httpx.RequestID(r.Context()),
 				"method", r.Method, "path", r.URL.Path, "status", st, "err", err, "alike_since_last", alike)
 		}
 		e = &Error{Kind: e.Kind, Message: e.Message}
 	} else if e.Err != nil {
-		s.log.DebugContext(r.Context(), "request refused", "request_id", requestID(r.Context()), "status", st, "err", e.Err)
+		s.log.DebugContext(r.Context(), "request refused", "request_id", httpx.RequestID(r.Context()), "status", st, "err", e.Err)
 	}
-	writeJSON(w, st, errorBody(fam, e, s.now()))
+	httpx.WriteJSON(w, st, errorBody(fam, e, s.now()))
 }
 
 var dbLog errs.Throttle // throttles the error logs of the database's absence (request logs stay)
 
 // errorBody is e in the family's shape, with e's status.
-func errorBody(fam Family, e *Error, now timeNow) any { return statusBody(fam, status(e), e, now) }
+func errorBody(fam Family, e *Error, now timeNow) any {
+	return statusBody(fam, httpx.StatusOf(e), e, now)
+}
 
 // statusBody is e in the family's shape with status st: the OpenAPI
 // examples, keyed by status, build their bodies with it.
@@ -190,11 +143,8 @@ type callsErrorAnswer struct {
 }
 
 // callsError is e as the calls family shows it.
-func callsError(e *Error) callsErrorBody { return callsErrorBody{Code: status(e), Message: e.Message} }
-
-// logAttrs is a helper for structured logs of a request.
-func logAttrs(r *http.Request) []any {
-	return []any{slog.String("request_id", requestID(r.Context())), slog.String("path", r.URL.Path)}
+func callsError(e *Error) callsErrorBody {
+	return callsErrorBody{Code: httpx.StatusOf(e), Message: e.Message}
 }
 
 // isNotFound reports whether err is storage's not-found.

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 )
 
@@ -35,7 +36,7 @@ func TestErrorShapesGolden(t *testing.T) {
 		"calls_400":       errorBody(FamilyCalls, badRequest("contactPhone must be E.164"), now),
 		"rate_limited":    errorBody(FamilyCalls, limited, now),
 		"rate_limited_kb": errorBody(FamilyKB, limited, now),
-		"internal":        errorBody(FamilyKB, toError(os.ErrClosed), now),
+		"internal":        errorBody(FamilyKB, httpx.ToError(os.ErrClosed), now),
 	}
 	for name, body := range cases {
 		got, _ := json.MarshalIndent(body, "", "  ")
@@ -56,8 +57,8 @@ func TestErrorShapesGolden(t *testing.T) {
 
 // A 500 never leaks its cause.
 func TestInternalErrorHidesCause(t *testing.T) {
-	e := toError(os.ErrPermission)
-	if status(e) != 500 || e.Message != "Internal server error" {
+	e := httpx.ToError(os.ErrPermission)
+	if httpx.StatusOf(e) != 500 || e.Message != "Internal server error" {
 		t.Fatalf("%+v", e)
 	}
 }
@@ -98,7 +99,7 @@ func trimSpace(s string) string { return string(bytes.TrimSpace([]byte(s))) }
 
 // A handler's own 5xx keeps its message; an unknown error's does not leak.
 func TestServiceUnavailableKeepsMessage(t *testing.T) {
-	body := errorBody(FamilyListings, toError(&Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
+	body := errorBody(FamilyListings, httpx.ToError(&Error{Kind: errs.Unavailable, Message: "embedding service unavailable", Err: os.ErrDeadlineExceeded}), time.Now())
 	if b, _ := json.Marshal(body); !bytes.Contains(b, []byte("embedding service unavailable")) || bytes.Contains(b, []byte("deadline")) {
 		t.Fatalf("%s", b)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
@@ -71,7 +72,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if _, err := s.stores.Epoch.AuthEpoch(r.Context()); err != nil {
 		return &Error{Kind: errs.Unavailable, Message: errs.DBUnavailable, Err: err}
 	}
-	writeJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
+	httpx.WriteJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
 	return nil
 }
 
@@ -81,7 +82,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 		ExpiresInDays json.RawMessage `json:"expiresInDays"`
 		RateLimit     int             `json:"rateLimitPerMinute"`
 	}
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
 	o := access.KeyOptions{Name: strings.TrimSpace(body.Name), RateLimit: body.RateLimit}
@@ -96,19 +97,19 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 		}
 		o.ExpiresInDays = &d
 	}
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	secret, k, err := s.access.CreateKey(r.Context(), p.OrgID, p.UserID, o)
 	if err != nil {
 		return err
 	}
 	out := newKeyView(k, s.now())
 	out.Key = secret
-	writeJSON(w, http.StatusCreated, s.envelope(out))
+	httpx.WriteJSON(w, http.StatusCreated, s.envelope(out))
 	return nil
 }
 
 func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ks, err := s.stores.Orgs.ListKeys(r.Context(), orgID(r))
+	ks, err := s.stores.Orgs.ListKeys(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
@@ -117,16 +118,16 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	for _, k := range ks {
 		out = append(out, newKeyView(k, now))
 	}
-	writeJSON(w, http.StatusOK, s.envelope(keyListView{Count: len(out), Keys: out}))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(keyListView{Count: len(out), Keys: out}))
 	return nil
 }
 
 func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
-	pr := principalFrom(r.Context())
-	if err := s.access.RevokeKey(r.Context(), access.Actor{UserID: pr.UserID, Role: pr.Role}, orgID(r), id); err != nil {
+	pr := httpx.PrincipalOf(r.Context())
+	if err := s.access.RevokeKey(r.Context(), access.Actor{UserID: pr.UserID, Role: pr.Role}, httpx.OrgID(r), id); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.envelope(keyRevokedView{ID: id, Revoked: true}))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(keyRevokedView{ID: id, Revoked: true}))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/metrics"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) countRateLimited(r *http.Request) {
 	if s.metrics == nil {
 		return
 	}
-	if ri := requestInfoFrom(r.Context()); ri != nil {
-		s.metrics.route(r.Method, ri.route).RateLimited()
+	if ri := httpx.RequestInfoOf(r.Context()); ri != nil {
+		s.metrics.route(r.Method, ri.Route).RateLimited()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/api/openapi"
 	"github.com/julienschmidt/httprouter"
 )
@@ -143,7 +144,7 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, doc)
+	httpx.WriteJSON(w, http.StatusOK, doc)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
@@ -29,7 +30,7 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents, Dashboard: db.Dashboard}})
 	s.handle(route{method: "GET", path: "/api/v1/test/ping", family: FamilyCalls, summary: "test"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-			writeJSON(w, 200, map[string]any{"ok": true})
+			httpx.WriteJSON(w, 200, map[string]any{"ok": true})
 			return nil
 		})
 	ts := httptest.NewServer(s)

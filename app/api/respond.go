@@ -1,9 +1,6 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/agentd/agentd/internal/apitime"
@@ -23,21 +20,6 @@ func formatTimePtr(t *time.Time) any {
 		return nil
 	}
 	return formatTime(*t)
-}
-
-// writeJSON writes v as the JSON response body with the status.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		status = http.StatusInternalServerError
-		buf.Reset()
-		buf.WriteString(`{"error":{"message":"Internal server error","status":500}}` + "\n")
-	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
 }
 
 // meta is the {timestamp} object most envelopes carry.

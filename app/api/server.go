@@ -25,6 +25,7 @@ import (
 	agentsapi "github.com/agentd/agentd/app/api/agents"
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
 	convapi "github.com/agentd/agentd/app/api/conversations"
+	"github.com/agentd/agentd/app/api/httpx"
 	kbapi "github.com/agentd/agentd/app/api/kb"
 	listingsapi "github.com/agentd/agentd/app/api/listings"
 	widgetapi "github.com/agentd/agentd/app/api/widget"
@@ -185,9 +186,9 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite(d)
+	s.analysis = s.newAnalysisAPI(d.Analysis, d.AgentTests) // before the handlers that read analyses through it
 	s.conv = s.newConvAPI(d.Conversations)
 	s.widget = s.newWidgetAPI(d.Widget)
-	s.analysis = s.newAnalysisAPI(d.Analysis, d.AgentTests)
 	s.newFeatureAPIs()
 	s.routes()
 	if cfg.Metrics != nil {
@@ -224,8 +225,8 @@ func (s *Server) handle(rt route, h handlerFunc) {
 	s.table = append(s.table, rt)
 	idx := len(s.table) // 1 + the route's index, for the metrics label
 	wrapped := func(w http.ResponseWriter, r *http.Request, p httprouter.Params) {
-		if ri := requestInfoFrom(r.Context()); ri != nil {
-			ri.route = idx
+		if ri := httpx.RequestInfoOf(r.Context()); ri != nil {
+			ri.Route = idx
 		}
 		if r.ContentLength > rt.bodyLimit {
 			s.writeError(w, r, rt.family, errs.New(errs.TooLarge,
@@ -242,7 +243,7 @@ func (s *Server) handle(rt route, h handlerFunc) {
 				s.writeError(w, r, rt.family, err)
 				return
 			}
-			r = r.WithContext(withPrincipal(r.Context(), pr))
+			r = r.WithContext(httpx.WithPrincipal(r.Context(), pr))
 		}
 		if err := h(w, r, p); err != nil {
 			s.writeError(w, r, rt.family, err)
@@ -255,27 +256,27 @@ func (s *Server) handle(rt route, h handlerFunc) {
 // preflight) and hands the request to the route table's mux.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	info := &requestInfo{id: newRequestID(r.Header.Get("X-Request-Id"))}
-	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	info := &httpx.RequestInfo{ID: newRequestID(r.Header.Get("X-Request-Id"))}
+	r = r.WithContext(httpx.WithRequestInfo(r.Context(), info))
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	rec.Header().Set("X-Request-Id", info.id)
+	rec.Header().Set("X-Request-Id", info.ID)
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
 				panic(v)
 			}
-			s.log.Error("panic", "request_id", info.id, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.log.Error("panic", "request_id", info.ID, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			if !rec.wrote {
 				s.writeError(rec, r, familyOf(r.URL.Path), fmt.Errorf("panic: %v", v))
 			}
 		}
 		if s.metrics != nil {
-			s.metrics.observe(r.Method, info.route, rec.status, time.Since(start))
+			s.metrics.observe(r.Method, info.Route, rec.status, time.Since(start))
 		}
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", rec.status),
-			slog.Duration("duration", time.Since(start)), slog.String("request_id", info.id),
-			slog.String("key", info.keyPrefix))
+			slog.Duration("duration", time.Since(start)), slog.String("request_id", info.ID),
+			slog.String("key", info.KeyPrefix))
 	}()
 	if r.Method == http.MethodOptions && strings.HasPrefix(r.URL.Path, "/api/public/") {
 		s.widget.Preflight(rec, r) // the widget's listed origins only
@@ -338,28 +339,6 @@ func familyOf(path string) Family {
 		return FamilyOpenAI
 	}
 	return FamilyV2
-}
-
-// requestInfo is per-request state the outer middleware logs at the end.
-type requestInfo struct {
-	id        string
-	keyPrefix string
-	route     int // 1 + index in the route table of the matched route; 0: none
-}
-
-type requestInfoKey struct{}
-
-func requestInfoFrom(ctx context.Context) *requestInfo {
-	ri, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
-	return ri
-}
-
-// requestID is the id of the request being served ("" outside one).
-func requestID(ctx context.Context) string {
-	if ri := requestInfoFrom(ctx); ri != nil {
-		return ri.id
-	}
-	return ""
 }
 
 // newRequestID keeps a sane incoming X-Request-Id (for tracing across

@@ -2,7 +2,6 @@ package api
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"strings"
 
@@ -58,14 +57,4 @@ func (s *Server) setSessionCookie(w http.ResponseWriter, token string) {
 		c.Expires = s.now().Add(access.AbsoluteTimeout)
 	}
 	http.SetCookie(w, c)
-}
-
-// clientAddr is the client's IP address for sign-in throttling. Behind a
-// proxy every client shares the proxy's address (documented).
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
 )
@@ -43,13 +44,13 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 		return errs.Wrap(errs.Forbidden, "cross-origin request refused", err)
 	}
 	var body loginBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
 	if body.Email == "" || body.Password == "" {
 		return errs.New(errs.Invalid, "email and password are required")
 	}
-	st, err := s.access.Login(r.Context(), body.Email, body.Password, body.Organization, clientAddr(r), s.now())
+	st, err := s.access.Login(r.Context(), body.Email, body.Password, body.Organization, httpx.ClientAddr(r), s.now())
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 func (s *Server) started(w http.ResponseWriter, st access.Started) error {
 	s.setSessionCookie(w, st.Token)
 	ss := st.Session
-	writeJSON(w, http.StatusOK, s.envelope(meView{CSRFToken: ss.CSRFToken,
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(meView{CSRFToken: ss.CSRFToken,
 		Organization: orgView{ID: ss.OrgID, Name: ss.OrgName},
 		User:         userView{ID: ss.UserID, Email: ss.Email, Role: ss.Role}}))
 	return nil
@@ -76,7 +77,7 @@ func (s *Server) setup(w http.ResponseWriter, r *http.Request, _ httprouter.Para
 		return errs.Wrap(errs.Forbidden, "cross-origin request refused", err)
 	}
 	var body setupBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
 	st, err := s.access.CompleteSetup(r.Context(), body.Token, body.Password, s.now())
@@ -97,11 +98,11 @@ type logoutView struct {
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body logoutBody
 	if r.ContentLength != 0 {
-		if err := decodeJSON(r, &body); err != nil {
+		if err := httpx.Decode(r, &body); err != nil {
 			return err
 		}
 	}
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	if p.Session == "" {
 		return errs.New(errs.Invalid, "sign out ends a dashboard session: this request carries an API key (revoke keys with DELETE /api/v2/api-keys/{id})")
 	}
@@ -116,12 +117,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 		return err
 	}
 	s.setSessionCookie(w, "")
-	writeJSON(w, http.StatusOK, s.envelope(logoutView{SignedOut: n}))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(logoutView{SignedOut: n}))
 	return nil
 }
 
 func (s *Server) me(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	u, err := s.stores.Orgs.UserByID(r.Context(), p.OrgID, p.UserID)
 	if err != nil {
 		return err
@@ -130,7 +131,7 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request, _ httprouter.Params)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.envelope(meView{CSRFToken: p.CSRF, Organization: orgView{ID: o.ID, Name: o.Name},
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(meView{CSRFToken: p.CSRF, Organization: orgView{ID: o.ID, Name: o.Name},
 		User: userView{ID: u.ID, Email: u.Email, Role: u.Role}}))
 	return nil
 }
@@ -145,12 +146,12 @@ func newUserView(u orgstore.User) userView {
 }
 
 func actor(r *http.Request) access.Actor {
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	return access.Actor{UserID: p.UserID, Role: p.Role}
 }
 
 func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	us, err := s.access.Members(r.Context(), orgID(r))
+	us, err := s.access.Members(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
@@ -158,7 +159,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, _ httproute
 	for _, u := range us {
 		out = append(out, newUserView(u))
 	}
-	writeJSON(w, http.StatusOK, s.envelope(memberListView{Count: len(out), Members: out}))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(memberListView{Count: len(out), Members: out}))
 	return nil
 }
 
@@ -169,30 +170,30 @@ type memberBody struct {
 
 func (s *Server) addMember(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body memberBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
 	if body.Role == "" {
 		body.Role = "member"
 	}
-	u, err := s.access.AddMember(r.Context(), actor(r), orgID(r), strings.TrimSpace(body.Email), body.Role)
+	u, err := s.access.AddMember(r.Context(), actor(r), httpx.OrgID(r), strings.TrimSpace(body.Email), body.Role)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.envelope(newUserView(u)))
+	httpx.WriteJSON(w, http.StatusCreated, s.envelope(newUserView(u)))
 	return nil
 }
 
 func (s *Server) updateMember(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var body memberBody
-	if err := decodeJSON(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	u, err := s.access.ChangeRole(r.Context(), actor(r), orgID(r), p.ByName("id"), body.Role)
+	u, err := s.access.ChangeRole(r.Context(), actor(r), httpx.OrgID(r), p.ByName("id"), body.Role)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.envelope(newUserView(u)))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(newUserView(u)))
 	return nil
 }
 
@@ -202,9 +203,9 @@ type memberRemovedView struct {
 }
 
 func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	if err := s.access.RemoveMember(r.Context(), actor(r), orgID(r), p.ByName("id")); err != nil {
+	if err := s.access.RemoveMember(r.Context(), actor(r), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.envelope(memberRemovedView{ID: p.ByName("id"), Removed: true}))
+	httpx.WriteJSON(w, http.StatusOK, s.envelope(memberRemovedView{ID: p.ByName("id"), Removed: true}))
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 )
 
@@ -13,7 +14,7 @@ import (
 // make it one small query. A database error keeps the stream (it is
 // checked again).
 func (s *Server) stillAllowed(r *http.Request, capability string) bool {
-	p := principalFrom(r.Context())
+	p := httpx.PrincipalOf(r.Context())
 	var role string
 	if p.Session != "" {
 		np, err := s.sessionPrincipal(r, p.Session)

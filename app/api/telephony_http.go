@@ -5,6 +5,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/calls"
 )
 
@@ -16,14 +17,14 @@ const callResultBodyLimit = calls.ResultBodyLimit
 // call record is returned.
 func (s *Server) callResult(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var req calls.ResultRequest
-	if err := decodeJSON(r, &req); err != nil {
+	if err := httpx.Decode(r, &req); err != nil {
 		return err
 	}
-	rec, msg, err := s.calls.RecordResult(r.Context(), orgID(r), p.ByName("id"), req)
+	rec, msg, err := s.calls.RecordResult(r.Context(), httpx.OrgID(r), p.ByName("id"), req)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
+	httpx.WriteJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
 	return nil
 }
 
@@ -39,13 +40,13 @@ func (s *Server) liveKitWebhook(w http.ResponseWriter, r *http.Request, _ httpro
 	if err := s.calls.CheckLiveKitWebhooks(); err != nil {
 		return err
 	}
-	body, err := readBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	if err := s.calls.LiveKitWebhook(r.Context(), r.Header.Get("Authorization"), body); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, webhookReceived{Received: true})
+	httpx.WriteJSON(w, http.StatusOK, webhookReceived{Received: true})
 	return nil
 }

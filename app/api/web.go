@@ -6,6 +6,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/web"
 )
 
@@ -17,8 +18,8 @@ func (s *Server) newSite(d Deps) *web.Site {
 	site, err := web.New(web.Config{Access: s.access, Services: svcs, Agents: d.Stores.Agents, Dashboard: d.Stores.Dashboard, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
 		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"), PublicURL: strings.TrimSuffix(s.cfg.PublicURL, "/"),
 		Explain: func(err error) (int, string) {
-			e := toError(err)
-			return status(e), e.Message
+			e := httpx.ToError(err)
+			return httpx.StatusOf(e), e.Message
 		}})
 	if err != nil {
 		panic("app: dashboard templates: " + err.Error())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/internal/errs"
 )
@@ -28,7 +29,7 @@ type v2Meta struct {
 }
 
 func (s *Server) writeV2(w http.ResponseWriter, status int, data any) {
-	writeJSON(w, status, v2Envelope[any]{Data: data, Meta: v2Meta{Timestamp: formatTime(s.now())}})
+	httpx.WriteJSON(w, status, v2Envelope[any]{Data: data, Meta: v2Meta{Timestamp: formatTime(s.now())}})
 }
 
 // webhookList is the data of GET /api/v2/webhooks.
@@ -50,71 +51,71 @@ type eventTypes struct {
 
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in events.Input
-	if err := decodeJSON(r, &in); err != nil {
+	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := s.webhooks.svc.Create(r.Context(), orgID(r), in)
+	wh, err := s.webhooks.svc.Create(r.Context(), httpx.OrgID(r), in)
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusCreated, wh)
+	httpx.WriteData(w, http.StatusCreated, wh)
 	return nil
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ws, err := s.webhooks.svc.List(r.Context(), orgID(r))
+	ws, err := s.webhooks.svc.List(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, webhookList{Webhooks: ws, Count: len(ws)})
+	httpx.WriteData(w, http.StatusOK, webhookList{Webhooks: ws, Count: len(ws)})
 	return nil
 }
 
 func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	wh, err := s.webhooks.svc.Get(r.Context(), orgID(r), p.ByName("id"))
+	wh, err := s.webhooks.svc.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, wh)
+	httpx.WriteData(w, http.StatusOK, wh)
 	return nil
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var in events.Input
-	if err := decodeJSON(r, &in); err != nil {
+	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := s.webhooks.svc.Update(r.Context(), orgID(r), p.ByName("id"), in)
+	wh, err := s.webhooks.svc.Update(r.Context(), httpx.OrgID(r), p.ByName("id"), in)
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, wh)
+	httpx.WriteData(w, http.StatusOK, wh)
 	return nil
 }
 
 func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	if err := s.webhooks.svc.Delete(r.Context(), orgID(r), p.ByName("id")); err != nil {
+	if err := s.webhooks.svc.Delete(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, webhookDeleted{ID: p.ByName("id"), Deleted: true})
+	httpx.WriteData(w, http.StatusOK, webhookDeleted{ID: p.ByName("id"), Deleted: true})
 	return nil
 }
 
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	wh, err := s.webhooks.svc.RotateSecret(r.Context(), orgID(r), p.ByName("id"))
+	wh, err := s.webhooks.svc.RotateSecret(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, wh)
+	httpx.WriteData(w, http.StatusOK, wh)
 	return nil
 }
 
 func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	ev, err := s.webhooks.svc.Test(r.Context(), orgID(r), p.ByName("id"))
+	ev, err := s.webhooks.svc.Test(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusAccepted, ev)
+	httpx.WriteData(w, http.StatusAccepted, ev)
 	return nil
 }
 
@@ -143,23 +144,23 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p httpro
 	if q.Offset, err = intParam(r, "offset"); err != nil {
 		return err
 	}
-	page, err := s.webhooks.svc.Deliveries(r.Context(), orgID(r), p.ByName("id"), q)
+	page, err := s.webhooks.svc.Deliveries(r.Context(), httpx.OrgID(r), p.ByName("id"), q)
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, page)
+	httpx.WriteData(w, http.StatusOK, page)
 	return nil
 }
 
 func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	d, err := s.webhooks.svc.Retry(r.Context(), orgID(r), p.ByName("id"), p.ByName("deliveryId"))
+	d, err := s.webhooks.svc.Retry(r.Context(), httpx.OrgID(r), p.ByName("id"), p.ByName("deliveryId"))
 	if err != nil {
 		return err
 	}
 	if s.webhooks.worker != nil {
 		s.webhooks.worker.Wake()
 	}
-	s.writeV2(w, http.StatusAccepted, d)
+	httpx.WriteData(w, http.StatusAccepted, d)
 	return nil
 }
 
@@ -172,16 +173,16 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter
 	if q.Limit, err = intParam(r, "limit"); err != nil {
 		return err
 	}
-	page, err := s.webhooks.svc.ListEvents(r.Context(), orgID(r), q)
+	page, err := s.webhooks.svc.ListEvents(r.Context(), httpx.OrgID(r), q)
 	if err != nil {
 		return err
 	}
-	s.writeV2(w, http.StatusOK, page)
+	httpx.WriteData(w, http.StatusOK, page)
 	return nil
 }
 
 func (s *Server) listEventTypes(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) error {
-	s.writeV2(w, http.StatusOK, eventTypes{Types: events.Catalogue})
+	httpx.WriteData(w, http.StatusOK, eventTypes{Types: events.Catalogue})
 	return nil
 }
 
@@ -203,15 +204,15 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 	defer stop()
 	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
 	allowed := func() bool { return s.stillAllowed(r, capEventsRead) }
-	guarded, release, err := s.webhooks.guard.Watch(ctx, principalFrom(r.Context()).KeyID, allowed, cancel, sink)
+	guarded, release, err := s.webhooks.guard.Watch(ctx, httpx.PrincipalOf(r.Context()).KeyID, allowed, cancel, sink)
 	if err != nil {
 		return err
 	}
 	defer release()
-	err = s.webhooks.svc.Stream(ctx, orgID(r), after, types, s.webhooks.stream, guarded)
+	err = s.webhooks.svc.Stream(ctx, httpx.OrgID(r), after, types, s.webhooks.stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {
-			s.log.DebugContext(r.Context(), "event stream ended", append(logAttrs(r), "err", err)...)
+			s.log.DebugContext(r.Context(), "event stream ended", append(httpx.LogAttrs(r), "err", err)...)
 		}
 		return nil // the answer has started: nothing else can be sent
 	}

@@ -9,14 +9,9 @@ import (
 	"github.com/agentd/agentd/app/widget"
 )
 
-// newWidgetAPI builds the chat widget's public handlers (app/widgetapi) on
-// this server's request helpers.
+// newWidgetAPI builds the chat widget's public handlers (app/api/widget).
 func (s *Server) newWidgetAPI(w *widget.Service) *widgetapi.Handlers {
-	return widgetapi.New(widgetapi.Deps{Widget: w, Log: s.log, ReadBody: readBody, Decode: decodeBytes, WriteData: s.writeV2,
-		Addr: clientAddr, Status: func(err error) (int, string) {
-			e := toError(err)
-			return status(e), e.Message
-		}})
+	return widgetapi.New(widgetapi.Deps{Widget: w, Log: s.log})
 }
 
 // widgetScript serves /widget.js (outside the API middleware and the

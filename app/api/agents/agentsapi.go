@@ -1,6 +1,6 @@
-// Package agentsapi is the HTTP face of agents, the workforce view and
-// jobs (app/agents). Package app keeps the route table, auth and the error
-// mapping and passes its request helpers in.
+// Package agents is the HTTP face of agents, the workforce view and jobs
+// (app/agents). Package app/api keeps the route table, auth and the error
+// mapping; the handlers decode, answer and fail with app/api/httpx.
 package agents
 
 import (
@@ -10,16 +10,15 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
-	apihelp "github.com/agentd/agentd/app/api/httpx"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Deps are what the handlers use.
 type Deps struct {
-	apihelp.Helpers // app's request helpers
-	Agents          *agents.Service
-	Plans           *analysisapi.Handlers // an agent's analysisPlan is read and written with it
+	Agents *agents.Service
+	Plans  *analysisapi.Handlers // an agent's analysisPlan is read and written with it
 }
 
 // Handlers are the routes' handlers.
@@ -70,7 +69,7 @@ type workforceMeta struct {
 
 // workforceOK wraps data in the v2 body stamped with the server's now.
 func workforceOK[T any](h *Handlers, data T) workforceBody[T] {
-	return workforceBody[T]{Data: data, Meta: workforceMeta{Timestamp: apitime.Format(h.d.Now())}}
+	return workforceBody[T]{Data: data, Meta: workforceMeta{Timestamp: apitime.Format(httpx.Now())}}
 }
 
 // workersData is the data of GET /api/v2/agents.
@@ -96,12 +95,12 @@ func (h *Handlers) ListAgents(w http.ResponseWriter, r *http.Request, _ httprout
 	if err != nil {
 		return err
 	}
-	as, more, err := h.d.Agents.List(r.Context(), h.d.OrgID(r), q)
+	as, more, err := h.d.Agents.List(r.Context(), httpx.OrgID(r), q)
 	if err != nil {
 		return err
 	}
 	out := agents.NewViews(as)
-	h.d.WriteJSON(w, http.StatusOK, agentOK(agentPage{Agents: out,
+	httpx.WriteJSON(w, http.StatusOK, agentOK(agentPage{Agents: out,
 		Pagination: agentPagination{HasMore: more, Limit: q.Limit, Offset: q.Offset, Total: len(out)}}))
 	return nil
 }
@@ -113,7 +112,7 @@ func (h *Handlers) CreateAgent(w http.ResponseWriter, r *http.Request, _ httprou
 		return err
 	}
 	// The plan is written in the agent's transaction: both or neither.
-	a, err := h.d.Agents.CreateWith(r.Context(), h.d.OrgID(r), in, savePlan)
+	a, err := h.d.Agents.CreateWith(r.Context(), httpx.OrgID(r), in, savePlan)
 	if err != nil {
 		return err
 	}
@@ -121,7 +120,7 @@ func (h *Handlers) CreateAgent(w http.ResponseWriter, r *http.Request, _ httprou
 }
 
 func (h *Handlers) GetAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	a, err := h.d.Agents.Get(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	a, err := h.d.Agents.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -130,7 +129,7 @@ func (h *Handlers) GetAgent(w http.ResponseWriter, r *http.Request, p httprouter
 
 func (h *Handlers) UpdateAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	// An unknown agent is 404 even with a bad body: existence is checked first.
-	if _, err := h.d.Agents.Get(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+	if _, err := h.d.Agents.Get(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
 	var in agents.Input
@@ -138,7 +137,7 @@ func (h *Handlers) UpdateAgent(w http.ResponseWriter, r *http.Request, p httprou
 	if err != nil {
 		return err
 	}
-	a, err := h.d.Agents.UpdateWith(r.Context(), h.d.OrgID(r), p.ByName("id"), in, savePlan)
+	a, err := h.d.Agents.UpdateWith(r.Context(), httpx.OrgID(r), p.ByName("id"), in, savePlan)
 	if err != nil {
 		return err
 	}
@@ -148,75 +147,75 @@ func (h *Handlers) UpdateAgent(w http.ResponseWriter, r *http.Request, p httprou
 // writeAgent writes one agent's v1 body with its analysis plan, if any.
 func (h *Handlers) writeAgent(w http.ResponseWriter, r *http.Request, status int, a agentstore.Agent) (err error) {
 	v := agents.NewView(a)
-	if v.AnalysisPlan, err = h.d.Plans.PlanOf(r.Context(), h.d.OrgID(r), a.ID); err == nil {
-		h.d.WriteJSON(w, status, agentOK(v))
+	if v.AnalysisPlan, err = h.d.Plans.PlanOf(r.Context(), httpx.OrgID(r), a.ID); err == nil {
+		httpx.WriteJSON(w, status, agentOK(v))
 	}
 	return err
 }
 
 func (h *Handlers) DeleteAgent(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	a, err := h.d.Agents.Delete(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	a, err := h.d.Agents.Delete(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	h.d.WriteJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
+	httpx.WriteJSON(w, http.StatusOK, agentOK(agents.NewView(a)))
 	return nil
 }
 
 func (h *Handlers) ListWorkers(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ws, err := h.d.Agents.ListWorkers(r.Context(), h.d.OrgID(r))
+	ws, err := h.d.Agents.ListWorkers(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
-	h.d.WriteJSON(w, http.StatusOK, workforceOK(h, workersData{Agents: ws, Count: len(ws)}))
+	httpx.WriteJSON(w, http.StatusOK, workforceOK(h, workersData{Agents: ws, Count: len(ws)}))
 	return nil
 }
 
 func (h *Handlers) CreateJob(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in agents.JobInput
-	if err := h.d.Decode(r, &in); err != nil {
+	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	j, err := h.d.Agents.CreateJob(r.Context(), h.d.OrgID(r), in)
+	j, err := h.d.Agents.CreateJob(r.Context(), httpx.OrgID(r), in)
 	if err != nil {
 		return err
 	}
-	h.d.WriteJSON(w, http.StatusCreated, workforceOK(h, agents.NewJobView(j)))
+	httpx.WriteJSON(w, http.StatusCreated, workforceOK(h, agents.NewJobView(j)))
 	return nil
 }
 
 func (h *Handlers) ListJobs(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	js, err := h.d.Agents.ListJobs(r.Context(), h.d.OrgID(r), r.URL.Query().Get("agentId"))
+	js, err := h.d.Agents.ListJobs(r.Context(), httpx.OrgID(r), r.URL.Query().Get("agentId"))
 	if err != nil {
 		return err
 	}
 	out := agents.NewJobViews(js)
-	h.d.WriteJSON(w, http.StatusOK, workforceOK(h, jobsData{Count: len(out), Jobs: out}))
+	httpx.WriteJSON(w, http.StatusOK, workforceOK(h, jobsData{Count: len(out), Jobs: out}))
 	return nil
 }
 
 func (h *Handlers) UpdateJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	// An unknown job is 404 even with a bad body: existence is checked first.
-	if _, err := h.d.Agents.GetJob(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+	if _, err := h.d.Agents.GetJob(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
 	var in agents.JobInput
-	if err := h.d.Decode(r, &in); err != nil {
+	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	j, err := h.d.Agents.UpdateJob(r.Context(), h.d.OrgID(r), p.ByName("id"), in)
+	j, err := h.d.Agents.UpdateJob(r.Context(), httpx.OrgID(r), p.ByName("id"), in)
 	if err != nil {
 		return err
 	}
-	h.d.WriteJSON(w, http.StatusOK, workforceOK(h, agents.NewJobView(j)))
+	httpx.WriteJSON(w, http.StatusOK, workforceOK(h, agents.NewJobView(j)))
 	return nil
 }
 
 func (h *Handlers) DeleteJob(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
-	if err := h.d.Agents.DeleteJob(r.Context(), h.d.OrgID(r), id); err != nil {
+	if err := h.d.Agents.DeleteJob(r.Context(), httpx.OrgID(r), id); err != nil {
 		return err
 	}
-	h.d.WriteJSON(w, http.StatusOK, workforceOK(h, jobDeletedData{Deleted: true, ID: id}))
+	httpx.WriteJSON(w, http.StatusOK, workforceOK(h, jobDeletedData{Deleted: true, ID: id}))
 	return nil
 }

@@ -1,9 +1,8 @@
-// Package analysisapi is the HTTP face of post-call analysis (app/analysis):
+// Package analysis is the HTTP face of post-call analysis (app/analysis):
 // an agent's analysis plan, a call's or a conversation's analysis,
 // re-analysis one by one or in bulk, and a batch's analysis progress.
-// Package app keeps the route table, auth and the error mapping and passes
-// its request helpers in; this package decodes, calls one use case and
-// writes.
+// Package app/api keeps the route table, auth and the error mapping; this
+// package decodes, calls one use case and writes, with app/api/httpx.
 package analysis
 
 import (
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/app/agenttest"
 	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -24,11 +24,7 @@ import (
 
 // Deps are what the handlers use.
 type Deps struct {
-	Analysis  *analysis.Service
-	OrgID     func(*http.Request) string
-	ReadBody  func(*http.Request) ([]byte, error)
-	Decode    func([]byte, any) error
-	WriteData func(w http.ResponseWriter, status int, data any)
+	Analysis *analysis.Service
 	// Tests runs agent test files on the conversation engine (nil: not wired).
 	Tests *agenttest.Runner
 }
@@ -47,11 +43,11 @@ func (h *Handlers) Service() *analysis.Service { return h.d.Analysis }
 
 // GetPlan answers GET /api/v1/agents/{id}/analysis-plan.
 func (h *Handlers) GetPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	plan, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	plan, err := h.d.Analysis.GetPlan(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
+	httpx.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
 	return nil
 }
 
@@ -59,27 +55,27 @@ func (h *Handlers) GetPlan(w http.ResponseWriter, r *http.Request, p httprouter.
 // {"analysisPlan": {...}} (null removes it), checked before it is stored.
 func (h *Handlers) PutPlan(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	// Another organization's agent is 404 before its body is read.
-	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+	if _, err := h.d.Analysis.GetPlan(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	var in struct {
 		AnalysisPlan json.RawMessage `json:"analysisPlan"`
 	}
-	if err := h.d.Decode(b, &in); err != nil {
+	if err := httpx.DecodeBytes(b, &in); err != nil {
 		return err
 	}
 	if len(bytes.TrimSpace(in.AnalysisPlan)) == 0 {
 		return errs.InvalidField("analysisPlan", "is required (an object, or null to remove the plan)")
 	}
-	plan, err := h.d.Analysis.SetPlan(r.Context(), h.d.OrgID(r), p.ByName("id"), in.AnalysisPlan)
+	plan, err := h.d.Analysis.SetPlan(r.Context(), httpx.OrgID(r), p.ByName("id"), in.AnalysisPlan)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
+	httpx.WriteData(w, http.StatusOK, map[string]json.RawMessage{"analysisPlan": plan})
 	return nil
 }
 
@@ -94,11 +90,11 @@ func (h *Handlers) ConversationAnalysis(w http.ResponseWriter, r *http.Request, 
 }
 
 func (h *Handlers) get(w http.ResponseWriter, r *http.Request, kind, id string) error {
-	v, err := h.d.Analysis.Get(r.Context(), h.d.OrgID(r), kind, id)
+	v, err := h.d.Analysis.Get(r.Context(), httpx.OrgID(r), kind, id)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, v)
+	httpx.WriteData(w, http.StatusOK, v)
 	return nil
 }
 
@@ -106,18 +102,18 @@ func (h *Handlers) get(w http.ResponseWriter, r *http.Request, kind, id string) 
 // again (it needs a transcript and its agent a plan).
 func (h *Handlers) AnalyzeCall(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
-	n, err := h.d.Analysis.Reanalyze(r.Context(), h.d.OrgID(r), analysisstore.CallFilter{IDs: []string{id}})
+	n, err := h.d.Analysis.Reanalyze(r.Context(), httpx.OrgID(r), analysisstore.CallFilter{IDs: []string{id}})
 	if err != nil {
 		return err
 	}
 	if n == 0 {
 		return errs.New(errs.NotFound, "no call "+id+" with a transcript whose agent has an analysis plan")
 	}
-	v, err := h.d.Analysis.Get(r.Context(), h.d.OrgID(r), analysisstore.KindCall, id)
+	v, err := h.d.Analysis.Get(r.Context(), httpx.OrgID(r), analysisstore.KindCall, id)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusAccepted, v)
+	httpx.WriteData(w, http.StatusAccepted, v)
 	return nil
 }
 
@@ -133,29 +129,29 @@ type bulkInput struct {
 // Bulk answers POST /api/v1/analyses: the selected calls are queued again;
 // progress is read with GET /api/v1/analyses?batchId=.
 func (h *Handlers) Bulk(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	var in bulkInput
-	if err := h.d.Decode(b, &in); err != nil {
+	if err := httpx.DecodeBytes(b, &in); err != nil {
 		return err
 	}
 	if len(in.CallIDs) > 1000 {
 		return errs.InvalidField("callIds", "at most 1000 calls at once (use batchId or agentId)")
 	}
-	n, err := h.d.Analysis.Reanalyze(r.Context(), h.d.OrgID(r), analysisstore.CallFilter{IDs: in.CallIDs, BatchID: in.BatchID, AgentID: in.AgentID, Status: in.Status})
+	n, err := h.d.Analysis.Reanalyze(r.Context(), httpx.OrgID(r), analysisstore.CallFilter{IDs: in.CallIDs, BatchID: in.BatchID, AgentID: in.AgentID, Status: in.Status})
 	if err != nil {
 		return err
 	}
 	out := analysis.Progress{Queued: n, Fields: map[string]map[string]int{}}
 	if in.BatchID != "" {
-		if out, err = h.d.Analysis.BatchProgress(r.Context(), h.d.OrgID(r), in.BatchID); err != nil {
+		if out, err = h.d.Analysis.BatchProgress(r.Context(), httpx.OrgID(r), in.BatchID); err != nil {
 			return err
 		}
 		out.Queued = n
 	}
-	h.d.WriteData(w, http.StatusAccepted, out)
+	httpx.WriteData(w, http.StatusAccepted, out)
 	return nil
 }
 
@@ -166,11 +162,11 @@ func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter
 	if batch == "" {
 		return errs.InvalidField("batchId", "is required")
 	}
-	out, err := h.d.Analysis.BatchProgress(r.Context(), h.d.OrgID(r), batch)
+	out, err := h.d.Analysis.BatchProgress(r.Context(), httpx.OrgID(r), batch)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, out)
+	httpx.WriteData(w, http.StatusOK, out)
 	return nil
 }
 
@@ -185,17 +181,17 @@ func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter
 // analysisPlan.structuredData.schema), so a bad one is refused before
 // anything is written.
 func (h *Handlers) DecodeAgent(r *http.Request, in any) (agentstore.Also, error) {
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return nil, err
 	}
-	if err := h.d.Decode(b, in); err != nil {
+	if err := httpx.DecodeBytes(b, in); err != nil {
 		return nil, err
 	}
 	var p struct {
 		AnalysisPlan json.RawMessage `json:"analysisPlan"`
 	}
-	if err := h.d.Decode(b, &p); err != nil {
+	if err := httpx.DecodeBytes(b, &p); err != nil {
 		return nil, err
 	}
 	if len(bytes.TrimSpace(p.AnalysisPlan)) == 0 {

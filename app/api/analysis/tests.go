@@ -6,6 +6,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/agentd/agentd/app/agenttest"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
 )
 
@@ -17,10 +18,10 @@ func (h *Handlers) RunTests(w http.ResponseWriter, r *http.Request, p httprouter
 		return errs.New(errs.Unavailable, "agent tests are not wired")
 	}
 	// Another organization's agent is 404 before its body is read.
-	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
+	if _, err := h.d.Analysis.GetPlan(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -28,10 +29,10 @@ func (h *Handlers) RunTests(w http.ResponseWriter, r *http.Request, p httprouter
 	if err != nil {
 		return err
 	}
-	rep, err := h.tests.Run(r.Context(), h.d.OrgID(r), p.ByName("id"), suite)
+	rep, err := h.tests.Run(r.Context(), httpx.OrgID(r), p.ByName("id"), suite)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, rep)
+	httpx.WriteData(w, http.StatusOK, rep)
 	return nil
 }

@@ -1,8 +1,8 @@
-// Package convapi is the HTTP face of conversations: the conversation API
+// Package conversations is the HTTP face of conversations: the conversation API
 // and the OpenAI-compatible endpoint voice workers point their LLM plugin
 // at. Answers stream as server-sent events in two wire formats, which is
-// why it is its own package (package app keeps the route table, auth and
-// the error mapping, and passes them in). The rules live in
+// why it is its own package (package app/api keeps the route table, auth
+// and the error mapping; app/api/httpx decodes and answers). The rules live in
 // app/conversations; this package decodes, calls one use case and writes.
 package conversations
 
@@ -15,6 +15,8 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	analysisapi "github.com/agentd/agentd/app/api/analysis"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -32,20 +34,9 @@ type Deps struct {
 	Calls  conversations.CallReader
 	Agents AgentLister
 	Log    *slog.Logger
-	// OrgID is the authenticated request's organization.
-	OrgID func(*http.Request) string
-	// ReadBody reads the size-limited body; Decode decodes a JSON object
-	// strictly (both return 4xx errors naming the problem).
-	ReadBody func(*http.Request) ([]byte, error)
-	Decode   func([]byte, any) error
-	// WriteData writes a {data, meta} envelope.
-	WriteData func(w http.ResponseWriter, status int, data any)
-	// Status is the status and client message of an error, for an error
-	// that happens after a stream has started.
-	Status func(error) (int, string)
 	// Analysis reads a conversation's analysis (app/analysis); nil (and
 	// no error) when it has none, and the field may be nil too.
-	Analysis func(ctx context.Context, orgID, id string) (any, error)
+	Analysis *analysisapi.Handlers
 }
 
 // withAnalysis is GET /api/v1/conversations/{id}'s data: the conversation
@@ -70,11 +61,11 @@ type conversationList struct {
 }
 
 func (h *Handlers) decode(r *http.Request, dst any) error {
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	return h.d.Decode(b, dst)
+	return httpx.DecodeBytes(b, dst)
 }
 
 // Create answers POST /api/v1/conversations.
@@ -83,11 +74,11 @@ func (h *Handlers) Create(w http.ResponseWriter, r *http.Request, _ httprouter.P
 	if err := h.decode(r, &in); err != nil {
 		return err
 	}
-	v, err := h.d.Conv.Start(r.Context(), h.d.OrgID(r), conversations.ChannelAPI, in)
+	v, err := h.d.Conv.Start(r.Context(), httpx.OrgID(r), conversations.ChannelAPI, in)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusCreated, v)
+	httpx.WriteData(w, http.StatusCreated, v)
 	return nil
 }
 
@@ -97,37 +88,37 @@ func (h *Handlers) List(w http.ResponseWriter, r *http.Request, _ httprouter.Par
 	if err != nil {
 		return err
 	}
-	vs, total, err := h.d.Conv.List(r.Context(), h.d.OrgID(r), q)
+	vs, total, err := h.d.Conv.List(r.Context(), httpx.OrgID(r), q)
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, conversationList{Conversations: vs, Total: total, Limit: q.Limit, Offset: q.Offset})
+	httpx.WriteData(w, http.StatusOK, conversationList{Conversations: vs, Total: total, Limit: q.Limit, Offset: q.Offset})
 	return nil
 }
 
 // Get answers GET /api/v1/conversations/{id}.
 func (h *Handlers) Get(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	v, err := h.d.Conv.Get(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	v, err := h.d.Conv.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
 	out := withAnalysis{View: v}
 	if h.d.Analysis != nil {
-		if out.Analysis, err = h.d.Analysis(r.Context(), h.d.OrgID(r), v.ID); err != nil {
+		if out.Analysis, err = h.d.Analysis.ConversationAnalysisOf(r.Context(), httpx.OrgID(r), v.ID); err != nil {
 			return err
 		}
 	}
-	h.d.WriteData(w, http.StatusOK, out)
+	httpx.WriteData(w, http.StatusOK, out)
 	return nil
 }
 
 // End answers POST /api/v1/conversations/{id}/end.
 func (h *Handlers) End(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	v, err := h.d.Conv.End(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	v, err := h.d.Conv.End(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, v)
+	httpx.WriteData(w, http.StatusOK, v)
 	return nil
 }
 
@@ -156,22 +147,22 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		content = *in.Content // absent is refused after the lookup: another org's conversation is 404 first
 	}
 	if !in.Stream {
-		m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, nil)
+		m, err := h.d.Conv.Send(r.Context(), httpx.OrgID(r), p.ByName("id"), content, nil)
 		if err != nil {
 			return err
 		}
-		h.d.WriteData(w, http.StatusOK, messageAnswer{Message: m})
+		httpx.WriteData(w, http.StatusOK, messageAnswer{Message: m})
 		return nil
 	}
 	ev := sse.New(w)
-	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, func(d string) {
+	m, err := h.d.Conv.Send(r.Context(), httpx.OrgID(r), p.ByName("id"), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
 	case err != nil && !ev.Open():
 		return err
 	case err != nil:
-		st, msg := h.d.Status(err)
+		st, msg := httpx.Status(err)
 		h.d.Log.WarnContext(r.Context(), "conversation turn failed mid-stream", "err", err)
 		ev.Event("error", map[string]any{"error": map[string]any{"message": msg, "status": st}})
 		return nil
@@ -187,11 +178,11 @@ type toolsSecret struct {
 
 // RotateToolsSecret gives the organization a new tools secret, shown once.
 func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
+	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
+	httpx.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/llm"
@@ -122,7 +123,7 @@ var passThrough = []string{"temperature", "top_p", "max_tokens", "max_completion
 // completionInput reads a chat-completion body.
 func (h *Handlers) completionInput(body []byte, callID string) (conversations.CompleteInput, oaRequest, error) {
 	var req oaRequest
-	if err := h.d.Decode(body, &req); err != nil {
+	if err := httpx.DecodeBytes(body, &req); err != nil {
 		return conversations.CompleteInput{}, req, err
 	}
 	if req.Model == "" {
@@ -187,7 +188,7 @@ func oaUsage(u llm.Usage) map[string]int {
 
 // ChatCompletions answers POST /api/v1/openai/chat/completions.
 func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	body, err := h.d.ReadBody(r)
+	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
@@ -197,7 +198,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 	}
 	id, created := "chatcmpl-"+strings.ReplaceAll(uuid.NewString(), "-", ""), time.Now().Unix()
 	if !req.Stream {
-		c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, nil)
+		c, err := h.d.Conv.Complete(r.Context(), httpx.OrgID(r), h.d.Calls, in, nil)
 		if err != nil {
 			return err
 		}
@@ -219,7 +220,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 	}
 	first := true
-	c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, func(d string) {
+	c, err := h.d.Conv.Complete(r.Context(), httpx.OrgID(r), h.d.Calls, in, func(d string) {
 		if first {
 			ev.Event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 			first = false
@@ -230,7 +231,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 	case err != nil && !ev.Open():
 		return err
 	case err != nil:
-		st, msg := h.d.Status(err)
+		st, msg := httpx.Status(err)
 		ev.Event("", ErrorBody(&errs.Error{Message: msg}, st))
 		return nil
 	}
@@ -254,7 +255,7 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	data := []any{}
 	for off := 0; ; off += 100 {
-		as, more, err := h.d.Agents.ListAgents(r.Context(), h.d.OrgID(r), agentstore.AgentFilter{Limit: 100, Offset: off})
+		as, more, err := h.d.Agents.ListAgents(r.Context(), httpx.OrgID(r), agentstore.AgentFilter{Limit: 100, Offset: off})
 		if err != nil {
 			return err
 		}

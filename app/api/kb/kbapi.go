@@ -1,7 +1,7 @@
-// Package kbapi is the HTTP face of the knowledge base (app/kb):
-// collections, sources and search under /api/v1/kb. Package app keeps the
-// route table, auth and the error mapping and passes its request helpers
-// in; this package decodes, calls one use case and writes.
+// Package kb is the HTTP face of the knowledge base (app/kb): collections,
+// sources and search under /api/v1/kb. Package app/api keeps the route
+// table, auth and the error mapping; this package decodes, calls one use
+// case and writes, with app/api/httpx.
 package kb
 
 import (
@@ -10,7 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	apihelp "github.com/agentd/agentd/app/api/httpx"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/kbstore"
@@ -18,10 +18,8 @@ import (
 
 // Deps are what the handlers use.
 type Deps struct {
-	apihelp.Helpers // app's request helpers
-	KB              *kb.Service
-	Log             *slog.Logger
-	LogAttrs        func(*http.Request) []any // the request's id and path, for a log line
+	KB  *kb.Service
+	Log *slog.Logger
 }
 
 // Handlers are the routes' handlers.
@@ -43,7 +41,7 @@ type kbEnvelope[T any] struct {
 
 // writeKB sends data in the knowledge envelope.
 func writeKB[T any](h *Handlers, w http.ResponseWriter, status int, data T) {
-	h.d.WriteJSON(w, status, kbEnvelope[T]{Data: data, Meta: kbMeta{Timestamp: apitime.Format(h.d.Now())}})
+	httpx.WriteJSON(w, status, kbEnvelope[T]{Data: data, Meta: kbMeta{Timestamp: apitime.Format(httpx.Now())}})
 }
 
 // kbCollection is a collection as the API shows it.
@@ -64,10 +62,10 @@ func viewCollection(c kbstore.Collection) kbCollection {
 
 func (h *Handlers) CreateCollection(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body kb.CollectionInput
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	c, err := h.d.KB.Create(r.Context(), h.d.OrgID(r), body)
+	c, err := h.d.KB.Create(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
@@ -77,10 +75,10 @@ func (h *Handlers) CreateCollection(w http.ResponseWriter, r *http.Request, _ ht
 
 func (h *Handlers) UpdateCollection(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var body kb.CollectionPatch
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	c, err := h.d.KB.UpdateCollection(r.Context(), h.d.OrgID(r), p.ByName("id"), body)
+	c, err := h.d.KB.UpdateCollection(r.Context(), httpx.OrgID(r), p.ByName("id"), body)
 	if err != nil {
 		return err
 	}
@@ -94,7 +92,7 @@ func (h *Handlers) ListCollections(w http.ResponseWriter, r *http.Request, _ htt
 	if err != nil {
 		return err
 	}
-	cs, total, err := h.d.KB.ListCollections(r.Context(), h.d.OrgID(r), page)
+	cs, total, err := h.d.KB.ListCollections(r.Context(), httpx.OrgID(r), page)
 	if err != nil {
 		return err
 	}
@@ -110,7 +108,7 @@ func (h *Handlers) ListCollections(w http.ResponseWriter, r *http.Request, _ htt
 }
 
 func (h *Handlers) GetCollection(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	c, err := h.d.KB.Collection(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	c, err := h.d.KB.Collection(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -126,7 +124,7 @@ type kbDeleted struct {
 }
 
 func (h *Handlers) DeleteCollection(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	c, err := h.d.KB.DeleteCollection(r.Context(), h.d.OrgID(r), p.ByName("id"))
+	c, err := h.d.KB.DeleteCollection(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -136,10 +134,10 @@ func (h *Handlers) DeleteCollection(w http.ResponseWriter, r *http.Request, p ht
 
 func (h *Handlers) UpsertSource(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body kb.SourceInput
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	res, err := h.d.KB.UpsertSource(r.Context(), h.d.OrgID(r), body)
+	res, err := h.d.KB.UpsertSource(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
@@ -149,16 +147,16 @@ func (h *Handlers) UpsertSource(w http.ResponseWriter, r *http.Request, _ httpro
 
 func (h *Handlers) BatchSources(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body kb.BatchInput
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	res, err := h.d.KB.UpsertBatch(r.Context(), h.d.OrgID(r), body)
+	res, err := h.d.KB.UpsertBatch(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
 	for _, it := range res.Results {
 		if it.Err != nil {
-			h.d.Log.ErrorContext(r.Context(), "batch source failed", append(h.d.LogAttrs(r), "externalId", it.ExternalID, "err", it.Err)...)
+			h.d.Log.ErrorContext(r.Context(), "batch source failed", append(httpx.LogAttrs(r), "externalId", it.ExternalID, "err", it.Err)...)
 		}
 	}
 	writeKB(h, w, http.StatusOK, res)
@@ -171,7 +169,7 @@ func (h *Handlers) ListSources(w http.ResponseWriter, r *http.Request, _ httprou
 	if err != nil {
 		return err
 	}
-	srcs, total, err := h.d.KB.ListSources(r.Context(), h.d.OrgID(r), kb.SourceQuery{CollectionID: q.Get("collectionId"),
+	srcs, total, err := h.d.KB.ListSources(r.Context(), httpx.OrgID(r), kb.SourceQuery{CollectionID: q.Get("collectionId"),
 		ExternalID: q.Get("externalId"), Status: q.Get("status"), Page: page})
 	if err != nil {
 		return err
@@ -189,10 +187,10 @@ func (h *Handlers) ListSources(w http.ResponseWriter, r *http.Request, _ httprou
 
 func (h *Handlers) DeleteSources(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body kb.DeleteInput
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	res, err := h.d.KB.DeleteSources(r.Context(), h.d.OrgID(r), body)
+	res, err := h.d.KB.DeleteSources(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
@@ -207,10 +205,10 @@ type kbResults struct {
 
 func (h *Handlers) SearchKB(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body kb.SearchInput
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	res, err := h.d.KB.Search(r.Context(), h.d.OrgID(r), body)
+	res, err := h.d.KB.Search(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}

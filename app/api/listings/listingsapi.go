@@ -1,6 +1,6 @@
-// Package listingsapi is the HTTP face of listings (app/listings): sync,
-// the full list for diffing, and search. Package app keeps the route table,
-// auth and the error mapping and passes its request helpers in.
+// Package listings is the HTTP face of listings (app/listings): sync, the
+// full list for diffing, and search. Package app/api keeps the route table,
+// auth and the error mapping; the handlers use app/api/httpx.
 package listings
 
 import (
@@ -9,15 +9,14 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	apihelp "github.com/agentd/agentd/app/api/httpx"
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/internal/apitime"
 )
 
 // Deps are what the handlers use.
 type Deps struct {
-	apihelp.Helpers // app's request helpers
-	Listings        *listings.Service
+	Listings *listings.Service
 }
 
 // Handlers are the routes' handlers.
@@ -59,10 +58,10 @@ type syncResults struct {
 
 func (h *Handlers) SyncListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body listings.SyncBody
-	if err := h.d.Decode(r, &body); err != nil {
+	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	rep, err := h.d.Listings.SyncFromBody(r.Context(), h.d.OrgID(r), body)
+	rep, err := h.d.Listings.SyncFromBody(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
@@ -72,8 +71,8 @@ func (h *Handlers) SyncListings(w http.ResponseWriter, r *http.Request, _ httpro
 	d.Failed, d.Deleted = len(rep.Failed), rep.Deleted
 	d.Results = syncResults{Imported: nonNilItems(rep.Imported), Updated: nonNilItems(rep.Updated),
 		Unchanged: nonNilItems(rep.Unchanged), Failed: nonNilItems(rep.Failed)}
-	out.Meta.Message, out.Meta.Timestamp = rep.Message(), apitime.Format(h.d.Now())
-	h.d.WriteJSON(w, http.StatusOK, out)
+	out.Meta.Message, out.Meta.Timestamp = rep.Message(), apitime.Format(httpx.Now())
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -110,7 +109,7 @@ type listResponse struct {
 }
 
 func (h *Handlers) ListListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ls, total, err := h.d.Listings.List(r.Context(), h.d.OrgID(r), r.URL.Query().Get("category"))
+	ls, total, err := h.d.Listings.List(r.Context(), httpx.OrgID(r), r.URL.Query().Get("category"))
 	if err != nil {
 		return err
 	}
@@ -122,8 +121,8 @@ func (h *Handlers) ListListings(w http.ResponseWriter, r *http.Request, _ httpro
 			Status: "active", SourceURL: nullable(l.SourceURL), UpdatedAt: apitime.Format(l.UpdatedAt),
 		}
 	}
-	out.Data.Total, out.Meta.Timestamp = total, apitime.Format(h.d.Now())
-	h.d.WriteJSON(w, http.StatusOK, out)
+	out.Data.Total, out.Meta.Timestamp = total, apitime.Format(httpx.Now())
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 
@@ -150,7 +149,7 @@ type searchResponse struct {
 }
 
 func (h *Handlers) SearchListings(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	hits, err := h.d.Listings.SearchParams(r.Context(), h.d.OrgID(r), r.URL.Query())
+	hits, err := h.d.Listings.SearchParams(r.Context(), httpx.OrgID(r), r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -164,8 +163,8 @@ func (h *Handlers) SearchListings(w http.ResponseWriter, r *http.Request, _ http
 			Attributes: l.Attributes, SourceURL: nullable(l.SourceURL), Score: h.Score,
 		}
 	}
-	out.Meta.Timestamp = apitime.Format(h.d.Now())
-	h.d.WriteJSON(w, http.StatusOK, out)
+	out.Meta.Timestamp = apitime.Format(httpx.Now())
+	httpx.WriteJSON(w, http.StatusOK, out)
 	return nil
 }
 

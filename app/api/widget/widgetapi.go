@@ -1,8 +1,8 @@
-// Package widgetapi is the HTTP face of the chat widget: the script itself
+// Package widget is the HTTP face of the chat widget: the script itself
 // and the public chat endpoints a page on a listed site calls (no API key:
 // the page's Origin and the visitor token decide). CORS headers go only to
 // listed origins. The rules live in app/widget; this package decodes,
-// calls one use case and writes; package app keeps the route table.
+// calls one use case and writes; package app/api keeps the route table.
 package widget
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/api/sse"
 	"github.com/agentd/agentd/app/widget"
 )
@@ -23,17 +24,8 @@ import (
 // Deps are what the handlers use; package app gives its own request
 // helpers, so bodies are decoded and errors shaped as on every route.
 type Deps struct {
-	Widget   *widget.Service
-	Log      *slog.Logger
-	ReadBody func(*http.Request) ([]byte, error)
-	Decode   func([]byte, any) error
-	// WriteData writes a {data, meta} envelope.
-	WriteData func(w http.ResponseWriter, status int, data any)
-	// Status is the status and client message of an error, for an error
-	// that happens after a stream has started.
-	Status func(error) (int, string)
-	// Addr is the client's address (per-address limits).
-	Addr func(*http.Request) string
+	Widget *widget.Service
+	Log    *slog.Logger
 }
 
 // Handlers are the routes' handlers.
@@ -95,7 +87,7 @@ func (h *Handlers) Config(w http.ResponseWriter, r *http.Request, p httprouter.P
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, st)
+	httpx.WriteData(w, http.StatusOK, st)
 	return nil
 }
 
@@ -103,11 +95,11 @@ func (h *Handlers) Config(w http.ResponseWriter, r *http.Request, p httprouter.P
 func (h *Handlers) Start(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	agentID, host := p.ByName("agentId"), originHost(r)
 	cors(w, r, h.d.Widget.AllowOrigin(r.Context(), agentID, host))
-	s, err := h.d.Widget.Start(r.Context(), agentID, host, h.d.Addr(r))
+	s, err := h.d.Widget.Start(r.Context(), agentID, host, httpx.ClientAddr(r))
 	if err != nil {
 		return refuse(w, err)
 	}
-	h.d.WriteData(w, http.StatusCreated, s)
+	httpx.WriteData(w, http.StatusCreated, s)
 	return nil
 }
 
@@ -127,7 +119,7 @@ func (h *Handlers) History(w http.ResponseWriter, r *http.Request, p httprouter.
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, hist)
+	httpx.WriteData(w, http.StatusOK, hist)
 	return nil
 }
 
@@ -146,12 +138,12 @@ type messageAnswer struct {
 func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id, host := p.ByName("id"), originHost(r)
 	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, host))
-	b, err := h.d.ReadBody(r)
+	b, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
 	var in messageInput
-	if err := h.d.Decode(b, &in); err != nil {
+	if err := httpx.DecodeBytes(b, &in); err != nil {
 		return err
 	}
 	content := ""
@@ -159,14 +151,14 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		content = *in.Content
 	}
 	ev := sse.New(w)
-	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, host, h.d.Addr(r), content, func(d string) {
+	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, host, httpx.ClientAddr(r), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
 	case err != nil && !ev.Open():
 		return refuse(w, err)
 	case err != nil:
-		st, msg := h.d.Status(err)
+		st, msg := httpx.Status(err)
 		if !errors.Is(err, context.Canceled) {
 			h.d.Log.WarnContext(r.Context(), "widget turn failed mid-stream", "err", err)
 		}
