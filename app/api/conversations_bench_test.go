@@ -60,7 +60,7 @@ func convWords(r *rand.Rand, n int) string {
 // convBenchDB seeds (once, cached by schema) the database: org "default"
 // with its owner key printed at the first start, a collection "bench".
 func convBenchDB(b *testing.B) string {
-	names, _ := filepath.Glob("../storage/migrations/*.sql")
+	names, _ := filepath.Glob("../../storage/migrations/*.sql")
 	h := fnv.New32a()
 	for _, n := range names {
 		h.Write([]byte(filepath.Base(n)))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 
+	callsapi "github.com/agentd/agentd/app/api/calls"
 	convapi "github.com/agentd/agentd/app/api/conversations"
 	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/internal/errs"
@@ -117,7 +118,7 @@ func statusBody(fam Family, st int, e *Error, now timeNow) any {
 		}
 		return map[string]any{"success": false, "error": map[string]any{"message": e.Message, "code": code}}
 	case FamilyCalls:
-		return callsErrorAnswer{Error: callsError(e)}
+		return callsapi.ErrorAnswer{Error: callsapi.ErrorOf(e)}
 	case FamilyListings:
 		body := map[string]any{"error": map[string]any{"message": e.Message, "status": st, "timestamp": ts}}
 		if len(e.Details) > 0 {
@@ -129,23 +130,6 @@ func statusBody(fam Family, st int, e *Error, now timeNow) any {
 }
 
 const codeRateLimited = "RATE_LIMITED"
-
-// callsErrorBody is the error object of the calls family, {code, message}
-// (golden files pin the order); the batch answer embeds it too.
-type callsErrorBody struct {
-	Code    int    `json:"code"` // the HTTP status
-	Message string `json:"message"`
-}
-
-// callsErrorAnswer is the calls family's error answer.
-type callsErrorAnswer struct {
-	Error callsErrorBody `json:"error"`
-}
-
-// callsError is e as the calls family shows it.
-func callsError(e *Error) callsErrorBody {
-	return callsErrorBody{Code: httpx.StatusOf(e), Message: e.Message}
-}
 
 // isNotFound reports whether err is storage's not-found.
 func isNotFound(err error) bool { return errors.Is(err, sqldb.ErrNotFound) }

@@ -225,7 +225,7 @@ func TestOpenAINodeClient(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not installed: CI installs it (.ci/run)")
 	}
-	dir, _ := filepath.Abs("../test/openai-node")
+	dir, _ := filepath.Abs("../../test/openai-node")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
 		t.Skip("test/openai-node/node_modules is missing: run npm ci there (.ci/run does)")
 	}

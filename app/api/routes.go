@@ -1,6 +1,11 @@
 package api
 
-import "net/http"
+import (
+	"net/http"
+
+	callsapi "github.com/agentd/agentd/app/api/calls"
+	campaignsapi "github.com/agentd/agentd/app/api/campaigns"
+)
 
 // routes is the one route table: every endpoint with its method, path, error
 // family, authentication, capability and body limit. The router, the
@@ -9,19 +14,19 @@ func (s *Server) routes() {
 	// Core: health, the OpenAPI document, API keys.
 	s.handle(route{method: "GET", path: "/healthz", auth: authNone, summary: "Liveness and database check"}, s.health)
 	s.handle(route{method: "GET", path: "/api/openapi.json", auth: authNone, summary: "This OpenAPI document"}, s.openAPI)
-	s.handle(route{method: "POST", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "Create an API key (shown once)"}, s.createKey)
-	s.handle(route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "List the organization's API keys"}, s.listKeys)
-	s.handle(route{method: "DELETE", path: "/api/v2/api-keys/:id", capability: capAPIKeyManage, summary: "Revoke an API key"}, s.revokeKey)
+	s.handle(route{method: "POST", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "Create an API key (shown once)"}, s.keysAPI.CreateKey)
+	s.handle(route{method: "GET", path: "/api/v2/api-keys", capability: capAPIKeyManage, summary: "List the organization's API keys"}, s.keysAPI.ListKeys)
+	s.handle(route{method: "DELETE", path: "/api/v2/api-keys/:id", capability: capAPIKeyManage, summary: "Revoke an API key"}, s.keysAPI.RevokeKey)
 
 	// Dashboard sign-in, sessions and members.
-	s.handle(route{method: "POST", path: "/api/v2/auth/login", auth: authNone, bodyLimit: 8 << 10, summary: "Sign in with email and password; sets the session cookie"}, s.login)
-	s.handle(route{method: "POST", path: "/api/v2/auth/setup", auth: authNone, bodyLimit: 8 << 10, summary: "Set the first password with a one-time setup token and sign in"}, s.setup)
-	s.handle(route{method: "POST", path: "/api/v2/auth/logout", bodyLimit: 8 << 10, summary: "Sign out this session, or every session of the user"}, s.logout)
-	s.handle(route{method: "GET", path: "/api/v2/auth/me", summary: "The signed-in user and organization"}, s.me)
-	s.handle(route{method: "GET", path: "/api/v2/members", capability: capAgentRead, summary: "List the organization's members"}, s.listMembers)
-	s.handle(route{method: "POST", path: "/api/v2/members", capability: capMemberManage, summary: "Add a member with a role"}, s.addMember)
-	s.handle(route{method: "PATCH", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Change a member's role"}, s.updateMember)
-	s.handle(route{method: "DELETE", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Remove a member with their keys and sessions"}, s.removeMember)
+	s.handle(route{method: "POST", path: "/api/v2/auth/login", auth: authNone, bodyLimit: 8 << 10, summary: "Sign in with email and password; sets the session cookie"}, s.sessionsAPI.Login)
+	s.handle(route{method: "POST", path: "/api/v2/auth/setup", auth: authNone, bodyLimit: 8 << 10, summary: "Set the first password with a one-time setup token and sign in"}, s.sessionsAPI.Setup)
+	s.handle(route{method: "POST", path: "/api/v2/auth/logout", bodyLimit: 8 << 10, summary: "Sign out this session, or every session of the user"}, s.sessionsAPI.Logout)
+	s.handle(route{method: "GET", path: "/api/v2/auth/me", summary: "The signed-in user and organization"}, s.sessionsAPI.Me)
+	s.handle(route{method: "GET", path: "/api/v2/members", capability: capAgentRead, summary: "List the organization's members"}, s.sessionsAPI.ListMembers)
+	s.handle(route{method: "POST", path: "/api/v2/members", capability: capMemberManage, summary: "Add a member with a role"}, s.sessionsAPI.AddMember)
+	s.handle(route{method: "PATCH", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Change a member's role"}, s.sessionsAPI.UpdateMember)
+	s.handle(route{method: "DELETE", path: "/api/v2/members/:id", capability: capMemberManage, summary: "Remove a member with their keys and sessions"}, s.sessionsAPI.RemoveMember)
 
 	// Agents, the workforce view and jobs.
 	s.handle(route{method: "GET", path: "/api/v1/agents", family: FamilyAgents, summary: "List agents (filter by type and status, offset paging)"}, s.agentsAPI.ListAgents)
@@ -60,63 +65,63 @@ func (s *Server) routes() {
 
 	// Calls and telephony.
 	s.handle(route{method: "POST", path: "/api/v1/calls/schedule", family: FamilyCalls, auth: authInternal,
-		summary: "Schedule one outbound call"}, s.scheduleCall)
+		summary: "Schedule one outbound call"}, s.callsAPI.ScheduleCall)
 	s.handle(route{method: "POST", path: "/api/v1/calls/batch", family: FamilyCalls, bodyLimit: 8 << 20,
-		summary: "Schedule 1 to 1,000 calls for one agent"}, s.batchCalls)
+		summary: "Schedule 1 to 1,000 calls for one agent"}, s.callsAPI.BatchCalls)
 	s.handle(route{method: "POST", path: "/api/v1/calls/outbound", family: FamilyCalls,
-		summary: "Queue an immediate outbound call"}, s.outboundCall)
+		summary: "Queue an immediate outbound call"}, s.callsAPI.OutboundCall)
 	s.handle(route{method: "GET", path: "/api/v1/calls", family: FamilyCalls,
-		summary: "List calls with filters, sorting and pagination"}, s.listCalls)
+		summary: "List calls with filters, sorting and pagination"}, s.callsAPI.ListCalls)
 	s.handle(route{method: "GET", path: "/api/v1/calls/:id", family: FamilyCalls,
-		summary: "Read one call"}, s.getCall)
+		summary: "Read one call"}, s.callsAPI.GetCall)
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
-		summary: "Cancel a call that has not ended"}, s.cancelCall)
+		summary: "Cancel a call that has not ended"}, s.callsAPI.CancelCall)
 	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
-		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
-	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,
-		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callResult)
+		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.callsAPI.LiveKitWebhook)
+	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callsapi.ResultBodyLimit,
+		summary: "Record the voice agent's summary, transcript, outcome and metadata of a call"}, s.callsAPI.CallResult)
 
 	// Campaigns and compliance: batches, the do-not-call list, calling hours.
 	s.handle(route{method: "GET", path: "/api/v1/calls/batches", family: FamilyCalls,
-		summary: "List call batches (campaigns), newest first"}, s.listBatches)
+		summary: "List call batches (campaigns), newest first"}, s.campaignsAPI.ListBatches)
 	s.handle(route{method: "GET", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
-		summary: "Read a batch with the counts of its calls"}, s.getBatch)
+		summary: "Read a batch with the counts of its calls"}, s.campaignsAPI.GetBatch)
 	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/pause", family: FamilyCalls,
-		operation: "pauseBatch", summary: "Pause a batch: no new dials, calls in progress finish"}, s.batchAction(pauseBatch))
+		operation: "pauseBatch", summary: "Pause a batch: no new dials, calls in progress finish"}, s.campaignsAPI.BatchAction(campaignsapi.PauseBatch))
 	s.handle(route{method: "POST", path: "/api/v1/calls/batches/:id/resume", family: FamilyCalls,
-		operation: "resumeBatch", summary: "Resume a paused batch"}, s.batchAction(resumeBatch))
+		operation: "resumeBatch", summary: "Resume a paused batch"}, s.campaignsAPI.BatchAction(campaignsapi.ResumeBatch))
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/batches/:id", family: FamilyCalls,
-		operation: "cancelBatch", summary: "Cancel a batch: every call not yet final is cancelled"}, s.batchAction(cancelBatch))
+		operation: "cancelBatch", summary: "Cancel a batch: every call not yet final is cancelled"}, s.campaignsAPI.BatchAction(campaignsapi.CancelBatch))
 	s.handle(route{method: "POST", path: "/api/v1/dnc", family: FamilyCalls,
-		summary: "Add up to 10,000 numbers to the do-not-call list"}, s.addDNC)
+		summary: "Add up to 10,000 numbers to the do-not-call list"}, s.campaignsAPI.AddDNC)
 	s.handle(route{method: "DELETE", path: "/api/v1/dnc", family: FamilyCalls,
-		summary: "Remove numbers from the do-not-call list"}, s.removeDNC)
+		summary: "Remove numbers from the do-not-call list"}, s.campaignsAPI.RemoveDNC)
 	s.handle(route{method: "GET", path: "/api/v1/dnc", family: FamilyCalls,
-		summary: "List or look up numbers on the do-not-call list"}, s.listDNC)
+		summary: "List or look up numbers on the do-not-call list"}, s.campaignsAPI.ListDNC)
 	s.handle(route{method: "GET", path: "/api/v2/organization/settings", capability: capAgentRead,
-		summary: "The organization's settings (calling hours)"}, s.getSettings)
+		summary: "The organization's settings (calling hours)"}, s.campaignsAPI.GetSettings)
 	s.handle(route{method: "PATCH", path: "/api/v2/organization/settings", capability: capSettingsManage,
-		summary: "Change the organization's settings (calling hours)"}, s.patchSettings)
+		summary: "Change the organization's settings (calling hours)"}, s.campaignsAPI.PatchSettings)
 
 	// Events and webhooks (app/events).
 	wh := func(method, path, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, capability: capWebhookManage, summary: summary}, h)
 	}
-	wh(http.MethodPost, "/api/v2/webhooks", "Create a webhook endpoint (its signing secret is shown once)", s.createWebhook)
-	wh(http.MethodGet, "/api/v2/webhooks", "List webhook endpoints", s.listWebhooks)
-	wh(http.MethodGet, "/api/v2/webhooks/:id", "Read a webhook endpoint", s.getWebhook)
-	wh(http.MethodPatch, "/api/v2/webhooks/:id", "Change a webhook endpoint's URL, events, description or enabled", s.updateWebhook)
-	wh(http.MethodDelete, "/api/v2/webhooks/:id", "Delete a webhook endpoint with its deliveries", s.deleteWebhook)
-	wh(http.MethodPost, "/api/v2/webhooks/:id/rotate-secret", "New signing secret; the old one also signs for 24 h", s.rotateWebhookSecret)
-	wh(http.MethodPost, "/api/v2/webhooks/:id/test", "Send a ping event to the endpoint", s.testWebhook)
-	wh(http.MethodGet, "/api/v2/webhooks/:id/deliveries", "List the endpoint's deliveries with every attempt", s.listDeliveries)
-	wh(http.MethodPost, "/api/v2/webhooks/:id/deliveries/:deliveryId/retry", "Send a delivery again now (replay)", s.retryDelivery)
+	wh(http.MethodPost, "/api/v2/webhooks", "Create a webhook endpoint (its signing secret is shown once)", s.webhooksAPI.CreateWebhook)
+	wh(http.MethodGet, "/api/v2/webhooks", "List webhook endpoints", s.webhooksAPI.ListWebhooks)
+	wh(http.MethodGet, "/api/v2/webhooks/:id", "Read a webhook endpoint", s.webhooksAPI.GetWebhook)
+	wh(http.MethodPatch, "/api/v2/webhooks/:id", "Change a webhook endpoint's URL, events, description or enabled", s.webhooksAPI.UpdateWebhook)
+	wh(http.MethodDelete, "/api/v2/webhooks/:id", "Delete a webhook endpoint with its deliveries", s.webhooksAPI.DeleteWebhook)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/rotate-secret", "New signing secret; the old one also signs for 24 h", s.webhooksAPI.RotateWebhookSecret)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/test", "Send a ping event to the endpoint", s.webhooksAPI.TestWebhook)
+	wh(http.MethodGet, "/api/v2/webhooks/:id/deliveries", "List the endpoint's deliveries with every attempt", s.webhooksAPI.ListDeliveries)
+	wh(http.MethodPost, "/api/v2/webhooks/:id/deliveries/:deliveryId/retry", "Send a delivery again now (replay)", s.webhooksAPI.RetryDelivery)
 	ev := func(path, summary string, h handlerFunc) {
 		s.handle(route{method: http.MethodGet, path: path, capability: capEventsRead, summary: summary}, h)
 	}
-	ev("/api/v2/events", "Pull the event log after a cursor", s.listEvents)
-	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.streamEvents)
-	ev("/api/v2/events/types", "The event catalogue", s.listEventTypes)
+	ev("/api/v2/events", "Pull the event log after a cursor", s.webhooksAPI.ListEvents)
+	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.webhooksAPI.StreamEvents)
+	ev("/api/v2/events/types", "The event catalogue", s.webhooksAPI.ListEventTypes)
 
 	// Conversations (app/convapi over app/conversations): the conversation
 	// API and the OpenAI-compatible endpoint voice workers point at.

@@ -24,10 +24,15 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	agentsapi "github.com/agentd/agentd/app/api/agents"
 	analysisapi "github.com/agentd/agentd/app/api/analysis"
+	callsapi "github.com/agentd/agentd/app/api/calls"
+	campaignsapi "github.com/agentd/agentd/app/api/campaigns"
 	convapi "github.com/agentd/agentd/app/api/conversations"
 	"github.com/agentd/agentd/app/api/httpx"
 	kbapi "github.com/agentd/agentd/app/api/kb"
+	keysapi "github.com/agentd/agentd/app/api/keys"
 	listingsapi "github.com/agentd/agentd/app/api/listings"
+	sessionsapi "github.com/agentd/agentd/app/api/sessions"
+	webhooksapi "github.com/agentd/agentd/app/api/webhooks"
 	widgetapi "github.com/agentd/agentd/app/api/widget"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
@@ -143,8 +148,6 @@ type Server struct {
 	settings *settings.Service
 	kb       *kb.Service
 	listings *listings.Service
-	calls    callsState
-	webhooks webhooksState
 	// stopStreams ends the open event streams (Shutdown).
 	stopStreams context.CancelFunc
 	conv        *convapi.Handlers     // conversations (app/convapi)
@@ -152,9 +155,14 @@ type Server struct {
 	analysis    *analysisapi.Handlers // post-call analysis (app/analysisapi)
 	site        *web.Site             // the dashboard (app/web)
 
-	agentsAPI   *agentsapi.Handlers   // app/agentsapi
-	kbAPI       *kbapi.Handlers       // app/kbapi
-	listingsAPI *listingsapi.Handlers // app/listingsapi
+	callsAPI     *callsapi.Handlers     // calls, call results, LiveKit webhooks (app/api/calls)
+	campaignsAPI *campaignsapi.Handlers // batches, do-not-call, settings (app/api/campaigns)
+	keysAPI      *keysapi.Handlers      // API keys (app/api/keys)
+	sessionsAPI  *sessionsapi.Handlers  // sign-in, sessions, members (app/api/sessions)
+	webhooksAPI  *webhooksapi.Handlers  // webhooks and the event log (app/api/webhooks)
+	agentsAPI    *agentsapi.Handlers    // app/agentsapi
+	kbAPI        *kbapi.Handlers        // app/kbapi
+	listingsAPI  *listingsapi.Handlers  // app/listingsapi
 }
 
 // New builds the server, complete, from the opened features: its handlers,
@@ -178,15 +186,19 @@ func New(cfg Config, d Deps) *Server {
 		limiter:     access.NewLimiter(time.Minute, rates),
 		crossOrigin: http.NewCrossOriginProtection(),
 		agents:      d.Agents, dnc: d.DNC, settings: d.Settings, kb: d.KB, listings: d.Listings,
-		calls: callsState{d.Calls},
-		webhooks: webhooksState{svc: d.Events, worker: d.Deliveries, streams: streams,
-			stream: events.StreamConfig{Poll: cfg.Webhooks.Poll, KeepAlive: cfg.Webhooks.KeepAlive},
-			guard:  events.NewStreamGuard(cfg.Webhooks.Recheck)},
 		stopStreams: stop,
 	}
+	s.webhooksAPI = webhooksapi.New(webhooksapi.Deps{Events: d.Events, Deliveries: d.Deliveries, Streams: streams,
+		Stream: events.StreamConfig{Poll: cfg.Webhooks.Poll, KeepAlive: cfg.Webhooks.KeepAlive},
+		Guard:  events.NewStreamGuard(cfg.Webhooks.Recheck), Recheck: s, Log: cfg.Log})
+	s.keysAPI = keysapi.New(keysapi.Deps{Access: d.Access, Orgs: d.Stores.Orgs})
+	s.sessionsAPI = sessionsapi.New(sessionsapi.Deps{Access: d.Access, Orgs: d.Stores.Orgs, CrossOrigin: s.crossOrigin,
+		SecureCookie: strings.HasPrefix(cfg.PublicURL, "https://")})
+	s.campaignsAPI = campaignsapi.New(campaignsapi.Deps{Calls: d.Calls, DNC: d.DNC, Settings: d.Settings})
 	s.mux = newMux(http.HandlerFunc(s.notFound), http.HandlerFunc(s.methodNotAllowed))
 	s.site = s.newSite(d)
 	s.analysis = s.newAnalysisAPI(d.Analysis, d.AgentTests) // before the handlers that read analyses through it
+	s.callsAPI = callsapi.New(callsapi.Deps{Calls: d.Calls, Analysis: s.analysis})
 	s.conv = s.newConvAPI(d.Conversations)
 	s.widget = s.newWidgetAPI(d.Widget)
 	s.newFeatureAPIs()

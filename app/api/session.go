@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/errs"
 )
 
@@ -44,17 +43,4 @@ func (s *Server) sessionPrincipal(r *http.Request, token string) (principal, err
 	}
 	return principal{KeyID: "session:" + sess.UserID, OrgID: sess.OrgID, UserID: sess.UserID, Role: sess.Role,
 		Prefix: "session", Session: token, CSRF: sess.CSRFToken}, nil
-}
-
-// setSessionCookie sends the session cookie (Secure when the public URL is
-// https); an empty token clears it.
-func (s *Server) setSessionCookie(w http.ResponseWriter, token string) {
-	c := &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: strings.HasPrefix(s.cfg.PublicURL, "https://")}
-	if token == "" {
-		c.MaxAge = -1
-	} else {
-		c.Expires = s.now().Add(access.AbsoluteTimeout)
-	}
-	http.SetCookie(w, c)
 }

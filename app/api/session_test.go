@@ -156,7 +156,7 @@ func TestSessionRulesOnV1AndV2(t *testing.T) {
 	// A role change and a removal take effect on the next request.
 	var members struct {
 		Data struct {
-			Members []userView `json:"members"`
+			Members []struct{ ID, Email, Role, CreatedAt string } `json:"members"`
 		} `json:"data"`
 	}
 	admin.do("GET", "/api/v2/members", nil)

@@ -8,12 +8,12 @@ import (
 	"github.com/agentd/agentd/internal/errs"
 )
 
-// stillAllowed re-checks the credential of a long-lived request (an event
+// StillAllowed re-checks the credential of a long-lived request (an event
 // stream): the same key or session, not revoked, expired or signed out,
 // with a role that holds the capability. The key cache and the auth epoch
 // make it one small query. A database error keeps the stream (it is
 // checked again).
-func (s *Server) stillAllowed(r *http.Request, capability string) bool {
+func (s *Server) StillAllowed(r *http.Request, capability string) bool {
 	p := httpx.PrincipalOf(r.Context())
 	var role string
 	if p.Session != "" {

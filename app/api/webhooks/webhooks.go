@@ -1,4 +1,4 @@
-package api
+package webhooks
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/api/httpx"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/internal/errs"
@@ -16,21 +17,6 @@ import (
 
 // Handlers of /api/v2/webhooks and /api/v2/events: decode, one call into
 // app/events, a typed envelope. Bodies use the v2 shape {data, meta}.
-
-// v2Envelope is the {data, meta:{timestamp}} answer of the v2 endpoints.
-type v2Envelope[T any] struct {
-	Data T      `json:"data"`
-	Meta v2Meta `json:"meta"`
-}
-
-// v2Meta is the meta object of a v2 answer.
-type v2Meta struct {
-	Timestamp string `json:"timestamp"`
-}
-
-func (s *Server) writeV2(w http.ResponseWriter, status int, data any) {
-	httpx.WriteJSON(w, status, v2Envelope[any]{Data: data, Meta: v2Meta{Timestamp: formatTime(s.now())}})
-}
 
 // webhookList is the data of GET /api/v2/webhooks.
 type webhookList struct {
@@ -49,12 +35,12 @@ type eventTypes struct {
 	Types []events.TypeInfo `json:"types"`
 }
 
-func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (h *Handlers) CreateWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var in events.Input
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := s.webhooks.svc.Create(r.Context(), httpx.OrgID(r), in)
+	wh, err := h.d.Events.Create(r.Context(), httpx.OrgID(r), in)
 	if err != nil {
 		return err
 	}
@@ -62,8 +48,8 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request, _ httprou
 	return nil
 }
 
-func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ws, err := s.webhooks.svc.List(r.Context(), httpx.OrgID(r))
+func (h *Handlers) ListWebhooks(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	ws, err := h.d.Events.List(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
@@ -71,8 +57,8 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request, _ httprout
 	return nil
 }
 
-func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	wh, err := s.webhooks.svc.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
+func (h *Handlers) GetWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	wh, err := h.d.Events.Get(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -80,12 +66,12 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request, p httprouter
 	return nil
 }
 
-func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+func (h *Handlers) UpdateWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var in events.Input
 	if err := httpx.Decode(r, &in); err != nil {
 		return err
 	}
-	wh, err := s.webhooks.svc.Update(r.Context(), httpx.OrgID(r), p.ByName("id"), in)
+	wh, err := h.d.Events.Update(r.Context(), httpx.OrgID(r), p.ByName("id"), in)
 	if err != nil {
 		return err
 	}
@@ -93,16 +79,16 @@ func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request, p httprou
 	return nil
 }
 
-func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	if err := s.webhooks.svc.Delete(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
+func (h *Handlers) DeleteWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	if err := h.d.Events.Delete(r.Context(), httpx.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
 	httpx.WriteData(w, http.StatusOK, webhookDeleted{ID: p.ByName("id"), Deleted: true})
 	return nil
 }
 
-func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	wh, err := s.webhooks.svc.RotateSecret(r.Context(), httpx.OrgID(r), p.ByName("id"))
+func (h *Handlers) RotateWebhookSecret(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	wh, err := h.d.Events.RotateSecret(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -110,8 +96,8 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, p h
 	return nil
 }
 
-func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	ev, err := s.webhooks.svc.Test(r.Context(), httpx.OrgID(r), p.ByName("id"))
+func (h *Handlers) TestWebhook(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	ev, err := h.d.Events.Test(r.Context(), httpx.OrgID(r), p.ByName("id"))
 	if err != nil {
 		return err
 	}
@@ -135,7 +121,7 @@ func intParam(r *http.Request, name string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+func (h *Handlers) ListDeliveries(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	q := events.DeliveryQuery{Status: r.URL.Query().Get("status"), EventID: r.URL.Query().Get("eventId")}
 	var err error
 	if q.Limit, err = intParam(r, "limit"); err != nil {
@@ -144,7 +130,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p httpro
 	if q.Offset, err = intParam(r, "offset"); err != nil {
 		return err
 	}
-	page, err := s.webhooks.svc.Deliveries(r.Context(), httpx.OrgID(r), p.ByName("id"), q)
+	page, err := h.d.Events.Deliveries(r.Context(), httpx.OrgID(r), p.ByName("id"), q)
 	if err != nil {
 		return err
 	}
@@ -152,19 +138,19 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request, p httpro
 	return nil
 }
 
-func (s *Server) retryDelivery(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	d, err := s.webhooks.svc.Retry(r.Context(), httpx.OrgID(r), p.ByName("id"), p.ByName("deliveryId"))
+func (h *Handlers) RetryDelivery(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	d, err := h.d.Events.Retry(r.Context(), httpx.OrgID(r), p.ByName("id"), p.ByName("deliveryId"))
 	if err != nil {
 		return err
 	}
-	if s.webhooks.worker != nil {
-		s.webhooks.worker.Wake()
+	if h.d.Deliveries != nil {
+		h.d.Deliveries.Wake()
 	}
 	httpx.WriteData(w, http.StatusAccepted, d)
 	return nil
 }
 
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (h *Handlers) ListEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	types, err := events.ParseTypes(r.URL.Query()["type"])
 	if err != nil {
 		return err
@@ -173,7 +159,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter
 	if q.Limit, err = intParam(r, "limit"); err != nil {
 		return err
 	}
-	page, err := s.webhooks.svc.ListEvents(r.Context(), httpx.OrgID(r), q)
+	page, err := h.d.Events.ListEvents(r.Context(), httpx.OrgID(r), q)
 	if err != nil {
 		return err
 	}
@@ -181,7 +167,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, _ httprouter
 	return nil
 }
 
-func (s *Server) listEventTypes(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) error {
+func (h *Handlers) ListEventTypes(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) error {
 	httpx.WriteData(w, http.StatusOK, eventTypes{Types: events.Catalogue})
 	return nil
 }
@@ -189,7 +175,7 @@ func (s *Server) listEventTypes(w http.ResponseWriter, _ *http.Request, _ httpro
 // streamEvents is GET /api/v2/events/stream: server-sent events, one per
 // logged event (id = event id, event = type, data = the webhook body),
 // resumed after Last-Event-ID (or ?after=), from now on without either.
-func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (h *Handlers) StreamEvents(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	types, err := events.ParseTypes(r.URL.Query()["type"])
 	if err != nil {
 		return err
@@ -200,19 +186,19 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request, _ httprout
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(s.webhooks.streams, cancel) // the server is stopping
+	stop := context.AfterFunc(h.d.Streams, cancel) // the server is stopping
 	defer stop()
 	sink := &sseSink{w: w, rc: http.NewResponseController(w)}
-	allowed := func() bool { return s.stillAllowed(r, capEventsRead) }
-	guarded, release, err := s.webhooks.guard.Watch(ctx, httpx.PrincipalOf(r.Context()).KeyID, allowed, cancel, sink)
+	allowed := func() bool { return h.d.Recheck.StillAllowed(r, access.CapEventsRead) }
+	guarded, release, err := h.d.Guard.Watch(ctx, httpx.PrincipalOf(r.Context()).KeyID, allowed, cancel, sink)
 	if err != nil {
 		return err
 	}
 	defer release()
-	err = s.webhooks.svc.Stream(ctx, httpx.OrgID(r), after, types, s.webhooks.stream, guarded)
+	err = h.d.Events.Stream(ctx, httpx.OrgID(r), after, types, h.d.Stream, guarded)
 	if sink.open {
 		if err != nil && ctx.Err() == nil {
-			s.log.DebugContext(r.Context(), "event stream ended", append(httpx.LogAttrs(r), "err", err)...)
+			h.d.Log.DebugContext(r.Context(), "event stream ended", append(httpx.LogAttrs(r), "err", err)...)
 		}
 		return nil // the answer has started: nothing else can be sent
 	}

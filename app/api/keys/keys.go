@@ -1,4 +1,4 @@
-package api
+package keys
 
 import (
 	"encoding/json"
@@ -30,7 +30,7 @@ type keyView struct {
 }
 
 func newKeyView(k orgstore.APIKey, now time.Time) keyView {
-	return keyView{CreatedAt: formatTime(k.CreatedAt), CreatedBy: k.UserEmail, ExpiresAt: timePtr(k.ExpiresAt),
+	return keyView{CreatedAt: apitime.Format(k.CreatedAt), CreatedBy: k.UserEmail, ExpiresAt: timePtr(k.ExpiresAt),
 		ID: k.ID, Name: k.Name, Prefix: k.Prefix, RateLimitPerMinute: k.RateLimit,
 		RevokedAt: timePtr(k.RevokedAt), Status: access.KeyStatus(k, now)}
 }
@@ -38,25 +38,18 @@ func newKeyView(k orgstore.APIKey, now time.Time) keyView {
 // timePtr formats an optional time; nil stays null.
 func timePtr(t *time.Time) *string { return apitime.Ptr(t) }
 
-// envelope is the {data, meta} body of every /v2 success.
-type envelope[T any] struct {
-	Data T        `json:"data"`
-	Meta metaView `json:"meta"`
+// Deps are what the key handlers use: access creates and revokes keys, the
+// organizations' store lists them.
+type Deps struct {
+	Access *access.Service
+	Orgs   *orgstore.Orgs
 }
 
-// metaView is the meta object of an envelope.
-type metaView struct {
-	Timestamp string `json:"timestamp"`
-}
+// Handlers are the routes' handlers.
+type Handlers struct{ d Deps }
 
-func (s *Server) envelope(v any) envelope[any] {
-	return envelope[any]{Data: v, Meta: metaView{formatTime(s.now())}}
-}
-
-type healthView struct {
-	Status  string `json:"status"`
-	Version string `json:"version"`
-}
+// New builds the handlers.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
 
 type keyListView struct {
 	Count int       `json:"count"`
@@ -68,15 +61,7 @@ type keyRevokedView struct {
 	Revoked bool   `json:"revoked"`
 }
 
-func (s *Server) health(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if _, err := s.stores.Epoch.AuthEpoch(r.Context()); err != nil {
-		return &Error{Kind: errs.Unavailable, Message: errs.DBUnavailable, Err: err}
-	}
-	httpx.WriteJSON(w, http.StatusOK, healthView{Status: "ok", Version: s.cfg.Version})
-	return nil
-}
-
-func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+func (h *Handlers) CreateKey(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 	var body struct {
 		Name          string          `json:"name"`
 		ExpiresInDays json.RawMessage `json:"expiresInDays"`
@@ -93,41 +78,41 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request, _ httprouter.
 	default:
 		var d int
 		if err := json.Unmarshal(body.ExpiresInDays, &d); err != nil {
-			return badRequest("expiresInDays: must be an integer number of days, or null for a key that never expires")
+			return errs.New(errs.Invalid, "expiresInDays: must be an integer number of days, or null for a key that never expires")
 		}
 		o.ExpiresInDays = &d
 	}
 	p := httpx.PrincipalOf(r.Context())
-	secret, k, err := s.access.CreateKey(r.Context(), p.OrgID, p.UserID, o)
+	secret, k, err := h.d.Access.CreateKey(r.Context(), p.OrgID, p.UserID, o)
 	if err != nil {
 		return err
 	}
-	out := newKeyView(k, s.now())
+	out := newKeyView(k, httpx.Now())
 	out.Key = secret
-	httpx.WriteJSON(w, http.StatusCreated, s.envelope(out))
+	httpx.WriteData(w, http.StatusCreated, out)
 	return nil
 }
 
-func (s *Server) listKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	ks, err := s.stores.Orgs.ListKeys(r.Context(), httpx.OrgID(r))
+func (h *Handlers) ListKeys(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	ks, err := h.d.Orgs.ListKeys(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
-	now := s.now()
+	now := httpx.Now()
 	out := make([]keyView, 0, len(ks))
 	for _, k := range ks {
 		out = append(out, newKeyView(k, now))
 	}
-	httpx.WriteJSON(w, http.StatusOK, s.envelope(keyListView{Count: len(out), Keys: out}))
+	httpx.WriteData(w, http.StatusOK, keyListView{Count: len(out), Keys: out})
 	return nil
 }
 
-func (s *Server) revokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+func (h *Handlers) RevokeKey(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	id := p.ByName("id")
 	pr := httpx.PrincipalOf(r.Context())
-	if err := s.access.RevokeKey(r.Context(), access.Actor{UserID: pr.UserID, Role: pr.Role}, httpx.OrgID(r), id); err != nil {
+	if err := h.d.Access.RevokeKey(r.Context(), access.Actor{UserID: pr.UserID, Role: pr.Role}, httpx.OrgID(r), id); err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, s.envelope(keyRevokedView{ID: id, Revoked: true}))
+	httpx.WriteData(w, http.StatusOK, keyRevokedView{ID: id, Revoked: true})
 	return nil
 }

@@ -1,4 +1,4 @@
-package api
+package calls
 
 import (
 	"net/http"
@@ -9,22 +9,22 @@ import (
 	"github.com/agentd/agentd/app/calls"
 )
 
-// callResultBodyLimit is the body limit of POST /api/v1/calls/{id}/result.
-const callResultBodyLimit = calls.ResultBodyLimit
+// ResultBodyLimit is the body limit of POST /api/v1/calls/{id}/result.
+const ResultBodyLimit = calls.ResultBodyLimit
 
 // callResult is POST /api/v1/calls/{id}/result: the voice agent in the
 // call's room records its summary, transcript, outcome and metadata; the
 // call record is returned.
-func (s *Server) callResult(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+func (h *Handlers) CallResult(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
 	var req calls.ResultRequest
 	if err := httpx.Decode(r, &req); err != nil {
 		return err
 	}
-	rec, msg, err := s.calls.RecordResult(r.Context(), httpx.OrgID(r), p.ByName("id"), req)
+	rec, msg, err := h.d.Calls.RecordResult(r.Context(), httpx.OrgID(r), p.ByName("id"), req)
 	if err != nil {
 		return err
 	}
-	httpx.WriteJSON(w, http.StatusOK, callsDataMessage[calls.Record]{Data: rec, Message: msg})
+	httpx.WriteJSON(w, http.StatusOK, DataMessage[calls.Record]{Data: rec, Message: msg})
 	return nil
 }
 
@@ -36,15 +36,15 @@ type webhookReceived struct {
 // liveKitWebhook is POST /api/v1/telephony/livekit/webhook. The signature
 // covers the raw body, so the body and the Authorization header go to
 // app/calls as they came.
-func (s *Server) liveKitWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	if err := s.calls.CheckLiveKitWebhooks(); err != nil {
+func (h *Handlers) LiveKitWebhook(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	if err := h.d.Calls.CheckLiveKitWebhooks(); err != nil {
 		return err
 	}
 	body, err := httpx.ReadBody(r)
 	if err != nil {
 		return err
 	}
-	if err := s.calls.LiveKitWebhook(r.Context(), r.Header.Get("Authorization"), body); err != nil {
+	if err := h.d.Calls.LiveKitWebhook(r.Context(), r.Header.Get("Authorization"), body); err != nil {
 		return err
 	}
 	httpx.WriteJSON(w, http.StatusOK, webhookReceived{Received: true})
