@@ -220,16 +220,7 @@ func (s *Store) List(ctx context.Context, orgID, batchID string) ([]Analysis, er
 	if err != nil {
 		return nil, fmt.Errorf("storage: list analyses: %w", err)
 	}
-	defer rows.Close()
-	var out []Analysis
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, scan)
 }
 
 // EnqueueEndedCalls queues, inside the transaction that ends them, the

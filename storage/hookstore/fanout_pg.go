@@ -13,10 +13,7 @@ import (
 // (cursor_xid, cursor), a place in the log ordered by (xid, seq) (see
 // sqldb.Pos), with the snapshot it was set in (migration 0030).
 func (db *Webhooks) cursorNow() string {
-	if db.c.Postgres() {
-		return "cursor_xid, cursor, since_snapshot, since_xid"
-	}
-	return "cursor"
+	return sqldb.PerDialect[string]{SQLite: "cursor", Postgres: "cursor_xid, cursor, since_snapshot, since_xid"}.For(db.c.Dialect())
 }
 
 // cursorNowValue is the value of cursorNow for an endpoint that receives
@@ -26,10 +23,10 @@ func (db *Webhooks) cursorNow() string {
 // shows committed, ahead of the horizon behind an older running one, came
 // before the endpoint too, and the fan-out skips them.
 func (db *Webhooks) cursorNowValue() string {
-	if db.c.Postgres() {
-		return sqldb.LogHorizon + ", 0, pg_current_snapshot(), pg_current_xact_id()"
-	}
-	return "(SELECT coalesce(max(seq), 0) FROM events)"
+	return sqldb.PerDialect[string]{
+		SQLite:   "(SELECT coalesce(max(seq), 0) FROM events)",
+		Postgres: sqldb.LogHorizon + ", 0, pg_current_snapshot(), pg_current_xact_id()",
+	}.For(db.c.Dialect())
 }
 
 // fanOutPG is FanOutEvents on PostgreSQL. Writes commit concurrently there,
