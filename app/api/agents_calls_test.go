@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // Real calls through POST /api/v1/calls/outbound and the simulator dialer:
@@ -34,18 +36,12 @@ func TestWorkerStatsThroughRealCalls(t *testing.T) {
 	if w := workerByID(t, listWorkers(t, e, e.key), a.ID); w.WorkforceStatus != "active" {
 		t.Fatalf("while calling: %+v", w)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		w := workerByID(t, listWorkers(t, e, e.key), a.ID)
-		if w.TotalActions == 13 && w.WorkforceStatus == "idle" {
-			if w.SuccessfulActions != 12 || w.ReliabilityScore != "0.9231" {
-				t.Fatalf("after the calls: %+v", w)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("calls did not finish: %+v", w)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var w agents.Worker
+	testkit.Eventually(t, 30*time.Second, func() bool {
+		w = workerByID(t, listWorkers(t, e, e.key), a.ID)
+		return w.TotalActions == 13 && w.WorkforceStatus == "idle"
+	}, "calls did not finish: %+v", &w)
+	if w.SuccessfulActions != 12 || w.ReliabilityScore != "0.9231" {
+		t.Fatalf("after the calls: %+v", w)
 	}
 }

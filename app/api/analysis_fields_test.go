@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -121,27 +122,20 @@ func TestAnalysisOnCallAndConversation(t *testing.T) {
 		t.Fatalf("a conversation without analysis shows one: %s", b)
 	}
 	e.do("POST", "/api/v1/conversations/"+cid+"/end", e.key, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var out struct {
-			Data struct {
-				ID       string
-				Analysis *analysis.View
-			}
+	var out struct {
+		Data struct {
+			ID       string
+			Analysis *analysis.View
 		}
+	}
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		code := e.doJSON("GET", "/api/v1/conversations/"+cid, e.key, nil, &out)
-		if code == 200 && out.Data.Analysis != nil && out.Data.Analysis.Status != "pending" {
-			var direct struct{ Data analysis.View }
-			e.doJSON("GET", "/api/v1/conversations/"+cid+"/analysis", e.key, nil, &direct)
-			if out.Data.Analysis.Status != "completed" || !sameView(*out.Data.Analysis, direct.Data) {
-				t.Fatalf("conversation's analysis %+v, route %+v", out.Data.Analysis, direct.Data)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conversation analysis: %d %+v", code, out.Data.Analysis)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return code == 200 && out.Data.Analysis != nil && out.Data.Analysis.Status != "pending"
+	}, "conversation analysis still pending")
+	var direct struct{ Data analysis.View }
+	e.doJSON("GET", "/api/v1/conversations/"+cid+"/analysis", e.key, nil, &direct)
+	if out.Data.Analysis.Status != "completed" || !sameView(*out.Data.Analysis, direct.Data) {
+		t.Fatalf("conversation's analysis %+v, route %+v", out.Data.Analysis, direct.Data)
 	}
 
 	// Another organization still finds neither the agent, the call nor the conversation.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -78,18 +79,12 @@ func (e *analysisEnv) endedCall(key, agentID, phone string) string {
 // waitAnalysis polls the call's analysis until it is no longer pending.
 func (e *analysisEnv) waitAnalysis(key, id string) analysis.View {
 	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var out struct{ Data analysis.View }
+	var out struct{ Data analysis.View }
+	testkit.Eventually(e.t, 10*time.Second, func() bool {
 		code := e.doJSON("GET", "/api/v1/calls/"+id+"/analysis", key, nil, &out)
-		if code == 200 && out.Data.Status != "pending" {
-			return out.Data
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("analysis of %s still %d %+v", id, code, out.Data)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return code == 200 && out.Data.Status != "pending"
+	}, "analysis of %s still pending", id)
+	return out.Data
 }
 
 func TestAnalysisCompletesAndValidates(t *testing.T) {
@@ -180,17 +175,11 @@ func TestAnalysisBuiltinSkipped(t *testing.T) {
 		t.Fatalf("analysis before the end: %d %s", code, b)
 	}
 	e.do("POST", "/api/v1/conversations/"+conv.Data.ID+"/end", e.key, nil)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		var out struct{ Data analysis.View }
-		if code := e.doJSON("GET", "/api/v1/conversations/"+conv.Data.ID+"/analysis", e.key, nil, &out); code == 200 && out.Data.Status == "skipped" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("conversation analysis: %+v", out.Data)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		code := e.doJSON("GET", "/api/v1/conversations/"+conv.Data.ID+"/analysis", e.key, nil, &out)
+		return code == 200 && out.Data.Status == "skipped"
+	}, "conversation analysis not skipped")
 
 	// Bulk re-analysis needs a selection; progress needs a batch.
 	if code, _, b := e.do("POST", "/api/v1/analyses", e.key, map[string]any{}); code != 400 {

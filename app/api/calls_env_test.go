@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 )
@@ -85,17 +86,10 @@ func (e *testEnv) getCall(key, id string) callView {
 // waitCall polls the call until cond holds or the timeout passes.
 func (e *testEnv) waitCall(key, id string, timeout time.Duration, cond func(callView) bool) callView {
 	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		c := e.getCall(key, id)
-		if cond(c) {
-			return c
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("call %s: condition not met within %s; last %+v", id, timeout, c)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var c callView
+	testkit.Eventually(e.t, timeout, func() bool { c = e.getCall(key, id); return cond(c) },
+		"call %s: condition not met; last %+v", id, &c)
+	return c
 }
 
 // waitFinal waits for a final status.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
@@ -75,13 +76,7 @@ func TestKillDuringDialing(t *testing.T) {
 		}
 	}
 	// Kill once enough attempts are in flight (ring 1 s + talk 0.5 s each).
-	deadline := time.Now().Add(20 * time.Second)
-	for len(testbin.DialLog(t, dialLog)) < 40 {
-		if time.Now().After(deadline) {
-			t.Fatal("calls never started dialling")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 20*time.Second, func() bool { return len(testbin.DialLog(t, dialLog)) >= 40 }, "calls never started dialling")
 	srv.Kill()
 	before := len(testbin.DialLog(t, dialLog))
 	live, _, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: org.ID, Statuses: []string{"connecting", "ringing", "active"}, Limit: 1000})
@@ -94,27 +89,21 @@ func TestKillDuringDialing(t *testing.T) {
 	t.Logf("killed with %d dials made, %d calls mid-dial", before, len(live))
 
 	srv = start()
-	deadline = time.Now().Add(60 * time.Second)
 	var all []callstore.Call
-	for {
+	final := 0
+	testkit.Eventually(t, 60*time.Second, func() bool {
 		all, _, err = db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: org.ID, Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		final := 0
+		final = 0
 		for _, c := range all {
 			if callstore.CallFinal(c.Status) {
 				final++
 			}
 		}
-		if final == len(all) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d calls final after restart", final, len(all))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return final == len(all)
+	}, "not every call final after restart")
 	if len(all) != 200 {
 		t.Fatalf("%d calls stored, want 200", len(all))
 	}

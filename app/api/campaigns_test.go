@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
@@ -71,13 +72,7 @@ func (e *testEnv) getBatch(key, id string) batchView {
 
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, timeout)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, timeout, cond, "%s", what)
 }
 
 // Pausing stops new dials within one pacing slot (at most the one already
@@ -97,7 +92,9 @@ func TestBatchPauseResume(t *testing.T) {
 		t.Fatalf("pause: %d %+v", code, paused)
 	}
 	atPause := len(testbin.DialLog(t, logPath))
-	time.Sleep(600 * time.Millisecond) // six pacing slots
+	// A wait for something not to happen (no dial while paused) has no
+	// event to wait on: six pacing slots of the dialer's log staying still.
+	time.Sleep(600 * time.Millisecond)
 	after := len(testbin.DialLog(t, logPath))
 	if after > atPause+1 {
 		t.Fatalf("%d dials after the pause (more than one pacing slot)", after-atPause)
@@ -151,6 +148,8 @@ func TestBatchCancel1000(t *testing.T) {
 		t.Fatalf("cancel: %d %+v", code, out)
 	}
 	atCancel := testbin.DialLog(t, logPath)
+	// No event says "nothing more will be dialled": a second of the
+	// dialer's log staying still (ten pacing slots) is the check.
 	time.Sleep(time.Second)
 	if after := testbin.DialLog(t, logPath); len(after) != len(atCancel) {
 		t.Fatalf("%d calls dialled after the batch was cancelled", len(after)-len(atCancel))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/embedtest"
 )
 
@@ -30,17 +31,10 @@ func TestKBSourceRetriedWhenEmbedderReturns(t *testing.T) {
 	}
 	wait := func(what string, re *regexp.Regexp, status string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		testkit.Eventually(t, 10*time.Second, func() bool {
 			l := e.sources(e.key, col).Data.Sources
-			if len(l) == 1 && l[0].Status == status && (re == nil) == (l[0].Error == nil) && (re == nil || re.MatchString(*l[0].Error)) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("not %s: %+v", what, l)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return len(l) == 1 && l[0].Status == status && (re == nil) == (l[0].Error == nil) && (re == nil || re.MatchString(*l[0].Error))
+		}, "not %s", what)
 	}
 	post()
 	wait("failed with a retry", regexp.MustCompile(`^embedding service unavailable: .*HTTP 503.*; retry 1 of 1 at \S+Z$`), "failed")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // testEmbedder is the built-in embedder that fails any call with
@@ -99,21 +100,17 @@ func (e *testEnv) sources(key, col string) kbListResp {
 // waitProcessed polls the list until no source is pending or processing.
 func (e *testEnv) waitProcessed(key, col string) kbListResp {
 	e.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		l := e.sources(key, col)
-		busy := false
+	var l kbListResp
+	testkit.Eventually(e.t, 30*time.Second, func() bool {
+		l = e.sources(key, col)
 		for _, s := range l.Data.Sources {
-			busy = busy || s.Status == "pending" || s.Status == "processing"
+			if s.Status == "pending" || s.Status == "processing" {
+				return false
+			}
 		}
-		if !busy {
-			return l
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("sources still processing: %+v", l.Data.Sources)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return true
+	}, "sources still processing")
+	return l
 }
 
 func (e *testEnv) search(key string, body map[string]any) kbSearchResp {

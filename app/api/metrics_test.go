@@ -20,6 +20,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/internal/metrics"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
@@ -123,17 +124,11 @@ func TestMetricsMoveWithTrafficWithoutIDs(t *testing.T) {
 	}
 
 	var after map[string]*dto.MetricFamily
-	for deadline := time.Now().Add(15 * time.Second); ; {
+	testkit.Eventually(t, 15*time.Second, func() bool {
 		after = scrape(t, addr)
-		if value(after, "agentd_dial_outcomes_total", map[string]string{"outcome": "completed"}) >= 1 &&
-			value(after, "agentd_embed_request_duration_seconds", nil) >= 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("dial outcome or embedding not counted")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return value(after, "agentd_dial_outcomes_total", map[string]string{"outcome": "completed"}) >= 1 &&
+			value(after, "agentd_embed_request_duration_seconds", nil) >= 1
+	}, "dial outcome or embedding not counted")
 	moved := func(name string, labels map[string]string, min float64) {
 		t.Helper()
 		if d := value(after, name, labels) - value(before, name, labels); d < min {

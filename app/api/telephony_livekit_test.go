@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial/livekitdial"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/livekittest"
 )
@@ -206,14 +207,11 @@ func TestTelephonyLiveKitWebhookOtherProcess(t *testing.T) {
 	}
 
 	// Process a notices within a heartbeat and hangs up the room.
-	deadline := time.Now().Add(5 * time.Second)
-	for !fake.CalledFor("RoomService/DeleteRoom", room) {
-		if time.Now().After(deadline) {
-			t.Fatal("the dialling process did not hang up after the call was completed elsewhere")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(300 * time.Millisecond) // let its Dial return and settle
+	testkit.Eventually(t, 5*time.Second, func() bool { return fake.CalledFor("RoomService/DeleteRoom", room) },
+		"the dialling process did not hang up after the call was completed elsewhere")
+	// The dialer's Dial returns after the hang-up with no event of its own
+	// to wait on (the fake LiveKit sees nothing more); give it time to settle.
+	time.Sleep(300 * time.Millisecond)
 	// A later end event (another id) for the finished call is received and
 	// changes nothing.
 	late := livekittest.WebhookBody("EV_left_2", "participant_left", room, "sip-"+room, ended.Add(10*time.Second))
@@ -245,11 +243,5 @@ func TestTelephonyLiveKitTrunkCheck(t *testing.T) {
 // waitLog waits until the server log contains s.
 func waitLog(t *testing.T, e *testEnv, s string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(e.logs.String(), s) {
-		if time.Now().After(deadline) {
-			t.Fatalf("log never said %q:\n%s", s, e.logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, func() bool { return strings.Contains(e.logs.String(), s) }, "log never said %q", s)
 }

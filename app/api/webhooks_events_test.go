@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
@@ -171,13 +172,10 @@ func TestWebhookDisabledAfterFailing(t *testing.T) {
 			DisabledReason *string
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for e.doJSON("GET", "/api/v2/webhooks/"+id, e.key, nil, &wh); wh.Data.Enabled; e.doJSON("GET", "/api/v2/webhooks/"+id, e.key, nil, &wh) {
-		if time.Now().After(deadline) {
-			t.Fatal("not disabled")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 5*time.Second, func() bool {
+		e.doJSON("GET", "/api/v2/webhooks/"+id, e.key, nil, &wh)
+		return !wh.Data.Enabled
+	}, "not disabled")
 	if wh.Data.DisabledReason == nil || !strings.Contains(*wh.Data.DisabledReason, "every delivery failed") ||
 		!strings.Contains(*wh.Data.DisabledReason, "HTTP 502") {
 		t.Errorf("reason %v", wh.Data.DisabledReason)

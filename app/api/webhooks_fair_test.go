@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // One organization's endpoints that never answer do not delay another
@@ -44,10 +45,7 @@ func TestWebhookFairShareAcrossOrganizations(t *testing.T) {
 			e.do("POST", "/api/v2/webhooks/"+id+"/test", e.key, nil)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for hung.Load() < 16 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Within(5*time.Second, func() bool { return hung.Load() >= 16 })
 	_, keyB := e.newOrg("bee")
 	rc := newReceiver(t, nil)
 	idB, _ := e.createWebhook(keyB, rc.srv.URL, "*")

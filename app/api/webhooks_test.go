@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testkit"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
@@ -132,15 +133,13 @@ func TestWebhooksEndToEnd(t *testing.T) {
 	// Replay: the same event again, with the same webhook-id.
 	// The receiver may have answered before the server recorded the answer:
 	// a delivery still being sent is refused with 409 until it settles.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testkit.Eventually(t, 5*time.Second, func() bool {
 		code, _, b := e.do("POST", "/api/v2/webhooks/"+whID+"/deliveries/"+endedDelivery+"/retry", e.key, nil)
-		if code == 202 {
-			break
-		}
-		if code != 409 || time.Now().After(deadline) {
+		if code != 202 && code != 409 {
 			t.Fatalf("retry: %d %s", code, b)
 		}
-	}
+		return code == 202
+	}, "retry still refused with 409")
 	rc.waitFor(5*time.Second, "replayed call.ended", func(rs []received) bool {
 		n := 0
 		for _, r := range rs {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	widgetapi "github.com/agentd/agentd/app/api/widget"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -406,9 +407,7 @@ func TestWidgetOneStream(t *testing.T) {
 		code, _, _ := e.widgetSay(s, origin, "When do you open?")
 		done <- code
 	}()
-	for len(e.model.Got()) == 0 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return len(e.model.Got()) > 0 }, "the model never got the first message")
 	if code, h, b := e.widgetSay(s, origin, "Hello?"); code != 429 || h.Get("Retry-After") == "" {
 		t.Fatalf("second stream: %d %s", code, b)
 	}
