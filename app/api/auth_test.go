@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -160,18 +161,21 @@ func TestKeyStopsAtOnceAcrossProcesses(t *testing.T) {
 // second (milliseconds in practice).
 func refusedAtOnce(t *testing.T, e *testEnv, key string, code int, what string) {
 	t.Helper()
-	start := time.Now()
-	for {
-		got, _, _ := e.do("GET", "/api/v2/api-keys", key, nil)
-		if got == code {
-			t.Logf("%s: refused after %s", what, time.Since(start).Round(time.Microsecond))
-			return
-		}
-		if !dbtest.Postgres() || time.Since(start) > time.Second {
-			t.Fatalf("%s: status %d, want %d", what, got, code)
-		}
-		time.Sleep(2 * time.Millisecond)
+	start, got := time.Now(), 0
+	testkit.Eventually(t, settleTime(), func() bool {
+		got, _, _ = e.do("GET", "/api/v2/api-keys", key, nil)
+		return got == code
+	}, "%s: status %d, want %d", what, &got, code)
+	t.Logf("%s: refused after %s", what, time.Since(start).Round(time.Microsecond))
+}
+
+// settleTime is how long a change made elsewhere may take to reach this
+// server: at once on SQLite (one process), a NOTIFY later on PostgreSQL.
+func settleTime() time.Duration {
+	if dbtest.Postgres() {
+		return time.Second
 	}
+	return 0
 }
 
 func mustOwner(t *testing.T, db *storage.Stores, orgID string) string {
@@ -281,19 +285,9 @@ func TestKeyListFollowsChanges(t *testing.T) {
 	}
 	// On PostgreSQL the list cache hears of changes elsewhere by NOTIFY,
 	// a moment after they commit.
-	settle := time.Now()
-	if dbtest.Postgres() {
-		settle = settle.Add(time.Second)
-	}
-	for n := count(); n != 2; n = count() {
-		if time.Now().After(settle) {
-			t.Fatalf("after a key made elsewhere: %d keys", n)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testkit.Eventually(t, settleTime(), func() bool { return count() == 2 }, "a key made elsewhere not listed")
 	other.Orgs.RevokeKey(context.Background(), "", k.ID)
-	settle = time.Now().Add(time.Second)
-	for {
+	testkit.Eventually(t, settleTime(), func() bool {
 		var out struct {
 			Data struct {
 				Keys []map[string]any `json:"keys"`
@@ -306,14 +300,8 @@ func TestKeyListFollowsChanges(t *testing.T) {
 				revoked++
 			}
 		}
-		if revoked == 1 {
-			break
-		}
-		if !dbtest.Postgres() || time.Now().After(settle) {
-			t.Fatalf("revocation elsewhere not shown: %v", out.Data.Keys)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+		return revoked == 1
+	}, "revocation elsewhere not shown")
 }
 
 // Health answers 503 in the v2 error shape when the database is gone.

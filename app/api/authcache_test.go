@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
@@ -36,11 +37,7 @@ func TestAuthReadsNoRowInSteadyState(t *testing.T) {
 		return int(n.Int64)
 	}
 	authReads()
-	for end := time.Now().Add(5 * time.Second); !e.db.Conn().Listener().Up(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatal("listener not up")
-		}
-	}
+	testkit.Eventually(t, 5*time.Second, e.db.Conn().Listener().Up, "listener not up")
 	for range 3 { // warm the caches
 		if code, _, b := e.do("GET", "/api/v1/agents", e.key, nil); code != 200 {
 			t.Fatalf("GET: %d %s", code, b)

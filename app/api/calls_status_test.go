@@ -66,7 +66,9 @@ func TestCancelScheduledCallNeverDials(t *testing.T) {
 	if code := e.doJSON("DELETE", "/api/v1/calls/"+out.Data.ID, e.key, nil, &del); code != 200 || del.Data.Status != "cancelled" {
 		t.Fatalf("cancel: %d %+v", code, del)
 	}
-	time.Sleep(2 * time.Second) // past the due time
+	// The check is that nothing happens at the due time (the cancelled call
+	// is not dialled): no event marks a non-event, so the clock must pass it.
+	time.Sleep(2 * time.Second)
 	got := e.getCall(e.key, out.Data.ID)
 	if got.Status != "cancelled" || got.Attempts != 0 || len(got.AttemptHistory) != 0 {
 		t.Fatalf("after due time: %+v", got)
@@ -83,6 +85,8 @@ func TestCancelActiveCallHangsUp(t *testing.T) {
 	agent := e.voiceAgent(e.orgID)
 	id := e.outbound(e.key, agent.ID, "+14155550100")
 	e.waitCall(e.key, id, 5*time.Second, func(c callView) bool { return c.Status == "active" })
+	// "active" is stored before the sim dialer enters its talk wait; the
+	// hang-up must find it there, and the dialer shows no event for that.
 	time.Sleep(100 * time.Millisecond)
 	start := time.Now()
 	var del struct {

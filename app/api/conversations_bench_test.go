@@ -20,6 +20,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
@@ -91,18 +92,13 @@ func convBenchDB(b *testing.B) string {
 			b.Fatal(err)
 		}
 	}
-	for deadline := time.Now().Add(20 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	testkit.Eventually(b, 20*time.Minute, func() bool {
 		n, err := e.db.KB.KBBacklog(ctx, col.ID)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d sources still queued", n)
-		}
-	}
+		return n == 0
+	}, "sources still queued")
 	os.WriteFile(path+".done", nil, 0o644)
 	return path
 }

@@ -88,7 +88,9 @@ func TestInboundLiveKitWebhook(t *testing.T) {
 		got[0]["roomId"] != "inbound-+15550001111-xyz" {
 		t.Fatalf("after joined: %+v", got)
 	}
-	time.Sleep(1100 * time.Millisecond) // webhook times have second precision
+	// Webhook times have second precision: the next event must carry a
+	// later second, so the wall clock itself has to move (no event to wait on).
+	time.Sleep(1100 * time.Millisecond)
 	body = joined("EV_in_2", "participant_left")
 	if code, resp := e.postWebhook(telSign(livekittest.Key, livekittest.Secret, body, exp), body); code != 200 {
 		t.Fatalf("left: %d %s", code, resp)

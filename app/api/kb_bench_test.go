@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // BenchmarkKBIngest posts 20,000 one-chunk sources (100 Zipf-distributed
@@ -88,19 +89,13 @@ func BenchmarkKBIngest(b *testing.B) {
 		close(next)
 		wg.Wait()
 		tAcc += time.Since(start)
-		for {
+		testkit.Eventually(b, 5*time.Minute, func() bool {
 			n, err := e.db.KB.KBBacklog(ctx, col)
 			if err != nil {
 				b.Fatal(err)
 			}
-			if n == 0 {
-				break
-			}
-			if time.Since(start) > 5*time.Minute {
-				b.Fatalf("%d sources still queued after 5 minutes", n)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return n == 0
+		}, "sources still queued after 5 minutes")
 		tDone += time.Since(start)
 		cpu += processCPU() - cpu0
 	}

@@ -346,6 +346,8 @@ func TestConversationClientGoneCancelsModel(t *testing.T) {
 		t.Fatalf("answered %d before the model did", resp.StatusCode)
 	}
 	waitFor(t, "the model request to be canceled", 2*time.Second, func() bool { return e.model.Canceled.Load() == 1 })
+	// The check is that the abandoned turn is never stored: a non-event,
+	// so give a late write the time it would take rather than wait for one.
 	time.Sleep(100 * time.Millisecond)
 	if v := e.conversation(e.key, id); v.MessageCount != 0 {
 		t.Fatalf("stored %d messages of an abandoned turn", v.MessageCount)

@@ -63,7 +63,9 @@ func TestReadTimeoutSparesStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	time.Sleep(2 * time.Second) // twice the read timeout
+	// Twice the read timeout: the test is that the server cuts a client
+	// that stays silent this long, so the silence itself must last.
+	time.Sleep(2 * time.Second)
 	if code, _, b := e.do("POST", "/api/v2/webhooks/"+whID+"/test", e.key, nil); code >= 300 {
 		t.Fatalf("test ping: %d %s", code, b)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 )
@@ -195,16 +196,10 @@ func TestDashboardInBrowser(t *testing.T) {
 	run("source", chromedp.SendKeys(css("#s-ext"), "returns"), chromedp.SendKeys(css("#s-title"), "Returns policy"),
 		chromedp.SetValue(css("#s-content"), "# Returns\n\n## Refund window\n\nParcels may be returned within thirty days for a full refund.\n\n## Damaged items\n\nSend a photo and we replace the item at no cost.\n"),
 		chromedp.Submit(css("#s-content")), chromedp.WaitVisible(css("td code")))
-	for deadline := time.Now().Add(30 * time.Second); ; {
+	testkit.Eventually(t, 30*time.Second, func() bool {
 		run("source status", chromedp.Navigate(colURL), chromedp.WaitVisible(css("table.list")))
-		if get(ctx, t, "status", chromedp.Evaluate[bool](`!!document.querySelector("td .st-completed")`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the source was not processed")
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return get(ctx, t, "status", chromedp.Evaluate[bool](`!!document.querySelector("td .st-completed")`))
+	}, "the source was not processed")
 	run("playground", chromedp.Navigate(colURL+"/search"), chromedp.WaitVisible(css("#q")),
 		chromedp.SendKeys(css("#q"), "how long do I have for a refund"), chromedp.Submit(css("#q")),
 		chromedp.WaitVisible(css("ol.results .result-head")), shoot(shots, "search"))

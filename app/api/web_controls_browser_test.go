@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // fixedResolver resolves every host to one address.
@@ -169,14 +170,11 @@ func TestConsoleControlsInBrowser(t *testing.T) {
 			t.Fatalf("progress says %q", total)
 		}
 		// A batch may still be starting: reload until Pause is offered.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if !testkit.Within(10*time.Second, func() bool {
 			run(t, "campaign page", chromedp.Navigate(e.url+"/batches/"+batch), chromedp.WaitVisible(css("main h1")))
-			if get(ctx, t, "pause", chromedp.Evaluate[bool](`!!document.querySelector('form[action$="/pause"]')`)) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no Pause button on the running campaign: %v", apiField(t, e, "/api/v1/calls/batches/"+batch, "status"))
-			}
+			return get(ctx, t, "pause", chromedp.Evaluate[bool](`!!document.querySelector('form[action$="/pause"]')`))
+		}) {
+			t.Fatalf("no Pause button on the running campaign: %v", apiField(t, e, "/api/v1/calls/batches/"+batch, "status"))
 		}
 		clickThrough(t, ctx, "pause", `form[action$="/pause"] button`, `!!document.querySelector('form[action$="/resume"]')`)
 		if st := apiField(t, e, "/api/v1/calls/batches/"+batch, "status"); st != "paused" {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // signInBrowser sets the owner's password through the setup link.
@@ -34,27 +35,20 @@ func openTab(t *testing.T, ctx context.Context, e *testEnv, path, sel, badge str
 // waitJS polls a JavaScript condition in the tab until it holds.
 func waitJS(t *testing.T, tab context.Context, what string, timeout time.Duration, js string) {
 	t.Helper()
-	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
-		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			html, _ := chromedp.Run(tab, chromedp.OuterHTML(css("main")))
-			t.Fatalf("%s: not after %s (%v): %.3000s", what, timeout, err, html)
-		}
+	if !pollJS(tab, timeout, js) {
+		_, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
+		html, _ := chromedp.Run(tab, chromedp.OuterHTML(css("main")))
+		t.Fatalf("%s: not after %s (%v): %.3000s", what, timeout, err, html)
 	}
 }
 
 // pollJS polls a JavaScript condition in the tab until it holds or the
 // time is up.
 func pollJS(tab context.Context, timeout time.Duration, js string) bool {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](js)); err == nil && ok {
-			return true
-		}
-	}
-	return false
+	return testkit.Within(timeout, func() bool {
+		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](js))
+		return err == nil && ok
+	})
 }
 
 // stayed says the tab's marker survived: the page was never reloaded.
