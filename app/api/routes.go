@@ -123,7 +123,7 @@ func (s *Server) routes() {
 	ev("/api/v2/events/stream", "Stream new events as server-sent events (resume with Last-Event-ID)", s.webhooksAPI.StreamEvents)
 	ev("/api/v2/events/types", "The event catalogue", s.webhooksAPI.ListEventTypes)
 
-	// Conversations (app/convapi over app/conversations): the conversation
+	// Conversations (app/api/conversations over app/conversations): the conversation
 	// API and the OpenAI-compatible endpoint voice workers point at.
 	cv := func(method, path, capability, op string, limit int64, fam Family, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, capability: capability, operation: op, bodyLimit: limit, family: fam, summary: summary}, h)
@@ -137,7 +137,7 @@ func (s *Server) routes() {
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Rotate the organization's tools secret, which signs url tool calls (shown once)", s.conv.RotateToolsSecret)
 
-	// The chat widget (app/widgetapi over app/widget): public, no API key;
+	// The chat widget (app/api/widget over app/widget): public, no API key;
 	// the page's Origin (allowedDomains) and the visitor token decide.
 	s.mux.add("GET", "/widget.js", widgetScript)
 	wg := func(method, path, op string, limit int64, summary string, h handlerFunc) {
@@ -147,7 +147,7 @@ func (s *Server) routes() {
 	wg("POST", "/api/public/chat/:agentId/sessions", "widgetSession", 8<<10, "Start a widget conversation from a listed site: a short-lived visitor token", s.widget.Start)
 	wg("GET", "/api/public/chat/sessions/:id/messages", "widgetHistory", 0, "The visitor's conversation so far, with a renewed token", s.widget.History)
 	wg("POST", "/api/public/chat/sessions/:id/messages", "widgetMessage", 64<<10, "Send a visitor message; the answer streams as server-sent events", s.widget.Send)
-	// Post-call analysis (app/analysisapi over app/analysis, issue 24).
+	// Post-call analysis (app/api/analysis over app/analysis, issue 24).
 	cv("GET", "/api/v1/agents/:id/analysis-plan", capAgentRead, "getAnalysisPlan", 0, FamilyV2, "Read an agent's analysis plan", s.analysis.GetPlan)
 	cv("PUT", "/api/v1/agents/:id/analysis-plan", capAgentWrite, "putAnalysisPlan", 64<<10, FamilyV2, "Set an agent's analysis plan (summary, structured data with a JSON Schema, success evaluation)", s.analysis.PutPlan)
 	cv("GET", "/api/v1/calls/:id/analysis", capAgentRead, "getCallAnalysis", 0, FamilyV2, "Read a call's analysis", s.analysis.CallAnalysis)

@@ -150,9 +150,9 @@ type Server struct {
 	listings *listings.Service
 	// stopStreams ends the open event streams (Shutdown).
 	stopStreams context.CancelFunc
-	conv        *convapi.Handlers     // conversations (app/convapi)
-	widget      *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
-	analysis    *analysisapi.Handlers // post-call analysis (app/analysisapi)
+	conv        *convapi.Handlers     // conversations (app/api/conversations)
+	widget      *widgetapi.Handlers   // the chat widget's public routes (app/api/widget)
+	analysis    *analysisapi.Handlers // post-call analysis (app/api/analysis)
 	site        *web.Site             // the dashboard (app/web)
 
 	callsAPI     *callsapi.Handlers     // calls, call results, LiveKit webhooks (app/api/calls)
@@ -160,9 +160,9 @@ type Server struct {
 	keysAPI      *keysapi.Handlers      // API keys (app/api/keys)
 	sessionsAPI  *sessionsapi.Handlers  // sign-in, sessions, members (app/api/sessions)
 	webhooksAPI  *webhooksapi.Handlers  // webhooks and the event log (app/api/webhooks)
-	agentsAPI    *agentsapi.Handlers    // app/agentsapi
-	kbAPI        *kbapi.Handlers        // app/kbapi
-	listingsAPI  *listingsapi.Handlers  // app/listingsapi
+	agentsAPI    *agentsapi.Handlers    // app/api/agents
+	kbAPI        *kbapi.Handlers        // app/api/kb
+	listingsAPI  *listingsapi.Handlers  // app/api/listings
 }
 
 // New builds the server, complete, from the opened features: its handlers,

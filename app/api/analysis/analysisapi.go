@@ -171,8 +171,8 @@ func (h *Handlers) Progress(w http.ResponseWriter, r *http.Request, _ httprouter
 }
 
 // An agent's analysisPlan is also a field of the agent on the v1 agent
-// routes (issue 24); package app keeps those handlers and asks these for
-// the plan, which app/analysis keeps (package app is at its size limit).
+// routes (issue 24); app/api/agents keeps those handlers and asks these
+// for the plan, which app/analysis keeps.
 
 // DecodeAgent reads an agent's create or update body into in (the agent's
 // fields) and returns the write of its analysisPlan, for the agent's own
