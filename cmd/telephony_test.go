@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
@@ -128,21 +129,18 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 		t.Fatalf("outbound: %d", code)
 	}
 	seen := []string{created.Data.Status}
-	deadline := time.Now().Add(15 * time.Second)
-	for seen[len(seen)-1] != "completed" {
+	testkit.Within(15*time.Second, func() bool { // every status it passes through, until a final one
 		var got struct{ Data struct{ Status string } }
 		call("GET", "/calls/"+created.Data.ID, nil, &got)
 		if s := got.Data.Status; s != seen[len(seen)-1] {
 			seen = append(seen, s)
-			if s == "failed" || s == "busy" || s == "no_answer" || s == "cancelled" {
-				break
-			}
 		}
-		if time.Now().After(deadline) {
-			break
+		switch seen[len(seen)-1] {
+		case "completed", "failed", "busy", "no_answer", "cancelled":
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	if got := strings.Join(seen, " -> "); got != "queued -> connecting -> ringing -> active -> completed" {
 		t.Fatalf("statuses %s; log:\n%s", got, logs.String())
 	}

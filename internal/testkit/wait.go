@@ -35,3 +35,18 @@ func Within(within time.Duration, cond func() bool) bool {
 		pause = min(2*pause, 50*time.Millisecond)
 	}
 }
+
+// WithinEvery is Within polling every period, for a condition costly to
+// check (re-reading logs while a benchmark measures CPU, a restore).
+func WithinEvery(within, period time.Duration, cond func() bool) bool {
+	end := time.Now().Add(within)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(period) // the helper's own poll
+	}
+}

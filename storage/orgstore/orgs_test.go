@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -300,20 +301,17 @@ func TestAuthEpoch(t *testing.T) {
 		for _, d := range []*storage.Stores{db, other} {
 			// On PostgreSQL the other handle hears of it by NOTIFY, a
 			// moment after the commit: it may take that long.
-			deadline := time.Now()
+			within := time.Duration(0)
 			if want && dbtest.Postgres() {
-				deadline = deadline.Add(time.Second)
+				within = time.Second
 			}
-			for {
+			var a, b int64
+			if !testkit.Within(within, func() bool {
 				// Twice: the second read may come from the fast path.
-				a, b := epoch(d), epoch(d)
-				if a == b && (a != last) == want {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: epoch %d then %d, was %d; moved should be %v", what, a, b, last, want)
-				}
-				time.Sleep(5 * time.Millisecond)
+				a, b = epoch(d), epoch(d)
+				return a == b && (a != last) == want
+			}) {
+				t.Fatalf("%s: epoch %d then %d, was %d; moved should be %v", what, a, b, last, want)
 			}
 		}
 		last = epoch(db)

@@ -8,14 +8,12 @@ import (
 )
 
 // Dialect is the SQL engine under a DB. The stores write one query text
-// for both where they can (SQLite's ? placeholders are renumbered for
-// PostgreSQL by the connection; both take ON CONFLICT ... DO UPDATE and
-// RETURNING) and ask the dialect for the pieces that differ, rather than
-// branching on the engine themselves. Where a whole statement or flow
-// differs, the store names both in a PerDialect.
+// for both (? placeholders are renumbered for PostgreSQL; both take upserts
+// and RETURNING) and ask the dialect for the pieces that differ, never
+// branching on the engine; a statement or flow that differs as a whole is
+// named once per engine in a PerDialect.
 type Dialect int
 
-// The two engines agentd runs on.
 const (
 	SQLite Dialect = iota
 	Postgres
@@ -25,19 +23,10 @@ const (
 func (db *DB) Dialect() Dialect { return db.dialect }
 
 // Postgres reports whether this DB is PostgreSQL, for the composition
-// root's choices (rate limits shared between processes); stores ask the
-// Dialect instead.
+// root's choices; stores ask the Dialect instead.
 func (db *DB) Postgres() bool { return db.dialect == Postgres }
 
-func (d Dialect) String() string {
-	if d == Postgres {
-		return "postgres"
-	}
-	return "sqlite"
-}
-
-// PerDialect is a value written once per engine: a statement whose text
-// differs as a whole, or a flow of its own.
+// PerDialect is a value written once per engine.
 type PerDialect[T any] struct{ SQLite, Postgres T }
 
 // For is the value for d.
@@ -51,20 +40,12 @@ func (p PerDialect[T]) For(d Dialect) T {
 // ForUpdate ends a SELECT in a read-modify-write transaction: on
 // PostgreSQL the rows are locked until it ends (other writers run at the
 // same time); on SQLite the one writer already excludes them.
-func (d Dialect) ForUpdate() string {
-	if d == Postgres {
-		return " FOR UPDATE"
-	}
-	return ""
-}
+func (d Dialect) ForUpdate() string { return PerDialect[string]{Postgres: " FOR UPDATE"}.For(d) }
 
 // SkipLocked ends a SELECT that picks rows to work on: on PostgreSQL the
 // rows another transaction holds are skipped, not waited for.
 func (d Dialect) SkipLocked() string {
-	if d == Postgres {
-		return " FOR UPDATE SKIP LOCKED"
-	}
-	return ""
+	return PerDialect[string]{Postgres: " FOR UPDATE SKIP LOCKED"}.For(d)
 }
 
 // LockKey takes a transaction-level lock of key (held to the end of tx)
@@ -101,46 +82,31 @@ func (d Dialect) UUID() string {
 
 // GroupConcat aggregates expr's values as text joined by commas.
 func (d Dialect) GroupConcat(expr string) string {
-	if d == Postgres {
-		return "string_agg(" + expr + "::text, ',')"
-	}
-	return "group_concat(" + expr + ")"
+	return PerDialect[string]{SQLite: "group_concat(" + expr + ")", Postgres: "string_agg(" + expr + "::text, ',')"}.For(d)
 }
 
 // OrderedJoin is an inner join whose left side drives: SQLite's CROSS
 // JOIN fixes the order; PostgreSQL has no CROSS JOIN ... ON, and its
 // planner picks the order itself.
 func (d Dialect) OrderedJoin() string {
-	if d == Postgres {
-		return "JOIN"
-	}
-	return "CROSS JOIN"
+	return PerDialect[string]{SQLite: "CROSS JOIN", Postgres: "JOIN"}.For(d)
 }
 
 // Param is a placeholder of SQL type typ, where the engine cannot infer
 // it (PostgreSQL in a VALUES list); SQLite's columns take any value.
 func (d Dialect) Param(typ string) string {
-	if d == Postgres {
-		return "?::" + typ
-	}
-	return "?"
+	return PerDialect[string]{SQLite: "?", Postgres: "?::" + typ}.For(d)
 }
 
 // InsertedID ends an INSERT of one row whose id the caller reads: on
 // PostgreSQL, which has no LastInsertId, the statement returns it
 // (QueryRow ... Scan); on SQLite nothing is added and the caller reads
 // Result.LastInsertId, which costs no result row.
-func (d Dialect) InsertedID() string {
-	if d == Postgres {
-		return " RETURNING id"
-	}
-	return ""
-}
+func (d Dialect) InsertedID() string { return PerDialect[string]{Postgres: " RETURNING id"}.For(d) }
 
-// ReserveIDs returns n new ids, ascending, of table's INTEGER PRIMARY KEY
-// id (AUTOINCREMENT on SQLite, a serial on PostgreSQL), for rows written
-// later in tx with them. On SQLite the one writer makes them the ids after
-// the highest ever given; on PostgreSQL they are drawn from the sequence.
+// ReserveIDs returns n new ascending ids of table's key id for rows tx
+// writes later: after the highest ever given (SQLite's one writer), or
+// drawn from the serial's sequence (PostgreSQL).
 func (d Dialect) ReserveIDs(ctx context.Context, tx *sql.Tx, table string, n int) ([]int64, error) {
 	ids := make([]int64, 0, n)
 	if n == 0 {

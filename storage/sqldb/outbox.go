@@ -145,20 +145,14 @@ func (b *broadcast) fire() {
 // PosCols reads an event's place in the log (Pos's Seq, Xid) from the
 // events table's columns.
 func (d Dialect) PosCols() string {
-	if d == Postgres {
-		return "seq, xid::text::bigint"
-	}
-	return "seq, 0"
+	return PerDialect[string]{SQLite: "seq, 0", Postgres: "seq, xid::text::bigint"}.For(d)
 }
 
 // LogEnd reads the place (Seq, Xid) a reader starting now begins at: after
 // the newest event on SQLite, the log's horizon on PostgreSQL (events of
 // transactions still running then come after it).
 func (d Dialect) LogEnd() string {
-	if d == Postgres {
-		return "SELECT 0, " + LogHorizon + "::text::bigint"
-	}
-	return "SELECT coalesce(max(seq), 0), 0 FROM events"
+	return PerDialect[string]{SQLite: "SELECT coalesce(max(seq), 0), 0 FROM events", Postgres: "SELECT 0, " + LogHorizon + "::text::bigint"}.For(d)
 }
 
 // AfterPos is the condition on the events table for the events after p
