@@ -9,5 +9,5 @@ import (
 // the engine; a conversation's analysis is read through the analysis
 // handlers.
 func (s *Server) newConvAPI(engine *conversations.Service) *convapi.Handlers {
-	return convapi.New(convapi.Deps{Conv: engine, Calls: s.stores.Calls, Agents: s.stores.Agents, Log: s.log, Analysis: s.analysis})
+	return convapi.New(convapi.Deps{Conv: engine, Calls: s.stores.Calls, Agents: s.stores.Agents, Log: s.log, Analysis: s.analysis, Slots: s})
 }

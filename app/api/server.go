@@ -150,10 +150,13 @@ type Server struct {
 	listings *listings.Service
 	// stopStreams ends the open event streams (Shutdown).
 	stopStreams context.CancelFunc
-	conv        *convapi.Handlers     // conversations (app/api/conversations)
-	widget      *widgetapi.Handlers   // the chat widget's public routes (app/api/widget)
-	analysis    *analysisapi.Handlers // post-call analysis (app/api/analysis)
-	site        *web.Site             // the dashboard (app/web)
+	// guard counts the open streams per key (events and answers) and
+	// re-checks the event streams' credentials.
+	guard    *events.StreamGuard
+	conv     *convapi.Handlers     // conversations (app/api/conversations)
+	widget   *widgetapi.Handlers   // the chat widget's public routes (app/api/widget)
+	analysis *analysisapi.Handlers // post-call analysis (app/api/analysis)
+	site     *web.Site             // the dashboard (app/web)
 
 	callsAPI     *callsapi.Handlers     // calls, call results, LiveKit webhooks (app/api/calls)
 	campaignsAPI *campaignsapi.Handlers // batches, do-not-call, settings (app/api/campaigns)
@@ -187,10 +190,11 @@ func New(cfg Config, d Deps) *Server {
 		crossOrigin: http.NewCrossOriginProtection(),
 		agents:      d.Agents, dnc: d.DNC, settings: d.Settings, kb: d.KB, listings: d.Listings,
 		stopStreams: stop,
+		guard:       events.NewStreamGuard(cfg.Webhooks.Recheck),
 	}
 	s.webhooksAPI = webhooksapi.New(webhooksapi.Deps{Events: d.Events, Deliveries: d.Deliveries, Streams: streams,
 		Stream: events.StreamConfig{Poll: cfg.Webhooks.Poll, KeepAlive: cfg.Webhooks.KeepAlive},
-		Guard:  events.NewStreamGuard(cfg.Webhooks.Recheck), Recheck: s, Log: cfg.Log})
+		Guard:  s.guard, Recheck: s, Log: cfg.Log})
 	s.keysAPI = keysapi.New(keysapi.Deps{Access: d.Access, Orgs: d.Stores.Orgs})
 	s.sessionsAPI = sessionsapi.New(sessionsapi.Deps{Access: d.Access, Orgs: d.Stores.Orgs, CrossOrigin: s.crossOrigin,
 		SecureCookie: strings.HasPrefix(cfg.PublicURL, "https://")})

@@ -8,6 +8,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentd/agentd/internal/errs"
 )
@@ -81,7 +82,26 @@ type Model interface {
 const (
 	CodeUnavailable = "MODEL_UNAVAILABLE"
 	CodeTimeout     = "MODEL_TIMEOUT"
+	CodeTooLarge    = "MODEL_ANSWER_TOO_LARGE"
 )
+
+// StatusError is a model service's answer other than 200, wrapped in the
+// unavailable or timeout error: callers that must tell a refusal (4xx)
+// from an outage (429, 5xx) read Status.
+type StatusError struct {
+	Status int
+	Body   string // the start of the answer's body
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Body) }
+
+// tooLarge is an answer past a bound of ParseStream: a bad gateway (the
+// model misbehaves), named with the bound.
+func tooLarge(name string, err error) error {
+	e := errs.Wrap(errs.BadGateway, "model service "+name+" "+err.Error(), err)
+	e.Code = CodeTooLarge
+	return e
+}
 
 func unavailable(name string, err error) error {
 	e := errs.Wrap(errs.BadGateway, "model service "+name+" unavailable", err)

@@ -34,9 +34,26 @@ type Deps struct {
 	Calls  conversations.CallReader
 	Agents AgentLister
 	Log    *slog.Logger
+	// Slots bounds the caller's streamed answers (a 429 past the bound);
+	// nil: no bound.
+	Slots StreamSlots
 	// Analysis reads a conversation's analysis (app/analysis); nil (and
 	// no error) when it has none, and the field may be nil too.
 	Analysis *analysisapi.Handlers
+}
+
+// StreamSlots hands out the caller's streamed-answer slots (the API's
+// per-key bound); release gives one back.
+type StreamSlots interface {
+	StreamSlot(r *http.Request) (release func(), err error)
+}
+
+// streamSlot takes a streamed-answer slot of the caller (Slots).
+func (h *Handlers) streamSlot(r *http.Request) (release func(), err error) {
+	if h.d.Slots == nil {
+		return func() {}, nil
+	}
+	return h.d.Slots.StreamSlot(r)
 }
 
 // withAnalysis is GET /api/v1/conversations/{id}'s data: the conversation
@@ -154,8 +171,15 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		httpx.WriteData(w, http.StatusOK, messageAnswer{Message: m})
 		return nil
 	}
-	ev := sse.New(w)
-	m, err := h.d.Conv.Send(r.Context(), httpx.OrgID(r), p.ByName("id"), content, func(d string) {
+	release, err := h.streamSlot(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ev := sse.NewOnFail(w, cancel)
+	m, err := h.d.Conv.Send(ctx, httpx.OrgID(r), p.ByName("id"), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
@@ -171,18 +195,14 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	return nil
 }
 
-// toolsSecret is the data of POST /api/v2/tools/secret.
-type toolsSecret struct {
-	Secret string `json:"secret"`
-}
-
-// RotateToolsSecret gives the organization a new tools secret, shown once.
+// RotateToolsSecret creates or rotates the organization's tools secret and
+// shows it once (the previous one signs beside it for 24 h).
 func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), httpx.OrgID(r))
+	v, err := h.d.Conv.RotateToolsSecret(r.Context(), httpx.OrgID(r))
 	if err != nil {
 		return err
 	}
-	httpx.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
+	httpx.WriteData(w, http.StatusOK, v)
 	return nil
 }
 
