@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 

@@ -27,8 +27,17 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dnc"
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/recordings"
+	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/orgstore"
@@ -45,6 +54,9 @@ type Config struct {
 	Log *slog.Logger
 	// Access is sign-in, sessions, keys and members (app/features).
 	Access *access.Service
+	// Services are the feature services the pages call. A nil
+	// Conversations or Analysis makes the pages say the engine is not wired.
+	Services Services
 	// Agents and Dashboard are the stores the pages read directly: agent
 	// names for pickers and the dashboard's aggregate queries.
 	Agents    *agentstore.Agents
@@ -69,7 +81,7 @@ type Config struct {
 // Site serves the dashboard.
 type Site struct {
 	cfg   Config
-	f     *features.Set // the feature services the pages call (Use)
+	f     Services // the feature services the pages call
 	pages map[string]*pageTemplate
 }
 
@@ -99,7 +111,7 @@ func New(cfg Config) (*Site, error) {
 	if cfg.Explain == nil {
 		cfg.Explain = func(error) (int, string) { return http.StatusInternalServerError, "Internal server error" }
 	}
-	s := &Site{cfg: cfg, f: &features.Set{}}
+	s := &Site{cfg: cfg, f: cfg.Services}
 	var err error
 	if s.pages, err = parsePages(s.funcs()); err != nil {
 		return nil, err
@@ -107,10 +119,20 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
-// Use hands the site the feature set (app/features) once the server has
-// built it, after the routes are registered. A nil Conversations or
-// Analysis makes the pages say the engine is not wired.
-func (s *Site) Use(f *features.Set) { s.f = f }
+// Services are the feature services the dashboard's pages call, given to
+// New once they are built (app/features), so a Site is complete when made.
+type Services struct {
+	Agents        *agents.Service
+	Calls         *calls.Service
+	Analysis      *analysis.Service
+	Conversations *conversations.Service
+	DNC           *dnc.Service
+	Settings      *settings.Service
+	Events        *events.Service
+	KB            *kb.Service
+	Listings      *listings.Service
+	Recordings    *recordings.Service
+}
 
 // Routes lists every dashboard route.
 func (s *Site) Routes() []Route {
