@@ -23,7 +23,8 @@ const (
 // import net/http, and why: they call other services over HTTP and serve
 // nothing. Handlers belong in app/api/<feature> (or app/web for pages).
 var httpClients = map[string]string{
-	module + "/app/llm": "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/llm":          "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
+	module + "/app/voice/speech": "a client of OpenAI-compatible speech services (/audio/transcriptions, /audio/speech)",
 }
 
 // Handlers live only in the API tree: among the packages under app/, only
