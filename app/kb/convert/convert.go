@@ -102,7 +102,11 @@ func looksLikeHTML(data []byte) bool {
 }
 
 // ToMarkdown converts data of the given format (Detect) to Markdown.
-func ToMarkdown(format string, data []byte) (string, error) {
+func ToMarkdown(format string, data []byte) (string, error) { return ToMarkdownAt(format, data, "") }
+
+// ToMarkdownAt is ToMarkdown for a document fetched from base: an HTML
+// page's relative links are made absolute against it.
+func ToMarkdownAt(format string, data []byte, base string) (string, error) {
 	if len(data) > MaxFileBytes {
 		return "", tooLarge("file", MaxFileBytes)
 	}
@@ -122,7 +126,7 @@ func ToMarkdown(format string, data []byte) (string, error) {
 	case PPTX:
 		md, err = fromPPTX(data)
 	case HTML:
-		md, err = FromHTML(data, "")
+		md, err = FromHTML(data, base)
 	case CSV:
 		md, err = fromCSV(data)
 	case Text, Markdown:
