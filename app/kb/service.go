@@ -30,6 +30,7 @@ type Service struct {
 	index  *search.VectorIndex
 	text   *search.TextIndex
 	tuning embed.SearchTuning
+	web    chan struct{} // wakes the web worker (RunWeb)
 }
 
 // Open is New and Prepare: the knowledge base of a server process.
@@ -62,7 +63,7 @@ func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Service{db: db, cfg: cfg, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
+	return &Service{db: db, cfg: cfg, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb), web: make(chan struct{}, 1),
 		index: search.NewVectorIndex(db.Vectors), text: search.NewTextIndex(db.Vectors, db.KB.LoadText)}, nil
 }
 
