@@ -30,7 +30,7 @@ type Service struct {
 	index  *search.VectorIndex
 	text   *search.TextIndex
 	tuning embed.SearchTuning
-	web    chan struct{} // wakes the web worker (RunWeb)
+	web    chan struct{}  // wakes the web worker (RunWeb)
 	rerank embed.Reranker // nil: none
 }
 
