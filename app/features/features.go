@@ -184,7 +184,11 @@ func (s *Set) openEvents(_ context.Context, cfg Config) error {
 // openKB builds the knowledge base: its embedder, the embedding worker and
 // the search indexes (loaded in the background).
 func (s *Set) openKB(ctx context.Context, cfg Config) error {
-	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors, Queued: s.Stores.Waker(storage.ChanKB)}, cfg.KB, s.log)
+	kcfg := cfg.KB
+	if kcfg.Fetch == nil {
+		kcfg.Fetch = webFetch(cfg)
+	}
+	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors, Queued: s.Stores.Waker(storage.ChanKB)}, kcfg, s.log)
 	if err != nil {
 		return err
 	}
@@ -194,7 +198,7 @@ func (s *Set) openKB(ctx context.Context, cfg Config) error {
 		}
 	}
 	s.KB = svc
-	s.workers = append(s.workers, svc.Run, svc.Warm)
+	s.workers = append(s.workers, svc.Run, svc.Warm, svc.RunWeb)
 	return nil
 }
 

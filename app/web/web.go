@@ -206,6 +206,7 @@ func (s *Site) Routes() []Route {
 		{"GET", "/knowledge/:id", s.view(s.collectionPage)},
 		{"POST", "/knowledge/:id/delete", s.action(access.CapKBWrite, s.deleteCollection)},
 		{"POST", "/knowledge/:id/sources", s.action(access.CapKBWrite, s.addSource)},
+		{"POST", "/knowledge/:id/web", s.action(access.CapKBWrite, s.addWebSource)},
 		{"POST", "/knowledge/:id/sources/delete", s.action(access.CapKBWrite, s.deleteSource)},
 		{"GET", "/knowledge/:id/search", s.view(s.searchPage)},
 
@@ -323,21 +324,21 @@ func (s *Site) run(w http.ResponseWriter, r *http.Request, u user, capability st
 	}
 }
 
-// maxForm bounds a form body: a Markdown upload of up to 2 MiB and its
-// fields.
-const maxForm = 3 << 20
+// maxForm bounds a form body: a file upload of up to 20 MiB (the knowledge
+// base's limit) and its fields; past 4 MiB the parts go to temporary files.
+const maxForm = 21 << 20
 
 // parseForm reads an urlencoded or multipart form.
 func parseForm(r *http.Request) error {
 	var err error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		err = r.ParseMultipartForm(maxForm)
+		err = r.ParseMultipartForm(4 << 20)
 	} else {
 		err = r.ParseForm()
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return errs.New(errs.TooLarge, "the form is too large (max 3 MiB)")
+		return errs.New(errs.TooLarge, "the form is too large (max 21 MiB)")
 	}
 	if err != nil {
 		return errs.Wrap(errs.Invalid, "the form could not be read", err)
