@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb/web"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/internal/testkit/doctest"
 )

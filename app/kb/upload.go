@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb/convert"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 

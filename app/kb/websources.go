@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb/convert"
 	"github.com/agentd/agentd/app/kb/web"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

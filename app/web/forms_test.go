@@ -197,7 +197,7 @@ func TestKnowledgeForms(t *testing.T) {
 			t.Fatalf("%s: %d %.300s", name, rec.Code, rec.Body)
 		}
 	}
-	srcs, _, _ := e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{ExternalID: "prices.csv", Limit: 1})
+	srcs, _, _ = e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{ExternalID: "prices.csv", Limit: 1})
 	if len(srcs) != 1 || srcs[0].Title != "prices" {
 		t.Fatalf("csv source: %+v", srcs)
 	}
