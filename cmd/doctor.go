@@ -44,13 +44,14 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 		}
 		cfgErr = errors.Join(cfgErr, cfg.Validate())
 		emb, embErr := kb.NewEmbedder(cfg.KB)
+		rr, rrErr := kb.NewReranker(cfg.KB)
 		model, modelErr := llm.New(cfg.LLM)
 		stt, sttErr := speech.NewSTT(cfg.STT)
 		tts, ttsErr := speech.NewTTS(cfg.TTS)
 		rep := doctor.Run(c.Context(), doctor.Input{
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
-			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
+			Embedder: emb, EmbedderErr: embErr, Reranker: rr, RerankerErr: rrErr, Model: model, ModelErr: modelErr,
 			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr,
 		})
 		if g.json {

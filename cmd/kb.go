@@ -33,6 +33,12 @@ func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f.Float64Var(&cfg.SearchAlpha, "search-alpha", cliflags.Float("AGENTD_SEARCH_ALPHA", 0), "weight of the semantic half in hybrid search, 0 to 1; 0 means the embedder's default (builtin 0.15, external 0.7) (env AGENTD_SEARCH_ALPHA)")
 	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", cliflags.Float("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
 	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", cliflags.Duration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
+	f.StringVar(&cfg.Rerank, "rerank", cliflags.String("AGENTD_RERANK", "none"), "reranker of hybrid search results: none or http (a /rerank API: TEI, Infinity, Jina, Cohere, llama.cpp) (env AGENTD_RERANK)")
+	f.StringVar(&cfg.RerankURL, "rerank-url", cliflags.String("AGENTD_RERANK_URL", ""), "base URL of the reranker; /rerank is appended (env AGENTD_RERANK_URL)")
+	f.StringVar(&cfg.RerankModel, "rerank-model", cliflags.String("AGENTD_RERANK_MODEL", ""), "reranking model (env AGENTD_RERANK_MODEL)")
+	f.StringVar(&cfg.RerankAPIKey, "rerank-api-key", cliflags.String("AGENTD_RERANK_API_KEY", ""), "API key of the reranker; prefer the env var (env AGENTD_RERANK_API_KEY)")
+	f.DurationVar(&cfg.RerankTimeout, "rerank-timeout", cliflags.Duration("AGENTD_RERANK_TIMEOUT", 2*time.Second), "budget of one rerank; past it the hybrid order stands and the search says so (env AGENTD_RERANK_TIMEOUT)")
+	f.IntVar(&cfg.RerankDepth, "rerank-depth", cliflags.Int("AGENTD_RERANK_DEPTH", 30), "hybrid candidates the reranker reorders (env AGENTD_RERANK_DEPTH)")
 }
 
 // kbCommands are the knowledge commands (collection, reindex).

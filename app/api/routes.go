@@ -3,6 +3,8 @@ package api
 import (
 	"net/http"
 
+	kbapi "github.com/agentd/agentd/app/api/kb"
+
 	callsapi "github.com/agentd/agentd/app/api/calls"
 	campaignsapi "github.com/agentd/agentd/app/api/campaigns"
 )
@@ -53,6 +55,9 @@ func (s *Server) routes() {
 	kb(http.MethodGet, "/api/v1/kb/sources", 0, "List knowledge sources", s.kbAPI.ListSources)
 	kb(http.MethodDelete, "/api/v1/kb/sources", 0, "Delete knowledge sources by externalId", s.kbAPI.DeleteSources)
 	kb(http.MethodPost, "/api/v1/kb/sources/batch", 32<<20, "Create or update up to 50 knowledge sources", s.kbAPI.BatchSources)
+	kb(http.MethodPost, "/api/v1/kb/sources/upload", kbapi.UploadBodyLimit, "Upload a file (PDF, DOCX, XLSX, PPTX, HTML, CSV, text, Markdown) as a knowledge source", s.kbAPI.UploadSource)
+	kb(http.MethodGet, "/api/v1/kb/web-sources", 0, "List a collection's web pages and crawls with their last fetch", s.kbAPI.ListWebSources)
+	kb(http.MethodDelete, "/api/v1/kb/web-sources/:id", 0, "Stop refreshing a web page or crawl (its sources stay)", s.kbAPI.DeleteWebSource)
 	kb(http.MethodPost, "/api/v1/kb/search", 0, "Search a knowledge collection (hybrid, semantic or keyword)", s.kbAPI.SearchKB)
 
 	// Listings.
@@ -76,7 +81,7 @@ func (s *Server) routes() {
 		summary: "Read one call"}, s.callsAPI.GetCall)
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
 		summary: "Cancel a call that has not ended"}, s.callsAPI.CancelCall)
-	s.handle(route{method: "GET", path: "/api/v1/calls/:id/recording", family: FamilyCalls,
+	s.handle(route{method: "GET", path: "/api/v1/calls/:id/recording", family: FamilyCalls, operation: "callRecording",
 		summary: "Download a voice call's recording (WAV, caller left, agent right)"}, s.callsAPI.Recording)
 	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
 		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.callsAPI.LiveKitWebhook)

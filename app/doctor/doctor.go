@@ -74,6 +74,10 @@ type Input struct {
 	// be built.
 	Embedder    embed.Embedder
 	EmbedderErr error
+	// Reranker is the configured reranker (nil: none), or RerankerErr why
+	// it could not be built.
+	Reranker    embed.Reranker
+	RerankerErr error
 	// Model is the configured chat model (nil: builtin), or ModelErr why
 	// it could not be built.
 	Model    llm.Model
@@ -115,7 +119,7 @@ func Run(ctx context.Context, in Input) Report {
 		fn   func(context.Context) (Status, string)
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
-		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model},
+		{"dialer", r.dialer}, {"embedder", r.embedder}, {"reranker", r.reranker}, {"model", r.model},
 		{"speech-to-text", r.stt}, {"text-to-speech", r.tts}, {"clock", r.clock},
 	}
 	rep := Report{OK: true}
@@ -253,6 +257,23 @@ func (r *run) embedder(ctx context.Context) (Status, string) {
 		return Fail, fmt.Sprintf("%s %s: got %d vectors, want 1 of %d dimensions", e.Name(), e.Model(), len(vs), e.Dimensions())
 	}
 	return OK, fmt.Sprintf("%s %s: one text embedded in %s (%d dimensions)", e.Name(), e.Model(), took, e.Dimensions())
+}
+
+// reranker asks the configured reranker to order two short texts.
+func (r *run) reranker(ctx context.Context) (Status, string) {
+	if r.in.RerankerErr != nil {
+		return Fail, oneLine(r.in.RerankerErr)
+	}
+	rr := r.in.Reranker
+	if rr == nil {
+		return Skip, "no reranker configured (--rerank none): hybrid search keeps its own order"
+	}
+	start := time.Now()
+	scores, err := rr.Rerank(ctx, "opening hours", []string{"The clinic opens at 8.", "Parking is free."})
+	if err != nil {
+		return Fail, fmt.Sprintf("%s: %s (searches keep the hybrid order and say the reranker was skipped)", rr.Name(), oneLine(err))
+	}
+	return OK, fmt.Sprintf("%s: two texts scored in %s (%.3f, %.3f)", rr.Name(), time.Since(start).Round(10*time.Microsecond), scores[0], scores[1])
 }
 
 // model asks the configured chat model for a one-word answer.

@@ -3,6 +3,9 @@ package doctor
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,7 +48,7 @@ func TestHealthyInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Dialer: "sim", Embedder: emb})
-	if !r.OK || r.Failed() != 0 || len(r.Checks) != 10 {
+	if !r.OK || r.Failed() != 0 || len(r.Checks) != 11 {
 		t.Fatalf("%+v", r)
 	}
 	m := byCheck(r)
@@ -169,5 +172,24 @@ func TestSpeechChecks(t *testing.T) {
 	}
 	if c := m["text-to-speech"]; c.Status != Fail || !strings.Contains(c.Detail, "text-to-speech service unavailable: HTTP 503") {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// A reranker that answers is ok with its scores; one that is down fails
+// the check, saying searches keep the hybrid order.
+func TestRerankerCheck(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"results":[{"index":1,"relevance_score":0.1},{"index":0,"relevance_score":0.9}]}`)
+	}))
+	defer up.Close()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }))
+	defer down.Close()
+	for url, want := range map[string]Status{up.URL: OK, down.URL: Fail} {
+		r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Dialer: "sim",
+			Reranker: &embed.HTTPReranker{URL: url, Model: "rr"}})
+		if c := byCheck(r)["reranker"]; c.Status != want || (want == OK && !strings.Contains(c.Detail, "0.900")) ||
+			(want == Fail && !strings.Contains(c.Detail, "HTTP 503")) {
+			t.Errorf("%s: %+v", url, c)
+		}
 	}
 }

@@ -27,7 +27,9 @@ type RerankInfo struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-func newReranker(cfg Config) (embed.Reranker, error) {
+// NewReranker builds the reranker cfg selects (nil: none), as the server
+// and the doctor do.
+func NewReranker(cfg Config) (embed.Reranker, error) {
 	if cfg.TestReranker != nil {
 		return cfg.TestReranker, nil
 	}

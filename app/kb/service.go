@@ -60,7 +60,7 @@ func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if cfg.Observe != nil {
 		emb = cfg.Observe(emb)
 	}
-	rr, err := newReranker(cfg)
+	rr, err := NewReranker(cfg)
 	if err != nil {
 		return nil, err
 	}

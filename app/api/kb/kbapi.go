@@ -31,6 +31,8 @@ func New(d Deps) *Handlers { return &Handlers{d: d} }
 // kbMeta is the {timestamp} every knowledge response carries.
 type kbMeta struct {
 	Timestamp string `json:"timestamp"`
+	// Rerank says what the reranker did to a search (absent without one).
+	Rerank *kb.RerankInfo `json:"rerank,omitempty"`
 }
 
 // kbEnvelope is the {data, meta} body of every knowledge response.
@@ -133,8 +135,18 @@ func (h *Handlers) DeleteCollection(w http.ResponseWriter, r *http.Request, p ht
 }
 
 func (h *Handlers) UpsertSource(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+	raw, err := httpx.ReadBody(r)
+	if err != nil {
+		return err
+	}
+	switch web, err := isURLSource(raw); {
+	case err != nil:
+		return err
+	case web:
+		return h.upsertFromURL(w, r, raw)
+	}
 	var body kb.SourceInput
-	if err := httpx.Decode(r, &body); err != nil {
+	if err := httpx.DecodeBytes(raw, &body); err != nil {
 		return err
 	}
 	res, err := h.d.KB.UpsertSource(r.Context(), httpx.OrgID(r), body)
@@ -208,10 +220,11 @@ func (h *Handlers) SearchKB(w http.ResponseWriter, r *http.Request, _ httprouter
 	if err := httpx.Decode(r, &body); err != nil {
 		return err
 	}
-	res, err := h.d.KB.Search(r.Context(), httpx.OrgID(r), body)
+	res, rr, err := h.d.KB.SearchInfo(r.Context(), httpx.OrgID(r), body)
 	if err != nil {
 		return err
 	}
-	writeKB(h, w, http.StatusOK, kbResults{Results: res})
+	httpx.WriteJSON(w, http.StatusOK, kbEnvelope[kbResults]{Data: kbResults{Results: res},
+		Meta: kbMeta{Timestamp: apitime.Format(httpx.Now()), Rerank: rr}})
 	return nil
 }
