@@ -8,6 +8,8 @@ import (
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/internal/secretbox"
+	"github.com/agentd/agentd/internal/testkit/dbtest"
+	"github.com/agentd/agentd/storage"
 )
 
 // An mcp tools entry: validated like a url tool's URL; its header values
@@ -73,5 +75,36 @@ func TestMCPTools(t *testing.T) {
 		if k, f, msg := kindField(err); k != errs.Invalid || f != c.field {
 			t.Errorf("%s: %v %q %q, want invalid %s", c.tools, k, f, msg, c.field)
 		}
+	}
+}
+
+// The secret key's rotation reseals the header values with the new key.
+func TestMCPHeadersKeyRotation(t *testing.T) {
+	if dbtest.Postgres() { // on PostgreSQL the key comes only from the environment
+		t.Setenv(secretbox.EnvKey, secretbox.FormatKey(secretbox.NewKey()))
+	}
+	ctx := context.Background()
+	db, org := openDB(t)
+	s := New(Deps{Agents: db.Agents, KB: db.KB, Secrets: db.Secrets})
+	a, err := s.Create(ctx, org, Input{Name: ptr("A"), Type: ptr("chat"),
+		Tools: json.RawMessage(`[{"type":"mcp","name":"crm","url":"https://mcp.example.com/mcp","headers":{"X-Token":"tok-9"}}]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := db.Agents.GetAgent(ctx, org, a.ID)
+	var newKey []byte
+	if dbtest.Postgres() {
+		newKey = secretbox.NewKey()
+	}
+	if _, err := storage.RotateSecretKey(ctx, db, newKey); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := db.Agents.GetAgent(ctx, org, a.ID)
+	if string(after.Tools) == string(before.Tools) || strings.Contains(string(after.Tools), "tok-9") {
+		t.Fatalf("not resealed: %s", after.Tools)
+	}
+	servers, bad := MCPServers(db.Secrets, after.Tools)
+	if len(bad) != 0 || len(servers) != 1 || servers[0].Headers["X-Token"] != "tok-9" {
+		t.Errorf("after rotation: %+v %v", servers, bad)
 	}
 }

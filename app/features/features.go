@@ -102,7 +102,7 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	}
 	stores := s.Stores
 	s.log = cfg.Log
-	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
+	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB, Secrets: stores.Secrets})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
