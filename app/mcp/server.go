@@ -139,3 +139,5 @@ func result(v any) (*sdk.CallToolResult, error) {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}},
 		StructuredContent: json.RawMessage(b)}, nil
 }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
