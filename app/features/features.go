@@ -232,7 +232,7 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 	guard := safehttp.New(safehttp.Options{AllowPrivate: cfg.Webhooks.AllowPrivate, Resolver: cfg.Webhooks.Resolver,
 		MaxBody: conversations.MaxToolAnswer + 1})
 	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
-		Listings: s.Listings, Log: s.log}
+		Listings: s.Listings, Log: s.log, MCP: s.openMCP(cfg), Secrets: s.Stores.Secrets}
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens})
 	s.Conversations = svc
 	return err
