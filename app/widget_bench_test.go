@@ -25,7 +25,7 @@ func BenchmarkWidgetRoundTrip(b *testing.B) {
 	}
 	e.doJSON("GET", "/api/v1/kb/collections", key, nil, &col)
 	agent := e.createAgent(key, map[string]any{"name": "Widget bench", "type": "chat",
-		"config":    map[string]any{"allowedDomains": []string{"localhost"}, "maxMessagesPerDay": 10_000_000},
+		"config":    map[string]any{"allowedDomains": []string{"http://localhost:8080"}, "maxMessagesPerDay": 10_000_000},
 		"knowledge": map[string]any{"collectionIds": []string{col.Data.Collections[0].ID}, "topK": 5}})
 	const origin = "http://localhost:8080"
 	client := &http.Client{}

@@ -52,8 +52,8 @@ func do(js string) chromedp.Action[chromedp.Void] {
 // the session.
 func TestWidgetInBrowser(t *testing.T) {
 	ctx := startBrowser(t)
-	e := newWidgetEnv(t, false, map[string]any{"allowedDomains": []string{"localhost"}, "primaryColor": "#0f766e",
-		"greeting": "Hi! Ask me about the Lisbon bakery.", "placeholder": "Ask about hours, returns…"})
+	look := map[string]any{"primaryColor": "#0f766e", "greeting": "Hi! Ask me about the Lisbon bakery.", "placeholder": "Ask about hours, returns…"}
+	e := newWidgetEnv(t, false, look)
 	evil := "Gift card balances can be checked in the shop. <img src=x onerror=\"window.__xss=1\"> " +
 		"See [your balance](javascript:window.__xss=2) or [our terms](https://example.com/terms)."
 	if code, out := upsert(e.testEnv, e.key, map[string]any{"collectionId": e.col, "externalId": "gift-cards",
@@ -65,6 +65,10 @@ func TestWidgetInBrowser(t *testing.T) {
 	t.Cleanup(site.Close)
 	port := site.URL[strings.LastIndex(site.URL, ":")+1:]
 	listed, unlisted := "http://localhost:"+port+"/", "http://127.0.0.1:"+port+"/"
+	look["allowedDomains"] = []string{"http://localhost:" + port} // origins are scheme, host and port
+	if code, _, b := e.do("PATCH", "/api/v1/agents/"+e.agentID, e.key, map[string]any{"config": look}); code != 200 {
+		t.Fatalf("list the site: %d %s", code, b)
+	}
 	shots := screenshots(t)
 
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {

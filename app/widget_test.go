@@ -31,7 +31,7 @@ func newWidgetEnv(t *testing.T, scripted bool, config map[string]any, extra ...f
 	t.Helper()
 	w := &widgetEnv{}
 	w.clock.Store(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC).UnixNano())
-	cfg := map[string]any{"allowedDomains": []string{"localhost", "*.example.com"}, "greeting": "Hi! Ask me about the bakery."}
+	cfg := map[string]any{"allowedDomains": []string{"http://localhost:8123", "*.example.com"}, "greeting": "Hi! Ask me about the bakery."}
 	for k, v := range config {
 		cfg[k] = v
 	}
@@ -199,12 +199,13 @@ func TestWidgetConversation(t *testing.T) {
 // The preflight and the answers carry CORS headers for listed origins only.
 func TestWidgetCORS(t *testing.T) {
 	e := newWidgetEnv(t, false, nil)
-	s := e.widgetSession(e.agentID, "http://localhost:1")
+	s := e.widgetSession(e.agentID, "http://localhost:8123")
 	for _, c := range []struct {
 		path, origin string
 		ok           bool
 	}{
-		{"/api/public/chat/" + e.agentID + "/sessions", "http://localhost:9", true},
+		{"/api/public/chat/" + e.agentID + "/sessions", "http://localhost:8123", true},
+		{"/api/public/chat/" + e.agentID + "/sessions", "http://localhost:9", false}, // another port is another origin
 		{"/api/public/chat/" + e.agentID + "/sessions", "https://evil.test", false},
 		{"/api/public/chat/" + e.agentID + "/sessions", "https://example.com", false}, // *.example.com is subdomains only
 		{"/api/public/chat/sessions/" + s.ConversationID + "/messages", "https://a.example.com", true},
@@ -227,7 +228,7 @@ func TestWidgetCORS(t *testing.T) {
 }
 
 // Refusals: an unlisted, absent or opaque origin, a voice or inactive
-// agent (403, no CORS), an unknown agent (404); forged, expired and
+// agent (403, no CORS), an unknown agent (the same 403); forged, expired and
 // rotated-out tokens (401); another conversation's id (403); an
 // oversized or empty message. None of them stores anything.
 func TestWidgetRefusals(t *testing.T) {
@@ -243,7 +244,7 @@ func TestWidgetRefusals(t *testing.T) {
 		t.Errorf("config from an unlisted origin: %d %v", code, h)
 	}
 	voice := e.createAgent(e.key, map[string]any{"name": "Phone", "type": "voice", "config": map[string]any{}})
-	inactive := e.createAgent(e.key, map[string]any{"name": "Old", "type": "chat", "config": map[string]any{"allowedDomains": []string{"localhost"}}})
+	inactive := e.createAgent(e.key, map[string]any{"name": "Old", "type": "chat", "config": map[string]any{"allowedDomains": []string{"http://localhost:8123"}}})
 	if code, _, b := e.do("DELETE", "/api/v1/agents/"+inactive, e.key, nil); code != 200 && code != 204 {
 		t.Fatalf("delete: %d %s", code, b)
 	}
@@ -253,7 +254,7 @@ func TestWidgetRefusals(t *testing.T) {
 			t.Errorf("agent %s: %d %s", id, code, b)
 		}
 	}
-	if code, _, _ := e.pub("POST", "/api/public/chat/no-such-agent/sessions", origin, "", map[string]any{}); code != 404 {
+	if code, _, _ := e.pub("POST", "/api/public/chat/no-such-agent/sessions", origin, "", map[string]any{}); code != 403 {
 		t.Errorf("unknown agent: %d", code)
 	}
 
@@ -315,7 +316,7 @@ func TestWidgetIsolation(t *testing.T) {
 	e := newWidgetEnv(t, false, nil)
 	const origin = "http://localhost:8123"
 	_, keyB := e.newOrg("rival")
-	agentB := e.createAgent(keyB, map[string]any{"name": "B", "type": "chat", "config": map[string]any{"allowedDomains": []string{"localhost"}}})
+	agentB := e.createAgent(keyB, map[string]any{"name": "B", "type": "chat", "config": map[string]any{"allowedDomains": []string{"http://localhost:8123"}}})
 	a := e.widgetSession(e.agentID, origin)
 	b := e.widgetSession(agentB, origin)
 	for _, c := range []widgetSession{{Token: a.Token, ConversationID: b.ConversationID}, {Token: b.Token, ConversationID: a.ConversationID}} {

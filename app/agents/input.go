@@ -249,8 +249,8 @@ func configNumber(field string, raw json.RawMessage, lo, hi float64) (float64, e
 	return f, nil
 }
 
-// configDomains checks allowedDomains: host names (lower-cased), each
-// optionally "*." for its subdomains, no scheme, path or port.
+// configDomains checks allowedDomains: sites (ParseSite), lower-cased:
+// a host name, optionally "*." for its subdomains, a scheme and a port.
 func configDomains(field string, raw json.RawMessage) ([]string, error) {
 	var ds []string
 	if err := json.Unmarshal(raw, &ds); err != nil {
@@ -262,8 +262,8 @@ func configDomains(field string, raw json.RawMessage) ([]string, error) {
 	out := make([]string, 0, len(ds))
 	for i, d := range ds {
 		d = strings.ToLower(strings.TrimSpace(d))
-		if !validDomain(d) {
-			return nil, invalidf(field+"."+itoa(i), "%q is not a domain name (example.com or *.example.com)", ds[i])
+		if _, ok := ParseSite(d); !ok {
+			return nil, invalidf(field+"."+itoa(i), "%q is not a site (example.com, *.example.com, https://example.com or http://localhost:8080)", ds[i])
 		}
 		out = append(out, d)
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/agentd/agentd/app/errs"
 )
 
-// Limits of a test file.
+// Limits of a test file. MaxFileBytes is checked before anything is
+// decoded; the YAML bounds (yamlbound.go) before any alias is expanded.
 const (
 	MaxFileBytes = 1 << 20
 	maxScenarios = 100
@@ -65,8 +66,17 @@ func Parse(b []byte) (Suite, error) {
 	if len(b) > MaxFileBytes {
 		return s, invalid("file", fmt.Sprintf("the test file is %d bytes, max %d", len(b), MaxFileBytes))
 	}
+	// Into nodes first: aliases stay references, so their expansion is
+	// measured before anything is expanded.
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return s, invalid("file", "the test file is not YAML or JSON: "+oneLine(err.Error()))
+	}
+	if err := checkAliases(&root); err != nil {
+		return s, err
+	}
 	var doc any
-	if err := yaml.Unmarshal(b, &doc); err != nil {
+	if err := root.Decode(&doc); err != nil {
 		return s, invalid("file", "the test file is not YAML or JSON: "+oneLine(err.Error()))
 	}
 	j, err := json.Marshal(doc)

@@ -33,24 +33,33 @@ type errInvalid struct{ msg string }
 
 func (e errInvalid) Error() string { return e.msg }
 
-// analyze asks the model for the plan's parts over the transcript. A model
-// failure is returned as is (the worker retries later); an answer that
-// does not validate twice gives a failed Result with the errors.
-func analyze(ctx context.Context, m llm.Model, p Plan, transcript []Turn) (Result, bool, error) {
-	msgs := []llm.Message{{Role: "system", Content: instructions(p)}, {Role: "user", Content: render(transcript)}}
+// analyze asks the model for the plan's parts over the transcript (text,
+// already fitted to the context). An outage (429, 5xx, timeout, no
+// connection) is returned as is: the worker retries later. A refusal (any
+// other 4xx: context too long, bad key, unknown model) and an answer that
+// does not validate twice give a failed Result that says why.
+func analyze(ctx context.Context, m llm.Model, p Plan, transcript string) (Result, bool, error) {
+	msgs := []llm.Message{{Role: "system", Content: instructions(p)}, {Role: "user", Content: transcript}}
 	for attempt := 0; ; attempt++ {
 		resp, err := m.Chat(ctx, llm.Request{Messages: msgs}, nil)
 		if err != nil {
+			if st := refusal(err); st != nil {
+				return Result{Model: m.Name(), Error: fmt.Sprintf("the model service %s refused the analysis with status %d: %s",
+					m.Name(), st.Status, oneLine(errors.New(st.Body)))}, false, nil
+			}
 			return Result{}, false, err
 		}
-		res, err := check(p, resp.Content)
+		res, err := check(ctx, p, resp.Content)
 		res.Model = m.Name()
 		if err == nil {
 			return res, true, nil
 		}
 		var bad errInvalid
 		if !errors.As(err, &bad) {
-			return Result{}, false, err
+			if ctx.Err() != nil {
+				return Result{}, false, err
+			}
+			return Result{Model: m.Name(), Error: err.Error()}, false, nil
 		}
 		if attempt == 1 {
 			return Result{Model: m.Name(), Error: "the model's answer did not validate twice: " + bad.msg}, false, nil
@@ -58,6 +67,16 @@ func analyze(ctx context.Context, m llm.Model, p Plan, transcript []Turn) (Resul
 		msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content},
 			llm.Message{Role: "user", Content: "Your answer does not validate: " + bad.msg + "\nAnswer again with one JSON object only, fixing these errors."})
 	}
+}
+
+// refusal is the model service's status when it refused the request for
+// good (a 4xx other than 408 and 429): asking again gives the same answer.
+func refusal(err error) *llm.StatusError {
+	var st *llm.StatusError
+	if !errors.As(err, &st) || st.Status < 400 || st.Status >= 500 || st.Status == 408 || st.Status == 429 {
+		return nil
+	}
+	return st
 }
 
 // instructions tells the model the one JSON object to answer.
@@ -95,18 +114,9 @@ func instructions(p Plan) string {
 	return b.String()
 }
 
-func render(t []Turn) string {
-	var b strings.Builder
-	b.WriteString("Transcript:\n")
-	for _, x := range t {
-		fmt.Fprintf(&b, "%s: %s\n", x.Role, x.Text)
-	}
-	return b.String()
-}
-
 // check parses the model's answer and validates each part the plan asked
 // for; errInvalid lists what does not match.
-func check(p Plan, content string) (Result, error) {
+func check(ctx context.Context, p Plan, content string) (Result, error) {
 	var res Result
 	body := strings.TrimSpace(content)
 	body = strings.TrimPrefix(body, "```json")
@@ -135,7 +145,9 @@ func check(p Plan, content string) (Result, error) {
 		raw := out["structuredData"]
 		if len(raw) == 0 {
 			problems = append(problems, `"structuredData" is missing`)
-		} else if err := Validate(sch, raw); err != nil {
+		} else if err := Validate(ctx, sch, raw); errors.Is(err, errValidateTimeout) || ctx.Err() != nil {
+			return res, err // the schema's cost, not the model's answer
+		} else if err != nil {
 			problems = append(problems, "structuredData: "+err.Error())
 		} else {
 			var c bytes.Buffer

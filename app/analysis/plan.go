@@ -8,6 +8,7 @@ package analysis
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,8 +131,9 @@ func (noLoader) Load(url string) (any, error) {
 }
 
 // CompileSchema compiles a structuredData schema (draft 2020-12 unless it
-// says otherwise, at most 32 KB, no external references).
-func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
+// says otherwise, at most 32 KB, no external references, within the
+// bounds of schemacost.go).
+func CompileSchema(b json.RawMessage) (*Schema, error) {
 	const field = "analysisPlan.structuredData.schema"
 	if len(bytes.TrimSpace(b)) == 0 || bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
 		return nil, invalid(field, field+" is required (a JSON Schema object)")
@@ -146,9 +148,13 @@ func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
 	if _, ok := doc.(map[string]any); !ok {
 		return nil, invalid(field, field+" must be a JSON Schema object")
 	}
+	if err := costOf(doc); err != nil { // before compiling: the cost is the expanded size
+		return nil, invalid(field, field+" "+err.Error())
+	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(noLoader{})
+	stop := stoppable(c)
 	const loc = "urn:agentd:analysis-schema"
 	if err := c.AddResource(loc, doc); err != nil {
 		return nil, invalid(field, field+": "+oneLine(err))
@@ -157,17 +163,21 @@ func CompileSchema(b json.RawMessage) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, invalid(field, field+" is not a valid JSON Schema: "+oneLine(err))
 	}
-	return sch, nil
+	return &Schema{s: sch, stop: stop}, nil
 }
 
-// Validate checks v (decoded with UseNumber or as jsonschema.UnmarshalJSON
-// gives) against sch; the error lists every mismatch.
-func Validate(sch *jsonschema.Schema, raw json.RawMessage) error {
+// Validate checks raw against sch within ValidateTimeout; the error lists
+// every mismatch. An answer beyond MaxStructuredDataBytes is refused
+// unread.
+func Validate(ctx context.Context, sch *Schema, raw json.RawMessage) error {
+	if len(raw) > MaxStructuredDataBytes {
+		return fmt.Errorf("structuredData is %d bytes, max %d", len(raw), MaxStructuredDataBytes)
+	}
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("structuredData is not JSON: %v", err)
 	}
-	if err := sch.Validate(v); err != nil {
+	if err := validateWithin(ctx, sch, v); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			return errors.New(oneLine(ve))

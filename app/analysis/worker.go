@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
@@ -69,7 +70,22 @@ type Config struct {
 	Poll        time.Duration // how often an idle worker looks; 0: 500 ms
 	RetryBase   time.Duration // first wait while the model is down, doubling; 0: 2 s
 	RetryMax    time.Duration // 0: 5 minutes
+	// Deadline bounds one analysis (transcript, model, validation); one
+	// that runs past it is retried later like a model outage. 0: 3 minutes.
+	Deadline time.Duration
+	// ContextTokens is the model's context budget the transcript is
+	// trimmed to; 0: DefaultContextTokens.
+	ContextTokens int
 }
+
+// MaxAttempts bounds how often one analysis is claimed (a retry after an
+// outage, a deadline, or a process killed while it ran): then it fails,
+// saying so, and is never claimed again.
+const MaxAttempts = 20
+
+// stopGrace is how long Run waits, once its context ends, for analyses in
+// flight to notice; then it returns anyway (their leases run out).
+const stopGrace = time.Second
 
 // Service is post-call analysis.
 type Service struct {
@@ -77,6 +93,7 @@ type Service struct {
 	cfg   Config
 	owner string
 	wake  chan struct{}
+	count func(string) int // cl100k tokens, for trimming transcripts
 }
 
 // New builds the service.
@@ -96,10 +113,20 @@ func New(d Deps, cfg Config) *Service {
 	if cfg.RetryMax <= 0 {
 		cfg.RetryMax = 5 * time.Minute
 	}
+	if cfg.Deadline <= 0 {
+		cfg.Deadline = 3 * time.Minute
+	}
+	if cfg.ContextTokens <= 0 {
+		cfg.ContextTokens = DefaultContextTokens
+	}
 	if d.Log == nil {
 		d.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{d: d, cfg: cfg, owner: "analysis-" + uuid.NewString(), wake: make(chan struct{}, 1)}
+	count := func(s string) int { return len(s)/3 + 1 } // never used: the tokenizer is embedded
+	if c, err := embed.NewChunker(embed.DefaultChunkTokens, 0); err == nil {
+		count = c.CountTokens
+	}
+	return &Service{d: d, cfg: cfg, owner: "analysis-" + uuid.NewString(), wake: make(chan struct{}, 1), count: count}
 }
 
 // Wake makes an idle worker look at the queue now.
@@ -110,20 +137,48 @@ func (s *Service) Wake() {
 	}
 }
 
-// Run works the queue until ctx ends; analyses in flight are abandoned at
-// shutdown with their lease, and taken again after it runs out.
+// Run works the queue until ctx ends. Each analysis runs on its own, under
+// its own deadline: a free slot is filled as soon as one ends, so a slow
+// analysis holds back nothing but its slot. At shutdown the analyses in
+// flight are abandoned with their lease (taken again once it runs out),
+// and Run returns within stopGrace whatever they are doing.
 func (s *Service) Run(ctx context.Context) error {
+	slots := make(chan struct{}, s.cfg.Concurrency)
+	freed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
 	for ctx.Err() == nil {
 		queued := wakeup.Next(s.d.Queued) // before the claim reads; nil: never
 		wait := wakeup.IdlePoll(s.d.Queued, s.cfg.Poll)
-		n, err := s.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.d.Log.Warn("analysis queue", "err", err)
+		free := cap(slots) - len(slots)
+		var jobs []analysisstore.Job
+		if free > 0 {
+			var err error
+			jobs, err = s.d.Store.Claim(ctx, s.owner, s.cfg.Lease, free)
+			if err != nil && ctx.Err() == nil {
+				s.d.Log.Warn("analysis queue", "err", err)
+			}
 		}
-		if n > 0 {
-			continue
+		for _, j := range jobs {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() {
+					<-slots
+					wg.Done()
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
+				s.runOne(ctx, j)
+			}()
 		}
-		if next, err := s.d.Store.NextDue(ctx); err == nil && !next.IsZero() {
+		if len(jobs) > 0 && len(jobs) == free {
+			continue // maybe more due, and slots may have freed meanwhile
+		}
+		if free == 0 {
+			queued, wait = nil, time.Hour // full: only a free slot matters
+		} else if next, err := s.d.Store.NextDue(ctx); err == nil && !next.IsZero() {
 			wait = min(max(time.Until(next), 0), wait)
 		}
 		t := time.NewTimer(wait)
@@ -131,95 +186,136 @@ func (s *Service) Run(ctx context.Context) error {
 		case <-ctx.Done():
 		case <-s.wake:
 		case <-queued:
+		case <-freed:
 		case <-t.C:
 		}
 		t.Stop()
 	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopGrace):
+		s.d.Log.Warn("analysis: stopped with analyses still in flight; their leases run out")
+	}
 	return nil
 }
 
-// RunOnce claims the analyses due now and runs them; n is how many it took.
+// RunOnce claims the analyses due now (up to the concurrency) and runs
+// them to their end; n is how many it took. For tests and tools: Run
+// never waits for a batch.
 func (s *Service) RunOnce(ctx context.Context) (int, error) {
-	jobs, err := s.d.Store.Claim(ctx, s.owner, s.cfg.Lease, s.cfg.Concurrency*2)
+	jobs, err := s.d.Store.Claim(ctx, s.owner, s.cfg.Lease, s.cfg.Concurrency)
 	if err != nil || len(jobs) == 0 {
 		return 0, err
 	}
-	// The leases are renewed while the batch runs: a slow model never
-	// loses a row to another worker, and a killed process's rows are free
-	// again one lease after its death.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		t := time.NewTicker(s.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := s.d.Store.Renew(ctx, jobs, s.owner, s.cfg.Lease); err != nil && ctx.Err() == nil {
-					s.d.Log.Warn("analysis lease", "err", err)
-				}
-			}
-		}
-	}()
-	sem := make(chan struct{}, s.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for _, j := range jobs {
-		sem <- struct{}{}
 		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := s.run(ctx, j); err != nil && ctx.Err() == nil {
-				s.d.Log.Warn("analysis", "kind", j.Kind, "id", j.SubjectID, "err", err)
-			}
-		}()
+		go func() { defer wg.Done(); s.runOne(ctx, j) }()
 	}
 	wg.Wait()
 	return len(jobs), nil
 }
 
-// run analyses one claimed subject and stores the outcome.
-func (s *Service) run(ctx context.Context, j analysisstore.Job) error {
+// runOne runs one claimed analysis under its own deadline, renewing its
+// lease meanwhile, and stores the outcome: a result, or a retry later.
+func (s *Service) runOne(ctx context.Context, j analysisstore.Job) {
+	ictx, cancel := context.WithTimeout(ctx, s.cfg.Deadline)
+	defer cancel()
+	go func() { // the lease outlives a slow model, not the process
+		t := time.NewTicker(s.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ictx.Done():
+				return
+			case <-t.C:
+				if err := s.d.Store.Renew(ictx, []analysisstore.Job{j}, s.owner, s.cfg.Lease); err != nil && ictx.Err() == nil {
+					s.d.Log.Warn("analysis lease", "err", err)
+				}
+			}
+		}
+	}()
+	status, res, err := s.run(ictx, j)
+	if ctx.Err() != nil {
+		return // shutdown: the lease runs out and the row is taken again
+	}
+	if err == nil {
+		err = s.finish(ctx, j, status, res)
+	} else {
+		if ictx.Err() != nil {
+			err = fmt.Errorf("the analysis ran past its deadline of %s: %w", s.cfg.Deadline, err)
+		}
+		err = s.retry(ctx, j, err)
+	}
+	if err != nil && ctx.Err() == nil {
+		s.d.Log.Warn("analysis", "kind", j.Kind, "id", j.SubjectID, "org", j.OrgID, "err", err)
+	}
+}
+
+// retry leaves the row pending, due after a backoff that doubles with its
+// attempts; after MaxAttempts it fails instead.
+func (s *Service) retry(ctx context.Context, j analysisstore.Job, cause error) error {
+	if j.Attempts >= MaxAttempts {
+		return s.finish(ctx, j, analysisstore.StatusFailed, Result{Model: s.modelName(),
+			Error: fmt.Sprintf("gave up after %d attempts (max %d): %s", j.Attempts, MaxAttempts, oneLine(cause))})
+	}
+	wait := s.cfg.RetryBase << min(max(j.Attempts-1, 0), 20)
+	if wait > s.cfg.RetryMax || wait <= 0 {
+		wait = s.cfg.RetryMax
+	}
+	if err := s.d.Store.Retry(ctx, j, s.owner, time.Now().Add(wait)); err != nil {
+		return err
+	}
+	return fmt.Errorf("%w (retry in %s)", cause, wait)
+}
+
+func (s *Service) modelName() string {
+	if s.cfg.Model == nil {
+		return ""
+	}
+	return s.cfg.Model.Name()
+}
+
+// run analyses one claimed subject: the final status and result, or an
+// error when it should be tried again (the model down or too slow).
+func (s *Service) run(ctx context.Context, j analysisstore.Job) (string, Result, error) {
+	if j.Attempts > MaxAttempts { // claimed again and again: a process died while it ran
+		return analysisstore.StatusFailed, Result{Model: s.modelName(),
+			Error: fmt.Sprintf("gave up after %d attempts (max %d): the analysis never finished", j.Attempts-1, MaxAttempts)}, nil
+	}
 	if j.Plan == nil {
-		return s.finish(ctx, j, analysisstore.StatusSkipped, Result{Error: "the agent has no analysis plan any more"})
+		return analysisstore.StatusSkipped, Result{Error: "the agent has no analysis plan any more"}, nil
 	}
 	p, err := ParsePlan(j.Plan)
 	if err != nil {
-		return s.finish(ctx, j, analysisstore.StatusFailed, Result{Error: "the agent's analysis plan is invalid: " + err.Error()})
+		return analysisstore.StatusFailed, Result{Error: "the agent's analysis plan is invalid: " + err.Error()}, nil
 	}
 	if s.cfg.Model == nil {
-		return s.finish(ctx, j, analysisstore.StatusSkipped, Result{Error: "no generative model configured (--llm builtin): analysis needs --llm openai"})
+		return analysisstore.StatusSkipped, Result{Error: "no generative model configured (--llm builtin): analysis needs --llm openai"}, nil
 	}
 	turns, err := s.transcript(ctx, j)
 	if err != nil {
-		return err
+		return "", Result{}, err
 	}
 	if len(turns) == 0 {
-		return s.finish(ctx, j, analysisstore.StatusSkipped, Result{Error: "the transcript is empty"})
+		return analysisstore.StatusSkipped, Result{Error: "the transcript is empty"}, nil
 	}
-	res, ok, err := analyze(ctx, s.cfg.Model, p, turns)
+	instr := instructions(p)
+	budget := s.cfg.ContextTokens - min(1024, s.cfg.ContextTokens/4) - s.count(instr) - 8
+	text, trimmed := fitTranscript(s.count, budget, turns)
+	if trimmed {
+		s.d.Log.Info("analysis: transcript trimmed to the model's context", "kind", j.Kind, "id", j.SubjectID, "messages", len(turns))
+	}
+	res, ok, err := analyze(ctx, s.cfg.Model, p, text)
 	if err != nil {
-		if ctx.Err() != nil {
-			return err
-		}
-		// The model is down or too slow: the row stays pending, due later.
-		wait := s.cfg.RetryBase << min(j.Attempts, 20)
-		if wait > s.cfg.RetryMax || wait <= 0 {
-			wait = s.cfg.RetryMax
-		}
-		if rerr := s.d.Store.Retry(ctx, j, s.owner, time.Now().Add(wait)); rerr != nil {
-			return rerr
-		}
-		return fmt.Errorf("model: %w (retry in %s)", err, wait)
+		return "", Result{}, fmt.Errorf("model: %w", err)
 	}
-	status := analysisstore.StatusCompleted
 	if !ok {
-		status = analysisstore.StatusFailed
+		return analysisstore.StatusFailed, res, nil
 	}
-	return s.finish(ctx, j, status, res)
+	return analysisstore.StatusCompleted, res, nil
 }
 
 func (s *Service) finish(ctx context.Context, j analysisstore.Job, status string, res Result) error {

@@ -23,6 +23,7 @@ func (h *Handlers) RunTests(w http.ResponseWriter, r *http.Request, p httprouter
 	if _, err := h.d.Analysis.GetPlan(r.Context(), h.d.OrgID(r), p.ByName("id")); err != nil {
 		return err
 	}
+	r.Body = http.MaxBytesReader(nil, r.Body, agenttest.MaxFileBytes) // refused before it is all read
 	b, err := h.d.ReadBody(r)
 	if err != nil {
 		return err

@@ -19,6 +19,7 @@ func (s *Set) openAnalysis(_ context.Context, cfg Config) error {
 	}
 	ac := cfg.Analysis
 	ac.Model = model
+	ac.ContextTokens = cfg.LLM.ContextTokens
 	s.Analysis = analysis.New(analysis.Deps{Store: s.Stores.Analyses, Calls: s.Stores.Calls, Messages: s.Stores.Conversations, Log: s.log,
 		Queued: s.Stores.Waker(storage.ChanAnalyses)}, ac)
 	s.workers = append(s.workers, s.Analysis.Run)

@@ -8,6 +8,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentd/agentd/app/errs"
 )
@@ -82,6 +83,16 @@ const (
 	CodeUnavailable = "MODEL_UNAVAILABLE"
 	CodeTimeout     = "MODEL_TIMEOUT"
 )
+
+// StatusError is a model service's answer other than 200, wrapped in the
+// unavailable or timeout error: callers that must tell a refusal (4xx)
+// from an outage (429, 5xx) read Status.
+type StatusError struct {
+	Status int
+	Body   string // the start of the answer's body
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Body) }
 
 func unavailable(name string, err error) error {
 	e := errs.Wrap(errs.BadGateway, "model service "+name+" unavailable", err)

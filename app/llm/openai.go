@@ -83,7 +83,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (R
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		err := fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+		err := &StatusError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
 		if resp.StatusCode == http.StatusGatewayTimeout || resp.StatusCode == http.StatusRequestTimeout {
 			return Response{}, timeout(o.Name(), err)
 		}

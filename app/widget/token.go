@@ -12,12 +12,14 @@ import (
 )
 
 // Claims are what a visitor token vouches for: one conversation of one
-// agent of one organization, until Expires.
+// agent of one organization, until Expires; renewals keep First, so a
+// session ends MaxVisitorLifetime after it began.
 type Claims struct {
 	OrgID          string `json:"o"`
 	AgentID        string `json:"a"`
 	ConversationID string `json:"c"`
 	Expires        int64  `json:"e"` // unix seconds
+	First          int64  `json:"i"` // unix seconds: when the session's first token was issued
 }
 
 var b64 = base64.RawURLEncoding
@@ -37,11 +39,13 @@ func mac(secret []byte, payload string) []byte {
 
 var errToken = errs.New(errs.Unauthenticated, "visitor token is invalid or expired; start a new session")
 
-// verify checks the signature first, then the expiry; a token signed with
-// a rotated-out secret is as invalid as a forged one.
+// verify checks the signature first, then the expiry and the session's
+// maximum lifetime; a token signed with a rotated-out secret is as invalid
+// as a forged one, and so is one without First (issued before sessions
+// had a lifetime: its visitor starts over).
 func verify(secret []byte, token string, now time.Time) (Claims, error) {
 	p, sig, ok := strings.Cut(token, ".")
-	if !ok || len(token) > 1024 {
+	if !ok || len(token) > maxToken {
 		return Claims{}, errToken
 	}
 	// Strict: one signature, one spelling (a lenient decoder ignores the
@@ -58,7 +62,7 @@ func verify(secret []byte, token string, now time.Time) (Claims, error) {
 	if err := json.Unmarshal(body, &c); err != nil || c.ConversationID == "" || c.AgentID == "" || c.OrgID == "" {
 		return Claims{}, errToken
 	}
-	if now.Unix() >= c.Expires {
+	if now.Unix() >= c.Expires || c.First <= 0 || now.Unix() >= c.First+int64(MaxVisitorLifetime/time.Second) {
 		return Claims{}, errToken
 	}
 	return c, nil

@@ -46,7 +46,10 @@ func New(d Deps) *Handlers { return &Handlers{d: d} }
 // before the features are wired.
 func (h *Handlers) Use(w *widget.Service) { h.d.Widget = w }
 
-func originHost(r *http.Request) string { return widget.OriginHost(r.Header.Get("Origin")) }
+// origin is the page's origin, "scheme://host:port", or "": the check
+// stops browsers (which send the true Origin), not scripts (held by the
+// visitor tokens and the limits).
+func origin(r *http.Request) string { return widget.Origin(r.Header.Get("Origin")) }
 
 // cors lets the page read the answer when its origin is listed for the
 // agent; an unlisted page gets no header, so its browser hides the answer.
@@ -73,13 +76,13 @@ func refuse(w http.ResponseWriter, err error) error {
 // Preflight answers OPTIONS on /api/public/: the listed origins only.
 func (h *Handlers) Preflight(w http.ResponseWriter, r *http.Request) {
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/") // api public chat X Y [Z]
-	host, ok := originHost(r), false
+	o, ok := origin(r), false
 	if h.d.Widget != nil && len(parts) >= 5 && parts[2] == "chat" {
 		switch {
 		case parts[3] == "sessions" && len(parts) == 6:
-			ok = h.d.Widget.AllowConversationOrigin(r.Context(), parts[4], host)
+			ok = h.d.Widget.AllowConversationOrigin(r.Context(), parts[4], o)
 		case len(parts) == 5:
-			ok = h.d.Widget.AllowOrigin(r.Context(), parts[3], host)
+			ok = h.d.Widget.AllowOrigin(r.Context(), parts[3], o)
 		}
 	}
 	cors(w, r, ok)
@@ -94,7 +97,7 @@ func (h *Handlers) Preflight(w http.ResponseWriter, r *http.Request) {
 
 // Config answers GET /api/public/chat/{agentId}/config: the widget's look.
 func (h *Handlers) Config(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	st, err := h.d.Widget.Config(r.Context(), p.ByName("agentId"), originHost(r))
+	st, err := h.d.Widget.Config(r.Context(), p.ByName("agentId"), origin(r))
 	cors(w, r, err == nil)
 	if err != nil {
 		return err
@@ -105,9 +108,9 @@ func (h *Handlers) Config(w http.ResponseWriter, r *http.Request, p httprouter.P
 
 // Start answers POST /api/public/chat/{agentId}/sessions.
 func (h *Handlers) Start(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	agentID, host := p.ByName("agentId"), originHost(r)
-	cors(w, r, h.d.Widget.AllowOrigin(r.Context(), agentID, host))
-	s, err := h.d.Widget.Start(r.Context(), agentID, host, h.d.Addr(r))
+	agentID, o := p.ByName("agentId"), origin(r)
+	cors(w, r, h.d.Widget.AllowOrigin(r.Context(), agentID, o))
+	s, err := h.d.Widget.Start(r.Context(), agentID, o, h.d.Addr(r))
 	if err != nil {
 		return refuse(w, err)
 	}
@@ -125,9 +128,9 @@ func bearer(r *http.Request) string {
 
 // History answers GET /api/public/chat/sessions/{id}/messages.
 func (h *Handlers) History(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	id, host := p.ByName("id"), originHost(r)
-	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, host))
-	hist, err := h.d.Widget.History(r.Context(), bearer(r), id, host)
+	id, o := p.ByName("id"), origin(r)
+	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, o))
+	hist, err := h.d.Widget.History(r.Context(), bearer(r), id, o)
 	if err != nil {
 		return err
 	}
@@ -148,8 +151,8 @@ type messageAnswer struct {
 // done {"message"}, or error. A refusal before the first delta is a plain
 // error answer (401, 403, 413, 429 with Retry-After, 502...).
 func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
-	id, host := p.ByName("id"), originHost(r)
-	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, host))
+	id, o := p.ByName("id"), origin(r)
+	cors(w, r, h.d.Widget.AllowConversationOrigin(r.Context(), id, o))
 	b, err := h.d.ReadBody(r)
 	if err != nil {
 		return err
@@ -163,7 +166,7 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		content = *in.Content
 	}
 	ev := sse.New(w)
-	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, host, h.d.Addr(r), content, func(d string) {
+	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, o, h.d.Addr(r), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {

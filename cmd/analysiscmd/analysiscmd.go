@@ -68,6 +68,25 @@ func (a *apiClient) do(ctx context.Context, method, path string, body []byte, ou
 	return json.Unmarshal(env.Data, out)
 }
 
+// readTestFile reads a test file, refusing one beyond
+// agenttest.MaxFileBytes before reading it all (a named pipe or a huge
+// file is never loaded whole).
+func readTestFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, agenttest.MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > agenttest.MaxFileBytes {
+		return nil, fmt.Errorf("%s: the test file is more than %d bytes (max %d)", path, agenttest.MaxFileBytes, agenttest.MaxFileBytes)
+	}
+	return b, nil
+}
+
 // envString is the environment variable's value, or def when unset.
 func envString(name, def string) string {
 	if v, ok := os.LookupEnv(name); ok {
@@ -95,7 +114,7 @@ when a scenario fails. --junit FILE also writes the report as JUnit XML.`,
 			if agentID == "" {
 				return errors.New("--agent is required")
 			}
-			b, err := os.ReadFile(args[0])
+			b, err := readTestFile(args[0])
 			if err != nil {
 				return err
 			}

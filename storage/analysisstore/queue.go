@@ -21,7 +21,9 @@ type Job struct {
 }
 
 // Claim takes up to max pending analyses that are due and not held by a
-// live lease, for owner until now+lease. The lease lives in the database,
+// live lease, for owner until now+lease, and counts the attempt (Job.
+// Attempts includes it): a row whose worker died mid-analysis still
+// counts, so a caller can stop claiming it. The lease lives in the database,
 // so workers of several processes never take the same row, and a row a
 // killed process held is taken again once its lease runs out.
 func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, max int) ([]Job, error) {
@@ -42,7 +44,7 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, ma
 		// The lease condition is repeated in the UPDATE: on PostgreSQL
 		// (READ COMMITTED, sqldb.WriteClaim) two claims may read the same
 		// rows, and only one updates them.
-		rows, err := tx.QueryContext(ctx, `UPDATE analyses SET lease_owner = ?, lease_until = ?
+		rows, err := tx.QueryContext(ctx, `UPDATE analyses SET lease_owner = ?, lease_until = ?, attempts = attempts + 1
 			WHERE status = 'pending' AND due_at <= ? AND (lease_until IS NULL OR lease_until < ?)
 			AND (subject_kind, subject_id) IN (SELECT subject_kind, subject_id FROM analyses
 				WHERE status = 'pending' AND due_at <= ? AND (lease_until IS NULL OR lease_until < ?)
@@ -85,7 +87,7 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, ma
 func (s *Store) Finish(ctx context.Context, j Job, owner, status string, result json.RawMessage, ev sqldb.PendingEvent) (done bool, err error) {
 	now := sqldb.MS(time.Now())
 	err = s.c.Write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE analyses SET status = ?, result = ?, analyzed_at = ?, attempts = attempts + 1,
+		res, err := tx.ExecContext(ctx, `UPDATE analyses SET status = ?, result = ?, analyzed_at = ?,
 			lease_owner = NULL, lease_until = NULL
 			WHERE subject_kind = ? AND subject_id = ? AND status = 'pending' AND lease_owner = ?`,
 			status, string(result), now, j.Kind, j.SubjectID, owner)
@@ -110,7 +112,7 @@ func (s *Store) Finish(ctx context.Context, j Job, owner, status string, result 
 // lease (the model was down: the analysis waits for it).
 func (s *Store) Retry(ctx context.Context, j Job, owner string, due time.Time) error {
 	return s.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE analyses SET due_at = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL
+		_, err := tx.ExecContext(ctx, `UPDATE analyses SET due_at = ?, lease_owner = NULL, lease_until = NULL
 			WHERE subject_kind = ? AND subject_id = ? AND status = 'pending' AND lease_owner = ?`,
 			sqldb.MS(due), j.Kind, j.SubjectID, owner)
 		return err

@@ -1,6 +1,7 @@
 // Package widgetstore is the SQL of the chat widget: the server-wide key
-// visitor tokens are signed with, and each agent's daily message count
-// (counted in the database so several processes share one cap).
+// visitor tokens are signed with, and each agent's daily message count and
+// each address's share of it (counted in the database so several
+// processes share one cap).
 package widgetstore
 
 import (
@@ -57,32 +58,69 @@ func (s *Store) RotateSecret(ctx context.Context, secret string) error {
 	})
 }
 
-// CountMessage counts one message of the agent on day when fewer than
-// limit were counted; false when the cap is reached. One statement, so two
-// processes cannot both take the last message.
-func (s *Store) CountMessage(ctx context.Context, agentID, day string, limit int) (bool, error) {
-	var ok bool
+// Refusal says which daily count a message did not fit in.
+type Refusal int
+
+// The answers of CountMessage.
+const (
+	Counted     Refusal = iota // counted in both
+	AgentFull                  // the agent's day is used up
+	AddressFull                // this address used its share of the agent's day
+)
+
+// errAddressFull rolls back the agent's count when the address's is full.
+var errAddressFull = errors.New("address share used")
+
+// CountMessage counts one message of the agent on day, and of address on
+// the agent's day, when fewer than limit and perAddress were counted; else
+// nothing is counted. Each count is one conditional upsert in one
+// transaction, so processes on one database cannot both take the last
+// message. A message is never given back: it is counted before the model
+// is asked, whatever becomes of the turn.
+func (s *Store) CountMessage(ctx context.Context, agentID, address, day string, limit, perAddress int) (Refusal, error) {
+	var r Refusal
 	err := s.c.Write(ctx, func(tx *sql.Tx) error {
+		r = Counted
 		res, err := tx.ExecContext(ctx, `INSERT INTO widget_daily_counts (agent_id, day, count) VALUES (?, ?, 1)
 			ON CONFLICT (agent_id, day) DO UPDATE SET count = widget_daily_counts.count + 1
 			WHERE widget_daily_counts.count < ?`, agentID, day, limit)
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		ok = n == 1
-		return err
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			r = AgentFull
+			return err
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO widget_address_counts (agent_id, day, address, count) VALUES (?, ?, ?, 1)
+			ON CONFLICT (agent_id, day, address) DO UPDATE SET count = widget_address_counts.count + 1
+			WHERE widget_address_counts.count < ?`, agentID, day, address, perAddress)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			r = AddressFull
+			return errors.Join(err, errAddressFull)
+		}
+		return nil
 	})
-	if err != nil {
-		return false, fmt.Errorf("storage: count widget message: %w", err)
+	if errors.Is(err, errAddressFull) && r == AddressFull {
+		return AddressFull, nil
 	}
-	return ok, nil
+	if err != nil {
+		return 0, fmt.Errorf("storage: count widget message: %w", err)
+	}
+	return r, nil
 }
 
-// Uncount gives back a message counted for a turn that failed.
-func (s *Store) Uncount(ctx context.Context, agentID, day string) error {
+// PruneAddresses deletes the per-address counts of days before day; it
+// reads first, so a process with nothing to delete writes nothing.
+func (s *Store) PruneAddresses(ctx context.Context, day string) error {
+	var n int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM (SELECT 1 FROM widget_address_counts WHERE day < ? LIMIT 1) AS old", day).Scan(&n); err != nil || n == 0 {
+		return err
+	}
 	return s.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "UPDATE widget_daily_counts SET count = count - 1 WHERE agent_id = ? AND day = ? AND count > 0", agentID, day)
+		_, err := tx.ExecContext(ctx, "DELETE FROM widget_address_counts WHERE day < ?", day)
 		return err
 	})
 }
