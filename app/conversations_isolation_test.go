@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/storage/agentstore"
 )
@@ -45,11 +46,11 @@ func TestConversationTenantIsolation(t *testing.T) {
 	}
 	// Rotating B's tools secret leaves A's.
 	ctx := context.Background()
-	secretA, _ := e.db.Conversations.ToolsSecret(ctx, e.orgID, func() string { return "whsec_YQ==" })
+	e.db.Conversations.RotateToolsSecret(ctx, e.orgID, "whsec_YQ==", time.Now(), time.Hour)
 	if code := e.doJSON("POST", "/api/v2/tools/secret", keyB, nil, nil); code != 200 {
 		t.Fatalf("rotate B: %d", code)
 	}
-	if s, _ := e.db.Conversations.ToolsSecret(ctx, e.orgID, nil); s != secretA {
+	if s, _ := e.db.Conversations.ToolsSecret(ctx, e.orgID, time.Now()); s.Secret != "whsec_YQ==" {
 		t.Fatalf("B's rotation changed A's secret")
 	}
 

@@ -140,15 +140,15 @@ func TestOpenAICallerTools(t *testing.T) {
 	}
 }
 
-// x-agentd-call-id appends the turns to that call's conversation; another
-// organization's call is 404.
+// x-agentd-call-id appends the turns to that call's conversation (the
+// call's own agent answers); another organization's call is 404.
 func TestOpenAICallTranscript(t *testing.T) {
 	e := newConvEnv(t, true, nil, fastSim(time.Minute))
 	call := e.voiceAgent(e.orgID)
 	callID := e.outbound(e.key, call.ID, "+15550002222")
 	for i, q := range []string{"When do you open?", "And close?"} {
 		e.model.Push(llmtest.Reply{Content: "Answer " + q})
-		code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, map[string]any{"model": e.agentID,
+		code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, map[string]any{"model": call.ID,
 			"messages": []any{map[string]any{"role": "user", "content": q}}}, "x-agentd-call-id", callID)
 		if code != 200 {
 			t.Fatalf("turn %d: %d %s", i, code, b)

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/agentd/agentd/app/access"
@@ -33,4 +34,26 @@ func (s *Server) stillAllowed(r *http.Request, capability string) bool {
 		role = k.Role
 	}
 	return access.Can(role, capability)
+}
+
+// MaxAnswerStreamsPerKey bounds the streamed answers (conversation API and
+// OpenAI-compatible endpoint) one key or one session holds open in a
+// process: each holds an upstream model connection (200 were accepted).
+// A voice worker fleet beyond it uses one key per worker.
+const MaxAnswerStreamsPerKey = 32
+
+// answerSlot takes one of the caller's answer-stream slots (counted in the
+// event streams' guard, under ids of their own), or refuses with a 429.
+func (s *Server) answerSlot(r *http.Request) (release func(), err error) {
+	p := principalFrom(r.Context())
+	id := "answer:key:" + p.KeyID
+	if p.Session != "" {
+		id = "answer:user:" + p.UserID
+	}
+	release, ok := s.webhooks.guard.Take(id, MaxAnswerStreamsPerKey)
+	if !ok {
+		return nil, errs.New(errs.RateLimited, fmt.Sprintf("too many streamed answers open for this key (at most %d): "+
+			"wait for one to end", MaxAnswerStreamsPerKey))
+	}
+	return release, nil
 }

@@ -43,9 +43,20 @@ type Deps struct {
 	// Status is the status and client message of an error, for an error
 	// that happens after a stream has started.
 	Status func(error) (int, string)
+	// StreamSlot takes one of the caller's streamed-answer slots (a 429
+	// past the bound); release gives it back. nil: no bound.
+	StreamSlot func(*http.Request) (release func(), err error)
 	// Analysis reads a conversation's analysis (app/analysis); nil (and
 	// no error) when it has none, and the field may be nil too.
 	Analysis func(ctx context.Context, orgID, id string) (any, error)
+}
+
+// streamSlot takes a streamed-answer slot of the caller (StreamSlot).
+func (h *Handlers) streamSlot(r *http.Request) (release func(), err error) {
+	if h.d.StreamSlot == nil {
+		return func() {}, nil
+	}
+	return h.d.StreamSlot(r)
 }
 
 // withAnalysis is GET /api/v1/conversations/{id}'s data: the conversation
@@ -163,8 +174,15 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 		h.d.WriteData(w, http.StatusOK, messageAnswer{Message: m})
 		return nil
 	}
-	ev := sse.New(w)
-	m, err := h.d.Conv.Send(r.Context(), h.d.OrgID(r), p.ByName("id"), content, func(d string) {
+	release, err := h.streamSlot(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ev := sse.NewOnFail(w, cancel)
+	m, err := h.d.Conv.Send(ctx, h.d.OrgID(r), p.ByName("id"), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
@@ -180,18 +198,14 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	return nil
 }
 
-// toolsSecret is the data of POST /api/v2/tools/secret.
-type toolsSecret struct {
-	Secret string `json:"secret"`
-}
-
-// RotateToolsSecret gives the organization a new tools secret, shown once.
+// RotateToolsSecret creates or rotates the organization's tools secret and
+// shows it once (the previous one signs beside it for 24 h).
 func (h *Handlers) RotateToolsSecret(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
-	secret, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
+	v, err := h.d.Conv.RotateToolsSecret(r.Context(), h.d.OrgID(r))
 	if err != nil {
 		return err
 	}
-	h.d.WriteData(w, http.StatusOK, toolsSecret{Secret: secret})
+	h.d.WriteData(w, http.StatusOK, v)
 	return nil
 }
 

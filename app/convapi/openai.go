@@ -1,6 +1,7 @@
 package convapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -213,13 +214,20 @@ func (h *Handlers) ChatCompletions(w http.ResponseWriter, r *http.Request, _ htt
 			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": c.FinishReason}}})
 		return nil
 	}
-	ev := sse.New(w)
+	release, err := h.streamSlot(r)
+	if err != nil {
+		return err
+	}
+	defer release()
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ev := sse.NewOnFail(w, cancel)
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": created, "model": req.Model,
 			"system_fingerprint": nil, "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}}
 	}
 	first := true
-	c, err := h.d.Conv.Complete(r.Context(), h.d.OrgID(r), h.d.Calls, in, func(d string) {
+	c, err := h.d.Conv.Complete(ctx, h.d.OrgID(r), h.d.Calls, in, func(d string) {
 		if first {
 			ev.Event("", chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 			first = false

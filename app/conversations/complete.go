@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
@@ -11,6 +12,29 @@ import (
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
+
+// MaxCompletionMessage bounds each message of a chat completion (bytes):
+// voice turns are short, and a call's turns become its transcript (4 MiB
+// messages were accepted and written into it).
+const MaxCompletionMessage = 32 << 10
+
+// liveCallOf checks that callID is a call of the organization's agent
+// that has not ended: another organization's call or another agent's is
+// not found (404, the same answer), an ended call a conflict (409): its
+// transcript is final.
+func liveCallOf(ctx context.Context, calls CallReader, orgID, agentID, callID string) error {
+	c, err := calls.GetCall(ctx, orgID, callID)
+	if errors.Is(err, sqldb.ErrNotFound) || (err == nil && c.AgentID != agentID) {
+		return errs.New(errs.NotFound, "call not found")
+	}
+	if err != nil {
+		return err
+	}
+	if callstore.CallFinal(c.Status) {
+		return errs.New(errs.Conflict, fmt.Sprintf("call has ended (%s): turns are recorded on live calls only", c.Status))
+	}
+	return nil
+}
 
 // CallReader checks that a call is the organization's (the calls store).
 type CallReader interface {
@@ -44,14 +68,18 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 	if len(in.Messages) == 0 {
 		return Completion{}, errs.InvalidField("messages", "at least one message")
 	}
+	for i, m := range in.Messages {
+		if n := len(m.Content); n > MaxCompletionMessage {
+			return Completion{}, errs.InvalidField(fmt.Sprintf("messages.%d.content", i),
+				fmt.Sprintf("%d bytes, at most %d (conversations.MaxCompletionMessage)", n, MaxCompletionMessage))
+		}
+	}
 	a, err := s.agent(ctx, orgID, in.AgentID)
 	if err != nil {
 		return Completion{}, err
 	}
 	if in.CallID != "" {
-		if _, err := calls.GetCall(ctx, orgID, in.CallID); errors.Is(err, sqldb.ErrNotFound) {
-			return Completion{}, errs.Wrap(errs.NotFound, "call not found", err)
-		} else if err != nil {
+		if err := liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
 			return Completion{}, err
 		}
 	}

@@ -119,7 +119,7 @@ func agentTools(a agentstore.Agent) map[string]agentTool {
 var searchParams = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"what to look for"}},"required":["query"]}`)
 
 // generate answers with the model: up to MaxRounds rounds of the agent's
-// tools, then an answer. A call of one of the caller's tools ends the turn
+// tools (within the bounds of bounds.go), then an answer. A call of one of the caller's tools ends the turn
 // and goes back to the caller.
 func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge, ps []passage) (result, error) {
 	var res result
@@ -150,6 +150,7 @@ func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge,
 		tools = append(tools, t)
 	}
 	var content strings.Builder
+	used := 0 // tool calls run this turn
 	for round := 0; ; round++ {
 		offered := tools
 		if round >= s.cfg.MaxRounds {
@@ -177,11 +178,12 @@ func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge,
 			break
 		}
 		msgs = append(msgs, llm.Message{Role: "assistant", Content: resp.Content, ToolCalls: resp.ToolCalls})
-		for _, c := range resp.ToolCalls {
-			out := s.runTool(ctx, in, k, ours, c, &res)
-			if ctx.Err() != nil {
-				return result{}, ctx.Err()
-			}
+		outs := s.runTools(ctx, in, k, ours, resp.ToolCalls, &used, &res)
+		if ctx.Err() != nil {
+			return result{}, ctx.Err()
+		}
+		for i, c := range resp.ToolCalls {
+			out := outs[i]
 			res.toolCalls = append(res.toolCalls, ToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments, Result: truncateRunes(out, 4000)})
 			msgs = append(msgs, llm.Message{Role: "tool", ToolCallID: c.ID, Content: out})
 		}

@@ -76,6 +76,9 @@ type Config struct {
 	ContextTokens int       // the model's context budget; 0: 8192
 	ToolTimeout   time.Duration
 	MaxRounds     int // tool rounds a turn; 0: 5
+	// TurnTimeout bounds a whole turn (model rounds and tools); 0:
+	// DefaultTurnTimeout.
+	TurnTimeout time.Duration
 }
 
 // Service is the engine. Safe for concurrent use.
@@ -92,6 +95,9 @@ func New(d Deps, cfg Config) (*Service, error) {
 	}
 	if cfg.ToolTimeout <= 0 {
 		cfg.ToolTimeout = 10 * time.Second
+	}
+	if cfg.TurnTimeout <= 0 {
+		cfg.TurnTimeout = DefaultTurnTimeout
 	}
 	if cfg.MaxRounds <= 0 {
 		cfg.MaxRounds = 5
@@ -331,8 +337,31 @@ func (s *Service) End(ctx context.Context, orgID, id string) (View, error) {
 	return NewView(c, nil), nil
 }
 
-// RotateToolsSecret gives the organization a new tools secret, shown once.
-func (s *Service) RotateToolsSecret(ctx context.Context, orgID string) (string, error) {
+// ToolsSecretOverlap is how long a rotated-out tools secret still signs
+// url tool calls (beside the new one), as for webhooks.
+const ToolsSecretOverlap = 24 * time.Hour
+
+// ToolsSecretView is the answer of POST /api/v2/tools/secret: the new
+// secret, shown only here, and until when the previous one still signs
+// (null when there was none).
+type ToolsSecretView struct {
+	Secret                  string  `json:"secret"`
+	PreviousSecretExpiresAt *string `json:"previousSecretExpiresAt"`
+}
+
+// RotateToolsSecret creates the organization's tools secret, or replaces
+// it (the previous one signs beside it for ToolsSecretOverlap); the new
+// secret is shown once, here.
+func (s *Service) RotateToolsSecret(ctx context.Context, orgID string) (ToolsSecretView, error) {
 	secret := newSecret()
-	return secret, s.d.Store.RotateToolsSecret(ctx, orgID, secret)
+	until, err := s.d.Store.RotateToolsSecret(ctx, orgID, secret, time.Now(), ToolsSecretOverlap)
+	if err != nil {
+		return ToolsSecretView{}, err
+	}
+	v := ToolsSecretView{Secret: secret}
+	if until != nil {
+		at := apitime.Format(*until)
+		v.PreviousSecretExpiresAt = &at
+	}
+	return v, nil
 }

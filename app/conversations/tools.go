@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // MaxToolAnswer bounds what a url tool may answer (64 KB); the Poster
@@ -46,19 +47,28 @@ func (s *Service) callURL(ctx context.Context, in runInput, t agentTool, c llm.T
 	if err != nil {
 		return toolError("arguments cannot be encoded")
 	}
-	secret, err := s.d.Store.ToolsSecret(ctx, in.orgID, newSecret)
+	now := time.Now()
+	secrets, err := s.d.Store.ToolsSecret(ctx, in.orgID, now)
+	if errors.Is(err, sqldb.ErrNotFound) {
+		// Never made silently: an unsigned call could not be told from a
+		// forged one, and a secret nobody saw cannot be checked.
+		return toolError("tool %s was not called: the organization has no tools secret yet (POST /api/v2/tools/secret creates it)", t.Name)
+	}
 	if err != nil {
 		s.d.Log.ErrorContext(ctx, "tools secret", "err", err)
 		return toolError("tool %s could not be called", t.Name)
 	}
+	keys := []string{secrets.Secret}
+	if secrets.Previous != "" {
+		keys = append(keys, secrets.Previous) // receivers still on the previous one verify it
+	}
 	id := "tool_" + uuid.NewString()
-	now := time.Now()
 	header := map[string]string{
 		"content-type":      "application/json",
 		"user-agent":        "agentd-tools",
 		"webhook-id":        id,
 		"webhook-timestamp": strconv.FormatInt(now.Unix(), 10),
-		"webhook-signature": signing.Sign(id, now, body, secret),
+		"webhook-signature": signing.Sign(id, now, body, keys...),
 	}
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.ToolTimeout)
 	defer cancel()

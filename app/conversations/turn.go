@@ -113,8 +113,12 @@ type passage struct {
 }
 
 // run answers one turn: retrieval, then the builtin engine or the model
-// with its tool rounds.
+// with its tool rounds, all within the turn deadline.
 func (s *Service) run(ctx context.Context, in runInput) (result, error) {
+	return s.withTurnDeadline(ctx, func(ctx context.Context) (result, error) { return s.runTurn(ctx, in) })
+}
+
+func (s *Service) runTurn(ctx context.Context, in runInput) (result, error) {
 	k := agents.ParseKnowledge(in.agent.Knowledge)
 	query := in.query
 	if query == "" {

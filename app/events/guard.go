@@ -42,13 +42,10 @@ var ErrCredentialGone = errors.New("the stream's key or session is no longer val
 // the slot back. The returned sink also asks allowed before every event,
 // so nothing logged after a revocation is sent between two checks.
 func (g *StreamGuard) Watch(ctx context.Context, id string, allowed func() bool, cancel func(), sink Sink) (Sink, func(), error) {
-	g.mu.Lock()
-	if g.open[id] >= MaxStreamsPerKey {
-		g.mu.Unlock()
+	release, ok := g.Take(id, MaxStreamsPerKey)
+	if !ok {
 		return nil, nil, ErrTooManyStreams
 	}
-	g.open[id]++
-	g.mu.Unlock()
 	go func() {
 		t := time.NewTicker(g.recheck)
 		defer t.Stop()
@@ -64,14 +61,29 @@ func (g *StreamGuard) Watch(ctx context.Context, id string, allowed func() bool,
 			}
 		}
 	}()
-	release := func() {
-		g.mu.Lock()
-		if g.open[id]--; g.open[id] <= 0 {
-			delete(g.open, id)
-		}
-		g.mu.Unlock()
-	}
 	return guardedSink{Sink: sink, allowed: allowed}, release, nil
+}
+
+// Take takes one of id's slots when fewer than limit are taken (other
+// streams than events use it with ids of their own); release gives it
+// back, once.
+func (g *StreamGuard) Take(id string, limit int) (release func(), ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open[id] >= limit {
+		return nil, false
+	}
+	g.open[id]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			if g.open[id]--; g.open[id] <= 0 {
+				delete(g.open, id)
+			}
+			g.mu.Unlock()
+		})
+	}, true
 }
 
 // guardedSink checks the credential before each event.

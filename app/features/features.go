@@ -233,7 +233,8 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 		MaxBody: conversations.MaxToolAnswer + 1})
 	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
 		Listings: s.Listings, Log: s.log, MCP: s.openMCP(cfg), Secrets: s.Stores.Secrets}
-	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens})
+	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens,
+		TurnTimeout: cfg.LLM.TurnTimeout, ToolTimeout: cfg.LLM.ToolTimeout})
 	s.Conversations = svc
 	return err
 }

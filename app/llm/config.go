@@ -14,6 +14,9 @@ type Config struct {
 	APIKey        string
 	Timeout       time.Duration // openai: bounds one model call; 0: 60 s
 	ContextTokens int           // the model's context budget; 0: 8192
+	// The conversation engine's bounds around the model (serve's
+	// --turn-timeout, --tool-timeout); 0: the engine's defaults.
+	TurnTimeout, ToolTimeout time.Duration
 }
 
 // New builds the configured model; builtin is nil (the engine quotes
@@ -22,8 +25,8 @@ func New(cfg Config) (Model, error) {
 	if cfg.ContextTokens < 0 || (cfg.ContextTokens > 0 && cfg.ContextTokens < 512) {
 		return nil, fmt.Errorf("--llm-context-tokens %d: use at least 512", cfg.ContextTokens)
 	}
-	if cfg.Timeout < 0 {
-		return nil, errors.New("--llm-timeout must not be negative")
+	if cfg.Timeout < 0 || cfg.TurnTimeout < 0 || cfg.ToolTimeout < 0 {
+		return nil, errors.New("--llm-timeout, --turn-timeout and --tool-timeout must not be negative")
 	}
 	switch cfg.Kind {
 	case "", "builtin":

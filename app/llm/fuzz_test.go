@@ -7,7 +7,8 @@ import (
 
 // The upstream stream parser takes whatever a model server sends: it never
 // panics, the text given to onDelta is the content it returns, and a
-// stream without [DONE] or a finish reason is refused.
+// stream without [DONE] or a finish reason is refused, and an accepted
+// answer is within MaxAnswerText.
 func FuzzParseStream(f *testing.F) {
 	for _, s := range []string{
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
@@ -17,6 +18,7 @@ func FuzzParseStream(f *testing.F) {
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut",
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":99999,\"id\":\"x\"}]}}]}\n\n",
 		"data: not json\n\n",
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + strings.Repeat("x", 70000) + "\"}}]}\n\ndata: [DONE]\n\n",
 		"",
 	} {
 		f.Add(s)
@@ -29,6 +31,13 @@ func FuzzParseStream(f *testing.F) {
 		}
 		if r.Content != deltas.String() {
 			t.Fatalf("content %q, deltas %q", r.Content, deltas.String())
+		}
+		size := len(r.Content)
+		for _, c := range r.ToolCalls {
+			size += len(c.ID) + len(c.Name) + len(c.Arguments)
+		}
+		if size > MaxAnswerText {
+			t.Fatalf("an answer of %d bytes passed the bound", size)
 		}
 		if len(r.ToolCalls) > maxToolCalls {
 			t.Fatalf("%d tool calls", len(r.ToolCalls))

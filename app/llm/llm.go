@@ -82,6 +82,7 @@ type Model interface {
 const (
 	CodeUnavailable = "MODEL_UNAVAILABLE"
 	CodeTimeout     = "MODEL_TIMEOUT"
+	CodeTooLarge    = "MODEL_ANSWER_TOO_LARGE"
 )
 
 // StatusError is a model service's answer other than 200, wrapped in the
@@ -93,6 +94,14 @@ type StatusError struct {
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("status %d: %s", e.Status, e.Body) }
+
+// tooLarge is an answer past a bound of ParseStream: a bad gateway (the
+// model misbehaves), named with the bound.
+func tooLarge(name string, err error) error {
+	e := errs.Wrap(errs.BadGateway, "model service "+name+" "+err.Error(), err)
+	e.Code = CodeTooLarge
+	return e
+}
 
 func unavailable(name string, err error) error {
 	e := errs.Wrap(errs.BadGateway, "model service "+name+" unavailable", err)

@@ -111,6 +111,8 @@ var errModelTimeout = errors.New("model timeout")
 // the service down.
 func (o *OpenAI) failure(parent, cctx context.Context, err error) error {
 	switch {
+	case errors.Is(err, ErrAnswerTooLarge):
+		return tooLarge(o.Name(), err)
 	case parent.Err() != nil:
 		return errs.Wrap(errs.Canceled, "client closed request", parent.Err())
 	case errors.Is(context.Cause(cctx), errModelTimeout):

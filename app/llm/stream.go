@@ -14,6 +14,46 @@ import (
 // maxToolCalls bounds the calls one answer may ask for.
 const maxToolCalls = 64
 
+// Bounds on a streamed answer: a model that streams without end (a test
+// model sent 60 KB chunks and drove agentd to 5.8 GB in 20 s) fails with
+// ErrAnswerTooLarge instead, and what is held stays small.
+const (
+	// MaxStreamBytes bounds the bytes read of one streamed answer, as
+	// maxAnswer does for a whole JSON one.
+	MaxStreamBytes = maxAnswer
+	// MaxStreamLine bounds one line of the event stream (one data: line
+	// or the data of one event).
+	MaxStreamLine = 1 << 20
+	// MaxAnswerText bounds an answer's text and tool-call arguments
+	// together (bytes).
+	MaxAnswerText = 1 << 20
+	// MaxAnswerChunks bounds the events of one answer: a model streams
+	// about one token per event, so this bounds its tokens whatever
+	// max_tokens it was asked for.
+	MaxAnswerChunks = 32 << 10
+)
+
+// ErrAnswerTooLarge is a streamed answer past one of the bounds above.
+var ErrAnswerTooLarge = errors.New("answer too large")
+
+// limitedReader fails with ErrAnswerTooLarge past n bytes.
+type limitedReader struct {
+	r io.Reader
+	n int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		return 0, fmt.Errorf("%w: over %d bytes streamed (llm.MaxStreamBytes)", ErrAnswerTooLarge, MaxStreamBytes)
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= int64(n)
+	return n, err
+}
+
 type wireUsage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
@@ -56,15 +96,18 @@ var ErrIncomplete = errors.New("stream ended before the answer was complete")
 // then data: [DONE]) into the whole answer, giving each piece of text to
 // onDelta as it comes. Tool-call arguments streamed in pieces are joined
 // by their index. Only the first choice counts. An error event, malformed
-// JSON, or an end without [DONE] and without a finish reason is an error.
+// JSON, or an end without [DONE] and without a finish reason is an error;
+// so is an answer past a bound (MaxStreamBytes, MaxStreamLine,
+// MaxAnswerText, MaxAnswerChunks): ErrAnswerTooLarge.
 func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc := bufio.NewScanner(&limitedReader{r: r, n: MaxStreamBytes})
+	sc.Buffer(make([]byte, 0, 64<<10), MaxStreamLine)
 	var out Response
 	var content strings.Builder
 	calls := map[int]*ToolCall{}
 	var data []byte
 	done := false
+	text, chunks := 0, 0 // answer bytes, events
 	flush := func() error {
 		if len(data) == 0 {
 			return nil
@@ -73,6 +116,9 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 		if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
 			done = true
 			return nil
+		}
+		if chunks++; chunks > MaxAnswerChunks {
+			return fmt.Errorf("%w: over %d events (llm.MaxAnswerChunks)", ErrAnswerTooLarge, MaxAnswerChunks)
 		}
 		var c chunk
 		if err := json.Unmarshal(data, &c); err != nil {
@@ -89,6 +135,9 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 				continue
 			}
 			if d := ch.Delta.Content; d != nil && *d != "" {
+				if text += len(*d); text > MaxAnswerText {
+					return errTextTooLarge
+				}
 				content.WriteString(*d)
 				if onDelta != nil {
 					onDelta(*d)
@@ -112,6 +161,9 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 				if tc.ID != "" {
 					call.ID = tc.ID
 				}
+				if text += len(tc.ID) + len(tc.Function.Name) + len(tc.Function.Arguments); text > MaxAnswerText {
+					return errTextTooLarge
+				}
 				call.Name += tc.Function.Name
 				call.Arguments += tc.Function.Arguments
 			}
@@ -133,6 +185,9 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 			if len(data) > 0 {
 				data = append(data, '\n')
 			}
+			if len(data)+len(v) > MaxStreamLine {
+				return Response{}, fmt.Errorf("%w: an event over %d bytes (llm.MaxStreamLine)", ErrAnswerTooLarge, MaxStreamLine)
+			}
 			data = append(data, v...)
 		case line[0] == ':': // a comment (keep-alive)
 		default: // event:, id:, retry: carry nothing we use
@@ -141,7 +196,9 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 			break
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return Response{}, fmt.Errorf("%w: a line over %d bytes (llm.MaxStreamLine)", ErrAnswerTooLarge, MaxStreamLine)
+	} else if err != nil {
 		return Response{}, err
 	}
 	if err := flush(); err != nil {
@@ -154,6 +211,8 @@ func ParseStream(r io.Reader, onDelta func(string)) (Response, error) {
 	out.ToolCalls = sortedCalls(calls)
 	return out, nil
 }
+
+var errTextTooLarge = fmt.Errorf("%w: over %d bytes of text and arguments (llm.MaxAnswerText)", ErrAnswerTooLarge, MaxAnswerText)
 
 func sortedCalls(m map[int]*ToolCall) []ToolCall {
 	idx := make([]int, 0, len(m))

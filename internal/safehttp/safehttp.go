@@ -244,6 +244,12 @@ func (c *Client) Post(ctx context.Context, rawURL string, header map[string]stri
 	for k, v := range header {
 		req.Header[k] = []string{v} // as given: Standard Webhooks names are lower case
 	}
+	if ua, ok := header["user-agent"]; ok {
+		// net/http adds its own User-Agent unless the canonical key is set:
+		// one header, not two (issue 32).
+		delete(req.Header, "user-agent")
+		req.Header.Set("User-Agent", ua)
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		var ue *url.Error

@@ -164,3 +164,20 @@ func TestPostKeepsOneKilobyte(t *testing.T) {
 		t.Fatalf("Post: %d, %d bytes, %v", code, len(body), err)
 	}
 }
+
+// A lower-case user-agent (Standard Webhooks names are lower case) is the
+// request's one User-Agent: net/http added its own beside it.
+func TestPostOneUserAgent(t *testing.T) {
+	var got atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Store(strings.Join(r.Header.Values("User-Agent"), "|"))
+	}))
+	defer srv.Close()
+	c := New(Options{AllowPrivate: true})
+	if _, _, err := c.Post(context.Background(), srv.URL, map[string]string{"user-agent": "agentd-tools", "webhook-id": "x"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ua := got.Load(); ua != "agentd-tools" {
+		t.Fatalf("User-Agent headers %q", ua)
+	}
+}

@@ -188,7 +188,8 @@ func (s *Store) Reanalyze(ctx context.Context, orgID string, f CallFilter) (n in
 		res, err := tx.ExecContext(ctx, `INSERT INTO analyses (subject_kind, subject_id, org_id, agent_id, batch_id, status, due_at, queued_at)
 			SELECT 'call', c.id, c.org_id, c.agent_id, c.batch_id, 'pending', ?, ? FROM calls c
 			JOIN agent_analysis_plans p ON p.agent_id = c.agent_id
-			JOIN call_results r ON r.call_id = c.id AND r.transcript IS NOT NULL`+where+upsert,
+			JOIN call_results r ON r.call_id = c.id AND (r.transcript IS NOT NULL
+			OR EXISTS (SELECT 1 FROM call_transcript_lines l WHERE l.call_id = c.id))`+where+upsert,
 			append([]any{now, now}, args...)...)
 		if err != nil {
 			return err
@@ -248,7 +249,8 @@ func EnqueueEndedCalls(ctx context.Context, tx *sql.Tx, ids []string, now time.T
 	_, err := tx.ExecContext(ctx, `INSERT INTO analyses (subject_kind, subject_id, org_id, agent_id, batch_id, status, due_at, queued_at)
 		SELECT 'call', c.id, c.org_id, c.agent_id, c.batch_id, 'pending', ?, ? FROM calls c
 		JOIN agent_analysis_plans p ON p.agent_id = c.agent_id
-		JOIN call_results r ON r.call_id = c.id AND r.transcript IS NOT NULL
+		JOIN call_results r ON r.call_id = c.id AND (r.transcript IS NOT NULL
+			OR EXISTS (SELECT 1 FROM call_transcript_lines l WHERE l.call_id = c.id))
 		WHERE c.id IN (`+sqldb.Placeholders("?", len(ids))+`) ON CONFLICT (subject_kind, subject_id) DO NOTHING`, args...)
 	if err != nil {
 		return fmt.Errorf("storage: queue ended calls' analysis: %w", err)

@@ -111,7 +111,11 @@ func (db *Calls) GetCallResult(ctx context.Context, callID string) (CallResult, 
 	if err != nil {
 		return CallResult{}, fmt.Errorf("storage: call result: %w", err)
 	}
-	return res.result(callID), nil
+	r := res.result(callID)
+	if err := withLines(ctx, db.r, &r); err != nil {
+		return CallResult{}, fmt.Errorf("storage: call result: %w", err)
+	}
+	return r, nil
 }
 
 // resultScan receives a call_results row's summary, transcript, outcome,

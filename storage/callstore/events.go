@@ -136,6 +136,13 @@ func callSnapshots(ctx context.Context, tx *sql.Tx, ids []string) ([]CallSnapsho
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	for _, s := range byID {
+		if s.Result != nil {
+			if err := withLines(ctx, tx, s.Result); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := scanAttemptsInto(ctx, tx, in, list, byID); err != nil {
 		return nil, err
 	}

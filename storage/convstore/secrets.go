@@ -14,6 +14,6 @@ func (s *Store) UseSealer(b sqldb.Sealer) { s.box = sqldb.OrPlainText(b) }
 // with `from` (which also takes plain text), in one transaction: the
 // secret key's rotation. It returns how many values it rewrote.
 func (s *Store) ResealSecrets(ctx context.Context, from, to sqldb.Sealer) (int, error) {
-	return s.c.Reseal(ctx, from, to, "tools secret of", "SELECT org_id, secret FROM org_tools_secrets",
-		"UPDATE org_tools_secrets SET secret = ? WHERE org_id = ?")
+	return s.c.Reseal(ctx, from, to, "tools secret of", "SELECT org_id, secret, coalesce(prev_secret, '') FROM org_tools_secrets",
+		"UPDATE org_tools_secrets SET secret = ?, prev_secret = nullif(?, '') WHERE org_id = ?")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/secretbox"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
@@ -29,14 +30,16 @@ func TestToolsSecretEncryptedAtRest(t *testing.T) {
 	}
 	ctx := context.Background()
 	db, org, _ := storetest.WithChatAgent(t)
-	got, err := db.Conversations.ToolsSecret(ctx, org, func() string { return "whsec_tools1" })
-	if err != nil || got != "whsec_tools1" {
-		t.Fatalf("first read: %q %v", got, err)
+	if _, err := db.Conversations.RotateToolsSecret(ctx, org, "whsec_tools1", time.Now(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Conversations.ToolsSecret(ctx, org, time.Now()); err != nil || got.Secret != "whsec_tools1" {
+		t.Fatalf("first read: %+v %v", got, err)
 	}
 	if v := rawToolsSecret(t, db, org); strings.Contains(v, "whsec_") || !secretbox.Sealed(v) {
 		t.Fatalf("stored %q", v)
 	}
-	if err := db.Conversations.RotateToolsSecret(ctx, org, "whsec_tools2"); err != nil {
+	if _, err := db.Conversations.RotateToolsSecret(ctx, org, "whsec_tools2", time.Now(), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	before := rawToolsSecret(t, db, org)
@@ -54,7 +57,7 @@ func TestToolsSecretEncryptedAtRest(t *testing.T) {
 	if after == before || !secretbox.Sealed(after) {
 		t.Fatalf("key rotation left %q (was %q)", after, before)
 	}
-	if got, err := db.Conversations.ToolsSecret(ctx, org, nil); err != nil || got != "whsec_tools2" {
-		t.Fatalf("after key rotation: %q %v", got, err)
+	if got, err := db.Conversations.ToolsSecret(ctx, org, time.Now()); err != nil || got.Secret != "whsec_tools2" || got.Previous != "whsec_tools1" {
+		t.Fatalf("after key rotation: %+v %v", got, err)
 	}
 }

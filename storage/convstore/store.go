@@ -268,7 +268,7 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 			}
 		}
 		if callID.Valid { // a voice call's turns are its transcript too
-			return appendCallTranscript(ctx, tx, s.c.Postgres(), callID.String, msgs, now)
+			return appendCallTranscript(ctx, tx, callID.String, msgs, now)
 		}
 		return nil
 	})
@@ -315,32 +315,41 @@ func (s *Store) End(ctx context.Context, orgID, id string) (Conversation, error)
 	return c, nil
 }
 
-// ToolsSecret is the organization's tools secret, created with fresh when
-// it has none (so url tools are always signed).
-func (s *Store) ToolsSecret(ctx context.Context, orgID string, fresh func() string) (string, error) {
-	var secret string
-	err := s.r.QueryRowContext(ctx, "SELECT secret FROM org_tools_secrets WHERE org_id = ?", orgID).Scan(&secret)
-	if err == nil {
-		return s.open(secret)
+// ToolsSecrets are the organization's tools secrets: the current one and,
+// during the overlap after a rotation, the previous one (url tool calls
+// are signed with both).
+type ToolsSecrets struct {
+	Secret, Previous string
+	PreviousUntil    *time.Time // nil: no previous secret
+}
+
+// ToolsSecret reads the organization's tools secrets at now (a previous
+// secret past its time is left out); sqldb.ErrNotFound when it has none:
+// it is made only by RotateToolsSecret, which shows it.
+func (s *Store) ToolsSecret(ctx context.Context, orgID string, now time.Time) (ToolsSecrets, error) {
+	var cur string
+	var prev sql.NullString
+	var until sql.NullInt64
+	err := s.r.QueryRowContext(ctx, "SELECT secret, prev_secret, prev_secret_until FROM org_tools_secrets WHERE org_id = ?",
+		orgID).Scan(&cur, &prev, &until)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ToolsSecrets{}, fmt.Errorf("tools secret of %q: %w", orgID, sqldb.ErrNotFound)
 	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", err
-	}
-	sealed, err := s.box.Seal(fresh())
 	if err != nil {
-		return "", err
+		return ToolsSecrets{}, fmt.Errorf("storage: tools secret: %w", err)
 	}
-	err = s.c.Write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO org_tools_secrets (org_id, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (org_id) DO NOTHING",
-			orgID, sealed, sqldb.MS(time.Now())); err != nil {
-			return err
+	var out ToolsSecrets
+	if out.Secret, err = s.open(cur); err != nil {
+		return ToolsSecrets{}, err
+	}
+	if prev.Valid && until.Valid && until.Int64 > sqldb.MS(now) {
+		if out.Previous, err = s.open(prev.String); err != nil {
+			return ToolsSecrets{}, err
 		}
-		return tx.QueryRowContext(ctx, "SELECT secret FROM org_tools_secrets WHERE org_id = ?", orgID).Scan(&secret)
-	})
-	if err != nil {
-		return "", err
+		t := sqldb.FromMS(until.Int64)
+		out.PreviousUntil = &t
 	}
-	return s.open(secret)
+	return out, nil
 }
 
 func (s *Store) open(v string) (string, error) {
@@ -351,16 +360,34 @@ func (s *Store) open(v string) (string, error) {
 	return plain, nil
 }
 
-// RotateToolsSecret replaces the organization's tools secret.
-func (s *Store) RotateToolsSecret(ctx context.Context, orgID, secret string) error {
+// RotateToolsSecret makes secret the organization's tools secret. The one
+// it replaces stays valid until now+overlap (returned; nil when there was
+// none): receivers verify either while they switch.
+func (s *Store) RotateToolsSecret(ctx context.Context, orgID, secret string, now time.Time, overlap time.Duration) (*time.Time, error) {
 	sealed, err := s.box.Seal(secret)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.c.Write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO org_tools_secrets (org_id, secret, created_at) VALUES (?, ?, ?)
-			ON CONFLICT (org_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at`,
-			orgID, sealed, sqldb.MS(time.Now()))
+	until := now.Add(overlap).UTC().Truncate(time.Millisecond)
+	var prevUntil *time.Time
+	err = s.c.Write(ctx, func(tx *sql.Tx) error {
+		var old string
+		err := tx.QueryRowContext(ctx, "SELECT secret FROM org_tools_secrets WHERE org_id = ?", orgID).Scan(&old)
+		if errors.Is(err, sql.ErrNoRows) {
+			_, err = tx.ExecContext(ctx, "INSERT INTO org_tools_secrets (org_id, secret, created_at) VALUES (?, ?, ?)",
+				orgID, sealed, sqldb.MS(now))
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		prevUntil = &until
+		_, err = tx.ExecContext(ctx, `UPDATE org_tools_secrets SET prev_secret = secret, prev_secret_until = ?, secret = ?,
+			created_at = ? WHERE org_id = ?`, sqldb.MS(until), sealed, sqldb.MS(now), orgID)
 		return err
 	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: rotate tools secret: %w", err)
+	}
+	return prevUntil, nil
 }

@@ -6,11 +6,13 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/eventstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Turns are numbered in order even when sent at once; an ended
@@ -107,22 +109,30 @@ func TestCallConversationIsOne(t *testing.T) {
 	}
 }
 
-// The tools secret is made once, kept, and replaced by a rotation.
+// The tools secret is made only by a rotation; a rotation keeps the
+// previous one for the overlap, then it is gone.
 func TestToolsSecret(t *testing.T) {
 	ctx := context.Background()
 	db, org, _ := storetest.WithChatAgent(t)
 	s := db.Conversations
-	a, err := s.ToolsSecret(ctx, org, func() string { return "whsec_AAAA" })
-	if err != nil || a != "whsec_AAAA" {
-		t.Fatal(a, err)
+	now := time.Now()
+	if _, err := s.ToolsSecret(ctx, org, now); !errors.Is(err, sqldb.ErrNotFound) {
+		t.Fatalf("before any: %v", err)
 	}
-	if b, _ := s.ToolsSecret(ctx, org, func() string { return "whsec_BBBB" }); b != a {
-		t.Fatalf("secret changed to %s", b)
+	if until, err := s.RotateToolsSecret(ctx, org, "whsec_AAAA", now, time.Hour); err != nil || until != nil {
+		t.Fatal(until, err)
 	}
-	if err := s.RotateToolsSecret(ctx, org, "whsec_CCCC"); err != nil {
-		t.Fatal(err)
+	if got, err := s.ToolsSecret(ctx, org, now); err != nil || got.Secret != "whsec_AAAA" || got.Previous != "" {
+		t.Fatalf("%+v %v", got, err)
 	}
-	if c, _ := s.ToolsSecret(ctx, org, nil); c != "whsec_CCCC" {
-		t.Fatalf("after rotation %s", c)
+	until, err := s.RotateToolsSecret(ctx, org, "whsec_CCCC", now, time.Hour)
+	if err != nil || until == nil || until.Sub(now) < time.Hour-time.Second {
+		t.Fatal(until, err)
+	}
+	if got, _ := s.ToolsSecret(ctx, org, now.Add(time.Minute)); got.Secret != "whsec_CCCC" || got.Previous != "whsec_AAAA" {
+		t.Fatalf("in the overlap %+v", got)
+	}
+	if got, _ := s.ToolsSecret(ctx, org, now.Add(2*time.Hour)); got.Secret != "whsec_CCCC" || got.Previous != "" {
+		t.Fatalf("after the overlap %+v", got)
 	}
 }

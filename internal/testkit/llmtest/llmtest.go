@@ -33,7 +33,13 @@ type Reply struct {
 	Delay     time.Duration
 	// DropAfter > 0 closes the connection after that many content chunks,
 	// without [DONE]: a model server that died mid-answer.
-	DropAfter        int
+	DropAfter int
+	// Flood > 0 is a hostile model: after Content it streams content
+	// chunks of Flood bytes without end, until the client goes away.
+	Flood int
+	// HugeLine > 0 is a hostile model: it sends one data: line of that
+	// many bytes (a chunk whose content never ends), then the rest.
+	HugeLine         int
 	PromptTokens     int
 	CompletionTokens int
 }
@@ -300,6 +306,28 @@ func (s *Server) stream(w http.ResponseWriter, req Request, rep Reply) {
 			return
 		}
 		send(map[string]any{"content": word}, nil, nil)
+	}
+	if rep.HugeLine > 0 {
+		fmt.Fprint(w, `data: {"choices":[{"index":0,"delta":{"content":"`)
+		pad := strings.Repeat("x", 64<<10)
+		for n := 0; n < rep.HugeLine; n += len(pad) {
+			if _, err := fmt.Fprint(w, pad); err != nil {
+				return
+			}
+		}
+		fmt.Fprint(w, "\"}}]}\n\n")
+	}
+	if rep.Flood > 0 {
+		pad := strings.Repeat("x", rep.Flood)
+		for {
+			b, _ := json.Marshal(map[string]any{"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": pad}}}})
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+				return // the client went away
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		}
 	}
 	step := max(s.ArgChunk, 1)
 	for i, c := range rep.ToolCalls {
