@@ -165,8 +165,12 @@ func (h *Handlers) Send(w http.ResponseWriter, r *http.Request, p httprouter.Par
 	if in.Content != nil {
 		content = *in.Content
 	}
-	ev := sse.New(w)
-	m, err := h.d.Widget.Send(r.Context(), bearer(r), id, o, h.d.Addr(r), content, func(d string) {
+	// A visitor that stops reading is dropped within sse.WriteTimeout and
+	// its turn cancelled, so it holds neither the answer slot nor the model.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ev := sse.NewOnFail(w, cancel)
+	m, err := h.d.Widget.Send(ctx, bearer(r), id, o, h.d.Addr(r), content, func(d string) {
 		ev.Event("delta", map[string]string{"content": d})
 	})
 	switch {
