@@ -1,16 +1,20 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
 	"github.com/agentd/agentd/app/doctor"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/cmd/mcpcmd"
 )
 
 // newDoctor checks the configuration that serve would run with, given by
@@ -44,7 +48,8 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 		rep := doctor.Run(c.Context(), doctor.Input{
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
-			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
+			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr, MCP: mcpcmd.Probe(func(ctx context.Context,
+				fn func(*features.Set) error) error { return withSet(ctx, g, features.Config{}, fn) }, cfg.Webhooks.AllowPrivate, 5*time.Second),
 		})
 		if g.json {
 			if err := printJSON(c.OutOrStdout(), rep); err != nil {

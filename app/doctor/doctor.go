@@ -77,6 +77,9 @@ type Input struct {
 	// it could not be built.
 	Model    llm.Model
 	ModelErr error
+	// MCP probes the MCP servers agents use (nil: not checked): how many
+	// answered, and a line per one that did not.
+	MCP func(ctx context.Context) (ok int, failed []string, err error)
 	Now      func() time.Time // nil: time.Now
 }
 
@@ -109,7 +112,7 @@ func Run(ctx context.Context, in Input) Report {
 		fn   func(context.Context) (Status, string)
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
-		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model}, {"clock", r.clock},
+		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model}, {"clock", r.clock}, {"mcp", r.mcp},
 	}
 	rep := Report{OK: true}
 	for _, c := range checks {

@@ -86,3 +86,26 @@ func resealTools(raw json.RawMessage, from, to sqldb.Sealer) (json.RawMessage, b
 	b, err := json.Marshal(items)
 	return b, err == nil, err
 }
+
+// WithMCPTools lists the agents of every organization, not inactive, whose
+// tools hold an mcp entry (id, organization, name and tools only): what
+// agentd doctor probes.
+func (db *Agents) WithMCPTools(ctx context.Context) ([]Agent, error) {
+	rows, err := db.c.Reader().QueryContext(ctx, `SELECT id, org_id, name, tools FROM agents
+		WHERE status <> 'inactive' AND tools LIKE '%"mcp"%' ORDER BY org_id, id LIMIT 1000`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Agent
+	for rows.Next() {
+		var a Agent
+		var tools string
+		if err := rows.Scan(&a.ID, &a.OrgID, &a.Name, &tools); err != nil {
+			return nil, err
+		}
+		a.Tools = json.RawMessage(tools)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
