@@ -49,7 +49,9 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
 			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr, MCP: mcpcmd.Probe(func(ctx context.Context,
-				fn func(*features.Set) error) error { return withSet(ctx, g, features.Config{}, fn) }, cfg.Webhooks.AllowPrivate, 5*time.Second),
+				fn func(*features.Set) error) error {
+				return withSet(ctx, g, features.Config{}, fn)
+			}, cfg.Webhooks.AllowPrivate, 5*time.Second),
 		})
 		if g.json {
 			if err := printJSON(c.OutOrStdout(), rep); err != nil {

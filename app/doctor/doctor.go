@@ -80,7 +80,7 @@ type Input struct {
 	// MCP probes the MCP servers agents use (nil: not checked): how many
 	// answered, and a line per one that did not.
 	MCP func(ctx context.Context) (ok int, failed []string, err error)
-	Now      func() time.Time // nil: time.Now
+	Now func() time.Time // nil: time.Now
 }
 
 // Thresholds of the disk and clock checks.
