@@ -132,6 +132,9 @@ func (s *Server) routes() {
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Create or rotate the organization's tools secret, which signs url tool calls (shown once; the previous one signs beside it for 24 h)", s.conv.RotateToolsSecret)
 
+	s.handle(route{method: "POST", path: "/mcp", family: FamilyV2, operation: "mcp", bodyLimit: mcpBodyLimit,
+		summary: "agentd's MCP server (Model Context Protocol, streamable HTTP): tools for agents, knowledge, calls, campaigns and conversations"}, s.serveMCP)
+
 	// The chat widget (app/widgetapi over app/widget): public, no API key;
 	// the page's Origin (allowedDomains) and the visitor token decide.
 	s.mux.add("GET", "/widget.js", widgetScript)

@@ -86,6 +86,7 @@ type Server struct {
 	calls    callsState
 	webhooks webhooksState
 	conv     *convapi.Handlers     // conversations (app/convapi)
+	mcp      mcpState              // /mcp (mcp_http.go)
 	widget   *widgetapi.Handlers   // the chat widget's public routes (app/widgetapi)
 	analysis *analysisapi.Handlers // post-call analysis (app/analysisapi)
 	site     *web.Site             // the dashboard (app/web)

@@ -101,7 +101,9 @@ func TestMCPServer(t *testing.T) {
 	// The same validation as POST /api/v1/agents, as a tool error.
 	httpErr := s.must("POST", "/api/v1/agents", key, map[string]any{"name": "x", "type": "robot"})
 	out, isErr = mcpCall(t, owner, "create_agent", map[string]any{"name": "x", "type": "robot"})
-	if !isErr || httpErr.status != 400 || !strings.Contains(string(httpErr.body), out) {
+	var httpBody struct{ Error struct{ Message string } }
+	json.Unmarshal(httpErr.body, &httpBody)
+	if !isErr || httpErr.status != 400 || httpBody.Error.Message != out {
 		t.Errorf("bad type: tool %v %q, HTTP %d %s", isErr, out, httpErr.status, trunc(httpErr.body))
 	}
 	out, isErr = mcpCall(t, owner, "schedule_call", map[string]any{"agentId": agent.ID, "contactPhone": "+14155550199",
@@ -173,7 +175,7 @@ func TestMCPServer(t *testing.T) {
 			t.Errorf("%q: %d, want %d", c.header, r.StatusCode, c.want)
 		}
 	}
-	if strings.Contains(s.Logs(), key[8:]) {
+	if strings.Contains(s.Logs.String(), key[8:]) {
 		t.Error("a key is in the log")
 	}
 }
@@ -248,7 +250,7 @@ func TestMCPNode(t *testing.T) {
 	if r.status != 200 || !strings.Contains(string(r.body), "Order B52 shipped on Tuesday.") || !strings.Contains(string(r.body), "mcp_orders_lookup_order") {
 		t.Errorf("conversation: %d %s", r.status, trunc(r.body))
 	}
-	if strings.Contains(s.Logs(), "node-token") {
+	if strings.Contains(s.Logs.String(), "node-token") {
 		t.Error("the MCP header is in the log")
 	}
 
