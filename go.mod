@@ -10,6 +10,8 @@ require (
 	github.com/julienschmidt/httprouter v1.3.0
 	github.com/kljensen/snowball v0.10.0
 	github.com/nyaruka/phonenumbers v1.8.0
+	github.com/pion/rtcp v1.2.16
+	github.com/pion/rtp v1.10.1
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/prometheus/client_golang v1.25.0
@@ -50,6 +52,7 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
+	github.com/pion/randutil v0.1.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect

@@ -15,6 +15,7 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/app/recordings"
 )
 
 // App is a running agentd: database, HTTP server and background workers.
@@ -95,12 +96,22 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 // server its services and the run loop their workers.
 func (a *App) wireFeatures(ctx context.Context) error {
 	cfg := features.Config{Workers: true, Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
+		STT: a.cfg.STT, TTS: a.cfg.TTS, Recordings: a.cfg.Recordings,
 		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
 	cfg.Calls.Observe = a.queueObserver
 	cfg.KB.Observe = a.timedEmbedder
+	if a.srv.metrics != nil {
+		cfg.VoiceMetrics = a.srv.metrics.reg.Voice()
+	}
+	if cfg.Recordings.Dir == "" {
+		cfg.Recordings.Dir = recordings.DefaultDir(a.cfg.DBPath)
+	}
 	f := a.features
 	if !f.Stores.Webhooks.Sealing() {
 		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
+	}
+	if !a.cfg.STT.Enabled() || !a.cfg.TTS.Enabled() {
+		a.log.Info("voice agents stay silent on calls until both --stt and --tts are set")
 	}
 	if err := f.Build(ctx, cfg); err != nil {
 		return err

@@ -2,6 +2,7 @@ package app
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -116,7 +117,37 @@ func (s *Server) getCall(w http.ResponseWriter, r *http.Request, p httprouter.Pa
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, callsData[analysisapi.CallWithAnalysis]{Data: out})
+	read := callRead{CallWithAnalysis: out}
+	if s.f.Recordings.Has(orgID(r), rec.ID) {
+		read.RecordingURL = "/api/v1/calls/" + rec.ID + "/recording"
+	}
+	writeJSON(w, http.StatusOK, callsData[callRead]{Data: read})
+	return nil
+}
+
+// callRead is GET /api/v1/calls/{id}'s call: with its analysis and the
+// address of its recording when it has one.
+type callRead struct {
+	analysisapi.CallWithAnalysis
+	RecordingURL string `json:"recordingUrl,omitempty"`
+}
+
+// callRecording is GET /api/v1/calls/{id}/recording: the call's audio as
+// a stereo WAV (caller left, agent right), with Range requests; 404 for a
+// call of another organization or one without a recording.
+func (s *Server) callRecording(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	rec, err := s.calls.Get(r.Context(), orgID(r), p.ByName("id"))
+	if err != nil {
+		return err
+	}
+	f, _, err := s.f.Recordings.Open(r.Context(), orgID(r), rec.ID)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	w.Header().Set("Content-Type", "audio/wav")
+	w.Header().Set("Cache-Control", "private, no-store")
+	http.ServeContent(w, r, rec.ID+".wav", time.Time{}, f)
 	return nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/recordings"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
 )
 
@@ -38,6 +40,12 @@ type Config struct {
 	Webhooks events.Config
 	LLM      llm.Config    // the model conversations answer with (app/llm)
 	Widget   widget.Config // the chat widget's limits (app/widget)
+	// STT and TTS are the speech services voice calls listen and speak
+	// with (app/voice/speech); off (none) by default.
+	STT, TTS speech.Config
+	// Recordings is where voice calls' audio is kept and for how long
+	// (app/recordings); Dir "" is beside the SQLite database.
+	Recordings recordings.Config
 	// AnalysisPoll is how often the analysis worker looks at its queue
 	// when idle (0: 500 ms); tests shorten it.
 	AnalysisPoll time.Duration

@@ -71,6 +71,8 @@ func (s *Server) routes() {
 		summary: "Read one call"}, s.getCall)
 	s.handle(route{method: "DELETE", path: "/api/v1/calls/:id", family: FamilyCalls,
 		summary: "Cancel a call that has not ended"}, s.cancelCall)
+	s.handle(route{method: "GET", path: "/api/v1/calls/:id/recording", family: FamilyCalls,
+		summary: "Download a voice call's recording (WAV, caller left, agent right)"}, s.callRecording)
 	s.handle(route{method: "POST", path: "/api/v1/telephony/livekit/webhook", family: FamilyV2, auth: authNone,
 		summary: "Receive a signed LiveKit webhook (ends answered calls)"}, s.liveKitWebhook)
 	s.handle(route{method: "POST", path: "/api/v1/calls/:id/result", family: FamilyCalls, bodyLimit: callResultBodyLimit,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -41,8 +42,17 @@ func (cfg Config) Validate() error {
 	if _, err := llm.New(cfg.LLM); err != nil {
 		add(err)
 	}
+	if _, err := speech.NewSTT(cfg.STT); err != nil {
+		add(err)
+	}
+	if _, err := speech.NewTTS(cfg.TTS); err != nil {
+		add(err)
+	}
 	if _, err := kb.NewEmbedder(cfg.KB); err != nil {
 		add(err)
+	}
+	if cfg.Recordings.Retention < 0 {
+		add(errors.New("--recording-retention must not be negative"))
 	}
 	add(cfg.Calls.Validate())
 	return errors.Join(problems...)

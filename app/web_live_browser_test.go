@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // signInBrowser sets the owner's password through the setup link.
@@ -312,4 +313,28 @@ func (e *testEnv) batchStatuses(id string) string {
 		n[c.Status]++
 	}
 	return fmt.Sprint(n)
+}
+
+// The call page of a call agentd's voice loop talks on shows each
+// transcript line as it is heard (call.transcript on the event stream),
+// the cut-off one marked, without a reload.
+func TestLiveCallTranscriptInBrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	e := newTestEnv(t, fastSim(time.Minute))
+	signInBrowser(t, ctx, e)
+	agent := e.voiceAgent(e.orgID)
+	id := e.outbound(e.key, agent.ID, "+14155550100")
+	tab := openTab(t, ctx, e, "/calls/"+id, "[data-call-detail]", "live")
+	lines := `Array.from(document.querySelectorAll("ol.transcript li p")).map((p) => p.textContent.trim()).join("|")`
+	for i, l := range []callstore.TranscriptLine{
+		{Role: "agent", Text: "Hello, this is Ada from the bakery.", At: time.Now(), Interrupted: true},
+		{Role: "user", Text: "I would like a cake.", At: time.Now()},
+	} {
+		if err := e.db.Calls.AppendLiveTranscript(context.Background(), e.orgID, agent.ID, id, []callstore.TranscriptLine{l}); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"Hello, this is Ada from the bakery. (cut off)", "Hello, this is Ada from the bakery. (cut off)|I would like a cake."}[i]
+		waitJS(t, tab, "line "+fmt.Sprint(i+1), 15*time.Second, lines+` === `+fmt.Sprintf("%q", want))
+	}
+	stayed(t, tab, "call page")
 }

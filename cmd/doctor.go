@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/cmd/mcpcmd"
 )
 
@@ -34,6 +35,9 @@ func newDoctor(g *globals) *cobra.Command {
              the outbound trunk; none and sim: a warning
   embedder   one text embedded with the configured embedder
   model      builtin: nothing to check; openai: one short chat answered by the model
+  speech-to-text, text-to-speech
+             none: a warning (voice agents stay silent until both are set); openai: half a
+             second of silence transcribed, and one word spoken (its first audio read)
   clock      set, not behind the newest time stored in the database, and (livekit) within
              5 s (warn) / 30 s (fail) of the LiveKit server's clock
 It changes nothing and may run beside a running server. Exit status 1 when a check fails.`,
@@ -45,10 +49,13 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 		cfgErr = errors.Join(cfgErr, cfg.Validate())
 		emb, embErr := kb.NewEmbedder(cfg.KB)
 		model, modelErr := llm.New(cfg.LLM)
+		stt, sttErr := speech.NewSTT(cfg.STT)
+		tts, ttsErr := speech.NewTTS(cfg.TTS)
 		rep := doctor.Run(c.Context(), doctor.Input{
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
-			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr, MCP: mcpcmd.Probe(func(ctx context.Context,
+			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
+			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr, MCP: mcpcmd.Probe(func(ctx context.Context,
 				fn func(*features.Set) error) error {
 				return withSet(ctx, g, features.Config{}, fn)
 			}, cfg.Webhooks.AllowPrivate, 5*time.Second),

@@ -309,12 +309,12 @@ func TestImportProgressRate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
 		bar := startBar(&out, 5000, true)
-		time.Sleep(2 * time.Second) // reading the file, then the first chunk of 1000
+		time.Sleep(2 * time.Second) // synctest's fake clock: reading the file, then the first chunk of 1000
 		bar.Set(1000)
 		if !strings.Contains(out.String(), "(1000/5000, 500 listings/s)") {
 			t.Fatalf("first tick %q, want 500 listings/s", out.String())
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(2 * time.Second) // synctest's fake clock
 		bar.Set(3000)
 		if !strings.Contains(out.String(), "(3000/5000, 750 listings/s)") {
 			t.Fatalf("second tick %q, want 750 listings/s", out.String())

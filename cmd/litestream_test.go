@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
@@ -61,20 +62,22 @@ func TestLitestreamReplication(t *testing.T) {
 
 	out := filepath.Join(dir, "restored.db")
 	var got []string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+	var restoreErr error
+	var restoreOut []byte
+	if !testkit.WithinEvery(30*time.Second, 500*time.Millisecond, func() bool { // a restore a look: seldom
 		for _, suffix := range []string{"", "-wal", "-shm"} {
 			os.Remove(out + suffix)
 		}
-		if b, err := exec.Command(bin, "restore", "-o", out, replica).CombinedOutput(); err == nil {
-			if got = agentRows(t, out); slices.Equal(got, want) {
-				break
-			}
-		} else if time.Now().After(deadline) {
-			t.Fatalf("litestream restore: %v\n%s", err, b)
+		if restoreOut, restoreErr = exec.Command(bin, "restore", "-o", out, replica).CombinedOutput(); restoreErr != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica never caught up: %d rows restored, %d live", len(got), len(want))
+		got = agentRows(t, out)
+		return slices.Equal(got, want)
+	}) {
+		if restoreErr != nil {
+			t.Fatalf("litestream restore: %v\n%s", restoreErr, restoreOut)
 		}
+		t.Fatalf("the replica never caught up: %d rows restored, %d live", len(got), len(want))
 	}
 	if _, errOut, err := agentd(t, dir, "--db", out, "doctor", "--json"); err != nil {
 		t.Fatalf("doctor on the restored database: %v %s", err, errOut)

@@ -24,6 +24,7 @@ import (
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
@@ -128,11 +129,7 @@ func (s *migServer) must(want int, method, path, key string, body, out any) {
 // waitFor polls cond for up to 30 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(30 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	testkit.Eventually(t, 30*time.Second, cond, "timed out waiting for %s", what)
 }
 
 // searchTop is the documents and chunks a hybrid search ranks first.

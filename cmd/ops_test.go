@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
@@ -221,14 +222,12 @@ func TestQuickStartAsWritten(t *testing.T) {
 	if err != nil || json.Unmarshal(body, &call) != nil || call.Data.Status != "queued" {
 		t.Fatalf("commands 2 and 3: %v %s %s", err, body, errb.String())
 	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		out, _, _ := agentd(t, dir, "calls", "get", call.Data.ID, "--json")
-		if strings.Contains(out, `"status": "completed"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the simulated call did not complete: %s", out)
-		}
+	var out string
+	if !testkit.WithinEvery(20*time.Second, 100*time.Millisecond, func() bool { // a CLI run a look
+		out, _, _ = agentd(t, dir, "calls", "get", call.Data.ID, "--json")
+		return strings.Contains(out, `"status": "completed"`)
+	}) {
+		t.Fatalf("the simulated call did not complete: %s", out)
 	}
 }
 
@@ -273,18 +272,15 @@ func TestBackupUnderLoadAndRestore(t *testing.T) {
 		defer mu.Unlock()
 		return append([]string(nil), acked...)
 	}
-	for len(acks()) < 100 {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, time.Minute, func() bool { return len(acks()) >= 100 }, "100 writes acknowledged")
 	before := acks()
 	bak := filepath.Join(dir, "backup.db")
 	out, errOut, err := agentd(t, dir, "--db", db, "backup", bak)
 	if err != nil || !strings.Contains(out, "integrity ok") {
 		t.Fatalf("backup: %v %q %q", err, out, errOut)
 	}
-	for len(acks()) < len(before)+50 { // the load went on through the backup
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, time.Minute, func() bool { return len(acks()) >= len(before)+50 }, // the load went on through the backup
+		"50 more writes acknowledged after the backup")
 	cancel()
 	wg.Wait()
 

@@ -55,6 +55,8 @@ func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.C
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)
 	addLLMFlags(c, &cfg.LLM)
+	addSpeechFlags(c, &cfg.STT, &cfg.TTS)
+	addRecordingFlags(c, &cfg.Recordings)
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/dial/media"
 	"github.com/agentd/agentd/dial/sipdial"
 )
 
@@ -24,6 +25,8 @@ func addTelephonyFlags(c *cobra.Command, cfg *calls.TelephonyConfig) {
 	f.StringVar(&s.ListenAddr, "sip-listen", envString("AGENTD_SIP_LISTEN", ""), "sip dialer: local SIP address (default 127.0.0.1:0 for a loopback trunk, else 0.0.0.0:0) (env AGENTD_SIP_LISTEN)")
 	f.DurationVar(&s.RingTimeout, "sip-ring-timeout", envDuration("AGENTD_SIP_RING_TIMEOUT", sipdial.DefaultRingTimeout), "sip dialer: from INVITE to answer; then CANCEL and no_answer (env AGENTD_SIP_RING_TIMEOUT)")
 	f.DurationVar(&s.ResponseTimeout, "sip-response-timeout", envDuration("AGENTD_SIP_RESPONSE_TIMEOUT", sipdial.DefaultResponseTimeout), "sip dialer: wait for the trunk's first response before failing the call (env AGENTD_SIP_RESPONSE_TIMEOUT)")
+	f.StringVar(&s.PublicAddr, "sip-public-addr", envString("AGENTD_SIP_PUBLIC_ADDR", ""), "sip dialer: public IP[:port] written into Contact and SDP when agentd is behind NAT (env AGENTD_SIP_PUBLIC_ADDR)")
+	f.StringVar(&s.RTPPorts, "rtp-ports", envString("AGENTD_RTP_PORTS", media.DefaultPorts), "sip dialer: UDP port range for call audio (RTP and RTCP) (env AGENTD_RTP_PORTS)")
 	f.DurationVar(&s.MaxCallDuration, "sip-max-call-duration", envDuration("AGENTD_SIP_MAX_CALL_DURATION", sipdial.DefaultMaxCallDuration), "sip dialer: an answered call is hung up (BYE) after this (env AGENTD_SIP_MAX_CALL_DURATION)")
 
 	l := &cfg.LiveKit

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
@@ -33,7 +34,7 @@ func TestTelephonyFlagsFromEnv(t *testing.T) {
 	}
 	s, l := cfg.SIP, cfg.LiveKit
 	if s.Trunk != "10.0.0.1:5080" || s.Transport != "udp" || s.Username != "bob" || s.RingTimeout != 45*time.Second ||
-		s.ResponseTimeout != 5*time.Second || s.MaxCallDuration != time.Hour {
+		s.ResponseTimeout != 5*time.Second || s.MaxCallDuration != time.Hour || s.RTPPorts != "10000-20000" || s.PublicAddr != "" {
 		t.Errorf("sip config %+v", s)
 	}
 	if l.URL != "wss://lk.example.test" || l.PollInterval != -time.Second || l.RingTimeout != 30*time.Second {
@@ -55,6 +56,30 @@ func TestTelephonyServeMissingSettings(t *testing.T) {
 		c.Stderr = &errb
 		if err := c.Run(); err == nil || errb.String() != want {
 			t.Errorf("--dialer %s: err %v, stderr %q, want %q", dialer, err, errb.String(), want)
+		}
+	}
+}
+
+// A bad --rtp-ports or --sip-public-addr stops the start, naming the
+// flag and its variable.
+func TestTelephonyServeBadMediaSettings(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args, env []string
+		want      string
+	}{
+		{[]string{"--rtp-ports", "20000-10000"}, nil, "--rtp-ports (AGENTD_RTP_PORTS) \"20000-10000\""},
+		{nil, []string{"AGENTD_RTP_PORTS=10000"}, "--rtp-ports (AGENTD_RTP_PORTS) \"10000\""},
+		{[]string{"--sip-public-addr", "pbx.example.com"}, nil, "--sip-public-addr (AGENTD_SIP_PUBLIC_ADDR) \"pbx.example.com\""},
+	} {
+		args := append([]string{"serve", "--db", dbtest.InDir(t, dir, "agentd.db"), "--addr", freePort(t),
+			"--dialer", "sip", "--sip-trunk", "127.0.0.1:5999"}, tc.args...)
+		c := exec.Command(agentdBin, args...)
+		c.Env = append(telEnvWithout("AGENTD_SIP_", "AGENTD_RTP_"), tc.env...)
+		var errb bytes.Buffer
+		c.Stderr = &errb
+		if err := c.Run(); err == nil || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v %v: err %v, stderr %q, want %q", tc.args, tc.env, err, errb.String(), tc.want)
 		}
 	}
 }
@@ -128,21 +153,18 @@ func TestTelephonyServeSIPWalkthrough(t *testing.T) {
 		t.Fatalf("outbound: %d", code)
 	}
 	seen := []string{created.Data.Status}
-	deadline := time.Now().Add(15 * time.Second)
-	for seen[len(seen)-1] != "completed" {
+	testkit.Within(15*time.Second, func() bool { // every status it passes through, until a final one
 		var got struct{ Data struct{ Status string } }
 		call("GET", "/calls/"+created.Data.ID, nil, &got)
 		if s := got.Data.Status; s != seen[len(seen)-1] {
 			seen = append(seen, s)
-			if s == "failed" || s == "busy" || s == "no_answer" || s == "cancelled" {
-				break
-			}
 		}
-		if time.Now().After(deadline) {
-			break
+		switch seen[len(seen)-1] {
+		case "completed", "failed", "busy", "no_answer", "cancelled":
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
 	if got := strings.Join(seen, " -> "); got != "queued -> connecting -> ringing -> active -> completed" {
 		t.Fatalf("statuses %s; log:\n%s", got, logs.String())
 	}

@@ -61,7 +61,7 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Until(t0.Add(-time.Hour))) // synctest's clock starts in 2000
+		time.Sleep(time.Until(t0.Add(-time.Hour))) // synctest's clock (starts in 2000): moves the fake time, no wall time passes
 
 		d := &instantDialer{}
 		var sched *Scheduler
@@ -72,7 +72,7 @@ func TestCallingHoursAcrossDST(t *testing.T) {
 		done := make(chan struct{}, 2)
 		go func() { q.Run(runCtx); done <- struct{}{} }()
 		go func() { sched.Run(runCtx); done <- struct{}{} }()
-		time.Sleep(time.Until(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC)))
+		time.Sleep(time.Until(time.Date(2026, 3, 30, 0, 0, 0, 0, time.UTC))) // synctest: the days of fake time the queue dials through
 		cancel()
 		<-done
 		<-done
@@ -170,7 +170,7 @@ func TestVoicemailIsRetried(t *testing.T) {
 		done := make(chan struct{}, 2)
 		go func() { q.Run(runCtx); done <- struct{}{} }()
 		go func() { sched.Run(runCtx); done <- struct{}{} }()
-		time.Sleep(time.Hour)
+		time.Sleep(time.Hour) // synctest: an hour of fake time, no wall time passes
 		cancel()
 		<-done
 		<-done

@@ -55,11 +55,11 @@ func TestPushbackSlowsThenRecovers(t *testing.T) {
 		done := make(chan struct{})
 		go func() { q.Run(runCtx); close(done) }()
 		t0 := time.Now()
-		time.Sleep(5 * time.Second)
+		time.Sleep(5 * time.Second) // synctest: fake time, no wall time passes
 		if f := q.Slowdown(); f != 4 {
 			t.Errorf("slowdown %d after two pushbacks, want 4", f)
 		}
-		time.Sleep(60 * time.Second)
+		time.Sleep(60 * time.Second) // synctest: the minute of fake time the slowdown recovers in
 		cancel()
 		<-done
 		if f := q.Slowdown(); f != 1 {

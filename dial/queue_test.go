@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -89,17 +90,16 @@ func TestTwoQueuesNeverDialTwice(t *testing.T) {
 		s := NewScheduler(deps(db), nil, 10*time.Millisecond, nil, func() { qs[0].Wake(); qs[1].Wake() })
 		wg.Go(func() { s.Run(ctx) })
 		// 40 calls at 1,000 cps, 5 ms each on 10 lines: well under a second.
-		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		start, done := time.Now(), 0
+		if !testkit.Within(time.Second, func() bool {
 			calls, _, err := db.Calls.ListCalls(ctx, callstore.CallFilter{OrgID: orgOf(t, db, ids), Statuses: []string{"completed"}, Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(calls) == len(ids) {
-				break
-			}
-			if time.Since(start) > time.Second {
-				t.Fatalf("%d of %d completed after %s", len(calls), len(ids), time.Since(start))
-			}
+			done = len(calls)
+			return done == len(ids)
+		}) {
+			t.Fatalf("%d of %d completed after %s", done, len(ids), time.Since(start))
 		}
 		cancel()
 		wg.Wait()

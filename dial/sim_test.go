@@ -178,7 +178,7 @@ func TestSimCancelWhileActive(t *testing.T) {
 		go func() {
 			for s := range rec.seen {
 				if s == StatusActive {
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(20 * time.Millisecond) // synctest: 20 ms of fake talk time before the hang-up
 					cancel()
 					return
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
 
@@ -21,16 +22,12 @@ func TestAgentTestCLI(t *testing.T) {
 	coll := dataID(t, s.must("POST", "/api/v1/kb/collections", key, map[string]any{"name": "FAQ"}))
 	s.must("POST", "/api/v1/kb/sources", key, map[string]any{"collectionId": coll, "externalId": "hours", "title": "Opening hours",
 		"content": "# Opening hours\n\nThe Lisbon bakery opens at 7:00 and closes at 19:00 from Monday to Saturday."})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		r := s.must("GET", "/api/v1/kb/sources?collectionId="+coll, key, nil)
-		if strings.Contains(string(r.body), `"completed"`) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("source not processed: %s", r.body)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var r resp
+	if !testkit.Within(30*time.Second, func() bool {
+		r = s.must("GET", "/api/v1/kb/sources?collectionId="+coll, key, nil)
+		return strings.Contains(string(r.body), `"completed"`)
+	}) {
+		t.Fatalf("source not processed: %s", r.body)
 	}
 	agent := dataID(t, s.must("POST", "/api/v1/agents", key, map[string]any{"name": "Baker", "type": "chat",
 		"instructions": "Answer from the FAQ.", "knowledge": map[string]any{"collectionIds": []string{coll}}}))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -249,21 +248,6 @@ func TestAgentTestYAMLBomb(t *testing.T) {
 	if err == nil || !strings.Contains(errOut, "YAML aliases") {
 		t.Fatalf("agentd test on a YAML bomb: %v\n%s%s", err, out, errOut)
 	}
-}
-
-// peakKB is the child's peak resident set size (VmHWM) in KiB.
-func (s *server) peakKB() int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.Cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			return n
-		}
-	}
-	return 0
 }
 
 // TestAnalysisSIGTERMWhileBusy: with one analysis hanging on a slow model

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -78,31 +79,28 @@ func TestAnalysisCrashSafety(t *testing.T) {
 		}
 	}
 	// The worker has tried (and met the model down) before the kill.
-	deadline := time.Now().Add(10 * time.Second)
-	for analysisRequests(model) == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Within(10*time.Second, func() bool { return analysisRequests(model) > 0 })
 	s.Kill()
 	pending := 0
 	down.Store(false)
 
 	s = start(t, dir, flags...)
-	deadline = time.Now().Add(90 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for _, id := range ids {
-		for {
+		testkit.Eventually(t, time.Until(deadline), func() bool {
 			r := s.must("GET", "/api/v1/conversations/"+id+"/analysis", key, nil)
 			st, _ := r.json()["data"].(map[string]any)["status"].(string)
 			if r.status == 200 && st == "completed" {
-				break
+				return true
 			}
 			if st == "pending" {
 				pending++
 			}
-			if r.status != 200 || (st != "pending" && st != "") || time.Now().After(deadline) {
+			if r.status != 200 || (st != "pending" && st != "") {
 				t.Fatalf("analysis of %s: %d %s", id, r.status, r.body)
 			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return false
+		}, "analysis of %s not completed", id)
 	}
 	mu.Lock()
 	for i := range n {

@@ -70,9 +70,11 @@ func (s *server) callWith(method, path, key string, body any, header map[string]
 	return resp{r.StatusCode, r.Header, out}
 }
 
+// chatAgent creates an active chat agent with fields over the defaults
+// and returns its id.
 func (s *server) chatAgent(key string, fields map[string]any) string {
 	s.t.Helper()
-	body := map[string]any{"name": "Shop", "type": "chat", "instructions": "Be brief."}
+	body := map[string]any{"name": "Shop", "type": "chat", "status": "active", "instructions": "Be brief."}
 	for k, v := range fields {
 		body[k] = v
 	}

@@ -77,6 +77,17 @@ type crashClient struct {
 	stop  chan struct{}
 }
 
+// pause paces the workload by d, and reports false when the client is
+// stopped meanwhile.
+func (c *crashClient) pause(d time.Duration) bool {
+	select {
+	case <-c.stop:
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
 func (c *crashClient) stopped() bool {
 	select {
 	case <-c.stop:
@@ -161,7 +172,9 @@ var simSuffixes = []string{"0486", "0408", "0500", "1234", "5678", "2468"}
 func (c *crashClient) batchCalls(rng *rand.Rand) bool {
 	// Paced to about 8 calls a second, which the dial queue (40 at once,
 	// 1.3 s each) keeps up with, so the final settle stays short.
-	time.Sleep(time.Duration(100+rng.IntN(200)) * time.Millisecond)
+	if !c.pause(time.Duration(100+rng.IntN(200)) * time.Millisecond) {
+		return true
+	}
 	var calls []any
 	for range 1 + rng.IntN(3) {
 		calls = append(calls, map[string]any{"contactPhone": fmt.Sprintf("+1415%03d%s", rng.IntN(1000), simSuffixes[rng.IntN(len(simSuffixes))])})
@@ -202,7 +215,9 @@ func (c *crashClient) batchCalls(rng *rand.Rand) bool {
 
 func (c *crashClient) cancelCall(rng *rand.Rand) bool {
 	// About one call in four gets a cancel; the rest dial to their end.
-	time.Sleep(time.Duration(200+rng.IntN(400)) * time.Millisecond)
+	if !c.pause(time.Duration(200+rng.IntN(400)) * time.Millisecond) {
+		return true
+	}
 	c.led.mu.Lock()
 	if len(c.led.calls) == 0 {
 		c.led.mu.Unlock()
@@ -291,7 +306,7 @@ func TestCrashSafety(t *testing.T) {
 		if rng.IntN(5) == 0 {
 			delay = time.Duration(rng.IntN(100)) * time.Millisecond
 		}
-		time.Sleep(delay)
+		time.Sleep(delay) // the kill's random moment is the test's input, not a wait for an event
 		s.Kill()
 		close(c.stop)
 		wg.Wait()

@@ -31,7 +31,9 @@ func TestIdleProcessesMakeNoWrites(t *testing.T) {
 		startOn(t, dir, url, "--dialer", "sim", "--dial-log", filepath.Join(dir, fmt.Sprintf("dial-%d.log", i)))
 	}
 	stats := openStatements(t, url)
-	time.Sleep(2 * time.Second) // start-up work (recovery, queue checks) settles
+	// Spans of time, not waits for an event: start-up work (recovery, queue
+	// checks) has no end to wait on, and the idle period is what is measured.
+	time.Sleep(2 * time.Second)
 	before := stats.snapshot(t)
 	time.Sleep(10 * time.Second)
 	diff := stats.since(t, before)

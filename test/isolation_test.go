@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // TestIsolation: a key of organization B gets 404 for every route that
@@ -97,9 +99,7 @@ func TestIsolation(t *testing.T) {
 	// change by NOTIFY, within milliseconds (more on a loaded machine; CI
 	// once sent the first request before it arrived).
 	for _, key := range []string{revoked, removed} {
-		for end := time.Now().Add(2 * time.Second); s.must("GET", "/api/v1/agents", key, nil).status != 401 && time.Now().Before(end); {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.Within(2*time.Second, func() bool { return s.must("GET", "/api/v1/agents", key, nil).status == 401 })
 	}
 	for _, rt := range routes {
 		if rt.public {

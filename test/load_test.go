@@ -157,13 +157,15 @@ func TestLoad(t *testing.T) {
 		})
 	}
 	// RSS after warm-up, then sampled to the end.
-	time.Sleep(time.Until(warmAt))
+	time.Sleep(time.Until(warmAt)) // a moment of the load's script, not an event
 	warm := s.rssKB()
 	peak := warm
+	sample := time.NewTicker(250 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		time.Sleep(250 * time.Millisecond)
+		<-sample.C
 		peak = max(peak, s.rssKB())
 	}
+	sample.Stop()
 	wg.Wait()
 	end := s.rssKB()
 	n := requests.Load()

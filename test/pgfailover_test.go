@@ -65,13 +65,15 @@ func TestPostgresFailover(t *testing.T) {
 			}
 		})
 	}
+	// Spans of the failover's script, not waits for an event: 2 s of load
+	// on the primary, then 6 s of load through the promotion.
 	time.Sleep(2 * time.Second)
 	primary.stop("fast")
 	if out, err := standby.pgctl("promote"); err != nil {
 		t.Fatalf("pg_ctl promote: %v\n%s", err, out)
 	}
 	promoted := time.Now()
-	time.Sleep(6 * time.Second)
+	time.Sleep(6 * time.Second) // see above
 	close(stop)
 	wg.Wait()
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
@@ -164,16 +165,19 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	load := startFaultLoad(s, key, agent)
 	defer load.end()
 
+	// The sleeps below are the outage's script, spans of time the test
+	// measures over, not waits for something to happen: a second of normal
+	// load, 3 s down (the health check read halfway), 3 s back up.
 	for _, mode := range []string{"fast", "immediate"} {
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // a span of normal load (see above)
 		pg.stop(mode)
 		down := time.Now()
 		logsBefore := len(strings.Split(s.Logs.String(), "\n"))
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond) // halfway through the outage (see above)
 		if r, err := s.call("GET", "/healthz", "", nil); err != nil || r.status != 503 || r.header.Get("Retry-After") == "" {
 			t.Errorf("stop -m %s: /healthz %d (Retry-After %q) %v", mode, r.status, r.header.Get("Retry-After"), err)
 		}
-		time.Sleep(1500 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond) // the rest of the 3 s outage whose log lines are counted (see above)
 		workerLines, failedLines := 0, 0
 		for _, l := range strings.Split(s.Logs.String(), "\n")[logsBefore:] {
 			switch {
@@ -198,7 +202,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		if workerLines > 40 {
 			t.Errorf("stop -m %s: %d log lines in 3 s of outage: the workers flood the log\n%s", mode, workerLines, s.Logs.String())
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(3 * time.Second) // the 3 s after the return whose answers are checked (see above)
 		first := time.Time{}
 		for _, a := range load.since(up) {
 			if a.status >= 200 && a.status < 300 && first.IsZero() {
@@ -244,10 +248,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 		t.Errorf("%d of %d acknowledged calls are in the database", n, len(load.calls))
 	}
 	open := "SELECT count(*) FROM calls WHERE status NOT IN ('completed', 'failed', 'busy', 'no_answer', 'cancelled')"
-	deadline := time.Now().Add(60 * time.Second)
-	for count(open) > 0 && time.Now().Before(deadline) {
-		time.Sleep(200 * time.Millisecond)
-	}
+	testkit.Within(60*time.Second, func() bool { return count(open) == 0 })
 	if n := count(open); n > 0 {
 		t.Errorf("%d calls still open a minute after the load", n)
 		rows, err := db.Query(`SELECT id, status, coalesce(claim_token, ''), coalesce(worker_id, '') FROM calls WHERE ` + open[len("SELECT count(*) FROM calls WHERE "):])

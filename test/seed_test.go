@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // seeded are the ids of one organization's objects, keyed by the path
@@ -80,14 +82,10 @@ func seed(t testing.TB, s *server, key string) map[string]string {
 	}
 	sd["/api/v2/api-keys/"] = dataID(t, r)
 	// Wait for the knowledge worker to finish the source.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	testkit.Within(30*time.Second, func() bool {
 		r = s.must("GET", "/api/v1/kb/sources?collectionId="+coll, key, nil)
-		if strings.Contains(string(r.body), `"status":"completed"`) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return strings.Contains(string(r.body), `"status":"completed"`)
+	})
 	out := map[string]string{}
 	for _, rt := range routesFromOpenAPI(t, s) {
 		out[rt.path] = sd.idFor(rt.path)

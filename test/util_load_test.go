@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // envInt reads a positive integer knob of the reliability suite (for the
@@ -107,16 +109,5 @@ func round(d time.Duration) time.Duration {
 	return d.Round(10 * time.Microsecond)
 }
 
-// waitFor polls cond every 50 ms until it holds or limit passes.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds or limit passes.
+func waitFor(limit time.Duration, cond func() bool) bool { return testkit.Within(limit, cond) }

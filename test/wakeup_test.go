@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 )
@@ -39,15 +40,15 @@ func TestCallScheduledElsewhereIsDialledOnTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var dial testbin.Dial
-	for end := due.Add(5 * time.Second); dial.ID == ""; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(end) {
-			t.Fatalf("call %s due at %s not dialled by B 5 s later\n%s", id, due.Format("15:04:05.000"), b.Logs.String())
-		}
+	if !testkit.Within(time.Until(due.Add(5*time.Second)), func() bool {
 		for _, d := range testbin.Dials(t, filepath.Join(dir, "dial-b.log")) {
 			if d.ID == id {
 				dial = d
 			}
 		}
+		return dial.ID != ""
+	}) {
+		t.Fatalf("call %s due at %s not dialled by B 5 s later\n%s", id, due.Format("15:04:05.000"), b.Logs.String())
 	}
 	late := dial.At.Sub(due)
 	t.Logf("due %s, dialled by B %s after", due.Format("15:04:05.000"), late.Round(time.Millisecond))

@@ -34,8 +34,12 @@ func (h *hookLog) badf(format string, args ...any) {
 
 func (h *hookLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	// Slow: a kill often lands while requests are in flight.
-	time.Sleep(time.Duration(rand.IntN(h.delayMS)) * time.Millisecond)
+	// Slow: a kill often lands while requests are in flight (the body is
+	// received all the same when the sender goes away meanwhile).
+	select {
+	case <-time.After(time.Duration(rand.IntN(h.delayMS)) * time.Millisecond):
+	case <-r.Context().Done():
+	}
 	var ev struct{ ID, Type string }
 	json.Unmarshal(body, &ev)
 	h.mu.Lock()
@@ -172,10 +176,14 @@ func TestWebhookDeliveryCrashSafety(t *testing.T) {
 				if err != nil {
 					return // killed
 				}
-				time.Sleep(time.Duration(50+wr.IntN(150)) * time.Millisecond)
+				select { // pacing
+				case <-stop:
+					return
+				case <-time.After(time.Duration(50+wr.IntN(150)) * time.Millisecond):
+				}
 			}
 		})
-		time.Sleep(time.Duration(300+rng.IntN(1500)) * time.Millisecond)
+		time.Sleep(time.Duration(300+rng.IntN(1500)) * time.Millisecond) // the kill's random moment: the test's input
 		s.Kill()
 		close(stop)
 		wg.Wait()

@@ -113,21 +113,6 @@ func sseEvents(b []byte) (names []string, data []string) {
 	return names, data
 }
 
-// chatAgent creates an active chat agent and returns its id.
-func (s *server) chatAgent(key string, body map[string]any) string {
-	s.t.Helper()
-	body["type"], body["status"] = "chat", "active"
-	if body["name"] == nil {
-		body["name"] = "Shop"
-	}
-	r := s.must("POST", "/api/v1/agents", key, body)
-	id, _ := dataField(r, "id").(string)
-	if r.status != 201 || id == "" {
-		s.t.Fatalf("create agent: %d %s", r.status, r.body)
-	}
-	return id
-}
-
 // hangingTool is a url tool that answers only when its caller goes away;
 // arrived counts its calls, gone those whose caller went away.
 func hangingTool(t *testing.T) (url string, arrived, gone *atomic.Int64) {

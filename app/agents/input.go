@@ -185,6 +185,30 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 			return nil, invalidf(field, "must be an integer from 1 to %d", maxAgentConcurrency)
 		}
 		return int(n), nil
+	case "voice.firstMessage", "voice.endCallMessage":
+		// What the agent says on answering (none: it waits for the
+		// caller) and before it ends a silent or overlong call (app/voice).
+		return configString(field, raw, 0, 1000)
+	case "voice.endpointingMs":
+		// Silence after speech that ends the caller's turn.
+		n, err := configNumber(field, raw, 100, 5000)
+		if err != nil || n != float64(int(n)) {
+			return nil, invalidf(field, "must be an integer from 100 to 5000")
+		}
+		return int(n), nil
+	case "voice.silenceTimeoutSeconds":
+		// No speech from the caller for this long ends the call.
+		n, err := configNumber(field, raw, 5, 3600)
+		if err != nil || n != float64(int(n)) {
+			return nil, invalidf(field, "must be an integer from 5 to 3600")
+		}
+		return int(n), nil
+	case "voice.recording":
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, invalidf(field, "must be true or false")
+		}
+		return b, nil
 	case "voice.callerIdRotation":
 		// Rotate the agent's numbers as caller ID, preferring local ones.
 		var b bool
@@ -220,7 +244,8 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		}
 		return int(n), nil
 	}
-	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation"
+	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation, firstMessage, endCallMessage, " +
+		"endpointingMs, silenceTimeoutSeconds, recording"
 	if typ == "chat" {
 		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay"
 	}

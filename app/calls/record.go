@@ -48,6 +48,8 @@ type Record struct {
 	// The voice agent's result (result.go): set by Get, nil (so not
 	// shown) in lists.
 	*ResultView
+	// Latency of agentd's own voice loop (latency.go): Get, when it has one.
+	Latency *Latency `json:"latency,omitempty"`
 }
 
 // RecordAgent is the agent of a call record.
@@ -150,12 +152,12 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
 	}
 	res, err := s.db.Calls.GetCallResult(ctx, c.ID)
 	if errors.Is(err, sqldb.ErrNotFound) {
-		return View(c, atts, nil), nil
+		return s.withLatency(ctx, View(c, atts, nil))
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	return View(c, atts, &res), nil
+	return s.withLatency(ctx, View(c, atts, &res))
 }
 
 // View is a call as GET /api/v1/calls/{id} shows it: the record, the voice

@@ -53,6 +53,8 @@ type TranscriptItem struct {
 	Role string `json:"role"` // agent, user, system or tool
 	Text string `json:"text"`
 	At   string `json:"at"` // RFC 3339, UTC with milliseconds as stored
+	// Interrupted: the caller cut the agent off (agentd's voice loop).
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // ResultView is what the voice agent reported about a call, shown on

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/dial/livekitdial"
 	"github.com/agentd/agentd/dial/sipdial"
 	"github.com/agentd/agentd/embed"
@@ -77,6 +78,11 @@ type Input struct {
 	// it could not be built.
 	Model    llm.Model
 	ModelErr error
+	// STT and TTS are the speech services (nil: none), or the errors why
+	// they could not be built.
+	STT            *speech.STT
+	TTS            *speech.TTS
+	STTErr, TTSErr error
 	// MCP probes the MCP servers agents use (nil: not checked): how many
 	// answered, and a line per one that did not.
 	MCP func(ctx context.Context) (ok int, failed []string, err error)
@@ -112,7 +118,8 @@ func Run(ctx context.Context, in Input) Report {
 		fn   func(context.Context) (Status, string)
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
-		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model}, {"clock", r.clock}, {"mcp", r.mcp},
+		{"dialer", r.dialer}, {"embedder", r.embedder}, {"model", r.model},
+		{"speech-to-text", r.stt}, {"text-to-speech", r.tts}, {"clock", r.clock}, {"mcp", r.mcp},
 	}
 	rep := Report{OK: true}
 	for _, c := range checks {

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/speechtest"
 	"github.com/agentd/agentd/storage"
 )
 
@@ -43,7 +45,7 @@ func TestHealthyInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Dialer: "sim", Embedder: emb})
-	if !r.OK || r.Failed() != 0 || len(r.Checks) != 9 {
+	if !r.OK || r.Failed() != 0 || len(r.Checks) != 11 {
 		t.Fatalf("%+v", r)
 	}
 	m := byCheck(r)
@@ -158,5 +160,42 @@ func TestMCPCheck(t *testing.T) {
 	}
 	if m := byCheck(Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path}))["mcp"]; m.Status != Skip {
 		t.Errorf("without a probe: %+v", m)
+	}
+}
+
+// The speech checks: none warns that voice agents stay silent; a service
+// that answers passes; one that is down fails naming it.
+func TestSpeechChecks(t *testing.T) {
+	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t)})
+	for _, name := range []string{"speech-to-text", "text-to-speech"} {
+		if c := byCheck(r)[name]; c.Status != Warn || !strings.Contains(c.Detail, "stay silent") {
+			t.Fatalf("%s off: %+v", name, c)
+		}
+	}
+	s := speechtest.New(t)
+	cfg := speech.Config{Kind: "openai", URL: s.URL, Timeout: 5 * time.Second}
+	stt, err := speech.NewSTT(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tts, err := speech.NewTTS(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.PushSpeech(speechtest.Speech{Tone: 440, Duration: 200 * time.Millisecond})
+	r = Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), STT: stt, TTS: tts})
+	m := byCheck(r)
+	if m["speech-to-text"].Status != OK || m["text-to-speech"].Status != OK || len(s.Heard()) != 1 || s.Spoken()[0].Input != "Hello." {
+		t.Fatalf("%+v %+v", m["speech-to-text"], m["text-to-speech"])
+	}
+	s.PushTranscripts(speechtest.Transcript{Status: 503})
+	s.PushSpeech(speechtest.Speech{Status: 503})
+	r = Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), STT: stt, TTS: tts})
+	m = byCheck(r)
+	if c := m["speech-to-text"]; c.Status != Fail || !strings.Contains(c.Detail, "speech-to-text service unavailable: HTTP 503") || r.OK {
+		t.Fatalf("%+v", c)
+	}
+	if c := m["text-to-speech"]; c.Status != Fail || !strings.Contains(c.Detail, "text-to-speech service unavailable: HTTP 503") {
+		t.Fatalf("%+v", c)
 	}
 }

@@ -43,6 +43,7 @@ var Catalogue = []TypeInfo{
 	{callstore.EventCallRetryScheduled, "an attempt ended busy, unanswered or failed and another is due at nextAttemptAt"},
 	{callstore.EventCallEnded, "the call is final: completed, failed, busy, no_answer or cancelled, with duration, failure_reason, attempts and summary"},
 	{callstore.EventCallResult, "the voice agent posted its summary, transcript or outcome"},
+	{callstore.EventCallTranscript, "a line of a call's transcript as agentd's own voice loop heard it, live ({callId, agentId, role, text, at, interrupted}); sent only to endpoints that list it, not to \"*\""},
 	{kbstore.EventKBSourceCompleted, "a knowledge source was chunked and embedded"},
 	{kbstore.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
 	{listingstore.EventListingsSynced, "a listings sync was written"},

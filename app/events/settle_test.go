@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -34,13 +35,10 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 	h := storetest.Handles(t, 2)
 	reader, writer := h[0], h[1]
 	org := storetest.Org(t, writer)
-	for reader.IdlePoll(time.Second) <= time.Second { // the listener is up: the stream sleeps 30 s when idle
+	testkit.Eventually(t, 20*time.Second, func() bool { // the listener is up: the stream sleeps 30 s when idle
 		reader.Wake(storage.ChanEvents)
-		if ctx.Err() != nil {
-			t.Fatal("the reader's listener never came up")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return reader.IdlePoll(time.Second) > time.Second
+	}, "the reader's listener never came up")
 	svc := New(Deps{Webhooks: reader.Webhooks, Events: reader.Events, NewEvents: reader.Waker(storage.ChanEvents)}, nil)
 	sink := chanSink{opened: make(chan struct{}), got: make(chan Event, 4)}
 	go svc.Stream(ctx, org, "", nil, StreamConfig{Poll: time.Second, KeepAlive: time.Minute}, sink)
@@ -54,11 +52,12 @@ func TestStreamFindsEventHeldBackByOlderTransaction(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// Nothing must be read while the older transaction is open: 300 ms of
+	// the stream's settle steps show it.
 	select {
 	case e := <-sink.got:
 		t.Fatalf("%s read while an older transaction was open: a reader could skip what that one commits", e.Type)
-	default:
+	case <-time.After(300 * time.Millisecond):
 	}
 	end()
 	ended := time.Now()

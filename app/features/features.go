@@ -20,7 +20,10 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/app/voice"
+	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
@@ -33,9 +36,16 @@ type Config struct {
 	Webhooks events.Config
 	LLM      llm.Config
 	Widget   widget.Config
+	// STT and TTS are the voice loop's speech services (speech.NewSTT,
+	// NewTTS: nil when off).
+	STT, TTS speech.Config
+	// Recordings is where voice calls' audio is kept and for how long.
+	Recordings recordings.Config
 	// Analysis tunes the analysis worker (its Model is set from LLM).
 	Analysis analysis.Config
-	Log      *slog.Logger
+	// VoiceMetrics observes the voice loop (nil: none).
+	VoiceMetrics voice.Metrics
+	Log          *slog.Logger
 	// Workers collects the background workers (serve). Off, as for the
 	// CLI, the set serves its use cases only: the knowledge base leaves the
 	// embedding queue as it is (a running server owns it), no dialer,
@@ -62,6 +72,11 @@ type Set struct {
 	// through Conversations.
 	Analysis   *analysis.Service
 	AgentTests agenttest.Runner
+	// Recordings keeps voice calls' audio (off without a folder).
+	Recordings *recordings.Service
+	// Voice is the voice loop, the SIP dialer's Talker (nil unless both
+	// speech services are set).
+	Voice *voice.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker
@@ -105,7 +120,7 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB, Secrets: stores.Secrets})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
-	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openCalls} {
+	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openRecordings, s.openVoice, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			s.Close()
 			return err
@@ -210,8 +225,12 @@ func (s *Set) openListings(context.Context, Config) error {
 
 // openCalls builds the dialer, the dial queue and the scheduler.
 func (s *Set) openCalls(_ context.Context, cfg Config) error {
+	cc := cfg.Calls
+	if s.Voice != nil && cfg.Workers {
+		cc.Telephony.SIP.Talker = s.Voice
+	}
 	svc, err := calls.New(calls.Deps{Calls: s.Stores.Calls, Agents: s.Stores.Agents,
-		Queued: s.Stores.Waker(storage.ChanCalls)}, cfg.Calls, s.log)
+		Queued: s.Stores.Waker(storage.ChanCalls)}, cc, s.log)
 	if err != nil {
 		return err
 	}
@@ -247,5 +266,18 @@ func (s *Set) openWidget(_ context.Context, cfg Config) error {
 		s.workers = append(s.workers, s.pruneWidgetRates)
 	}
 	s.Widget = widget.New(d, cfg.Widget)
+	return nil
+}
+
+// openRecordings builds the recordings of voice calls and their retention worker.
+func (s *Set) openRecordings(_ context.Context, cfg Config) error {
+	rc := cfg.Recordings
+	rc.Log = s.log
+	svc, err := recordings.New(rc)
+	if err != nil {
+		return err
+	}
+	s.Recordings = svc
+	s.workers = append(s.workers, svc.Run)
 	return nil
 }

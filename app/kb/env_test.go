@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -15,12 +16,13 @@ import (
 )
 
 // testEmbedder is the built-in embedder that, for a text holding
-// "SLOW-EMBED", signals started and sleeps delay first: a slow embedding
-// service, not a fake of our storage.
+// "SLOW-EMBED", signals started, takes delay first (unless the call is
+// cancelled) and signals returned: a slow embedding service, not a fake of
+// our storage.
 type testEmbedder struct {
 	*embed.Builtin
-	started chan struct{}
-	delay   time.Duration
+	started, returned chan struct{}
+	delay             time.Duration
 }
 
 func newTestEmbedder(t testing.TB, dims int) *testEmbedder {
@@ -28,7 +30,7 @@ func newTestEmbedder(t testing.TB, dims int) *testEmbedder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testEmbedder{Builtin: b, started: make(chan struct{}, 16), delay: 400 * time.Millisecond}
+	return &testEmbedder{Builtin: b, started: make(chan struct{}, 16), returned: make(chan struct{}, 16), delay: 400 * time.Millisecond}
 }
 
 func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -38,7 +40,17 @@ func (e *testEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 			case e.started <- struct{}{}:
 			default:
 			}
-			time.Sleep(e.delay)
+			select {
+			case <-time.After(e.delay):
+			case <-ctx.Done():
+			}
+			select {
+			case e.returned <- struct{}{}:
+			default:
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 		}
 	}
 	return e.Builtin.Embed(ctx, texts)
@@ -139,21 +151,17 @@ func (k *testKB) sources(col string) []kbstore.Source {
 // waitProcessed polls the list until no source is pending or processing.
 func (k *testKB) waitProcessed(col string) []kbstore.Source {
 	k.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		srcs := k.sources(col)
-		busy := false
+	var srcs []kbstore.Source
+	testkit.Eventually(k.t, 30*time.Second, func() bool {
+		srcs = k.sources(col)
 		for _, s := range srcs {
-			busy = busy || s.Status == "pending" || s.Status == "processing"
+			if s.Status == "pending" || s.Status == "processing" {
+				return false
+			}
 		}
-		if !busy {
-			return srcs
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("sources still processing: %+v", srcs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return true
+	}, "sources still processing: %+v", &srcs)
+	return srcs
 }
 
 // search runs a search that must succeed.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // beir is a test collection in the BEIR layout (corpus.jsonl,
@@ -154,18 +156,15 @@ func (k *testKB) load(col string, c *beir) {
 			k.t.Fatalf("batch: %v %+v", err, res.Summary)
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Minute); ; {
-		_, total, err := k.svc.ListSources(ctx, k.org, SourceQuery{CollectionID: col, Status: "completed", Page: Page{Limit: 1}})
-		if err != nil {
+	total := 0
+	if !testkit.Within(10*time.Minute, func() bool {
+		var err error
+		if _, total, err = k.svc.ListSources(ctx, k.org, SourceQuery{CollectionID: col, Status: "completed", Page: Page{Limit: 1}}); err != nil {
 			k.t.Fatal(err)
 		}
-		if total == len(c.docs) {
-			return
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("%d of %d processed", total, len(c.docs))
-		}
-		time.Sleep(50 * time.Millisecond)
+		return total == len(c.docs)
+	}) {
+		k.t.Fatalf("%d of %d processed", total, len(c.docs))
 	}
 }
 

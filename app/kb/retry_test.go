@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/embedtest"
 	"github.com/agentd/agentd/storage/kbstore"
@@ -22,17 +23,12 @@ func retryCfg(srv *embedtest.Server, retries int, backoff time.Duration) Config 
 // waitSource polls the collection's one source until ok holds.
 func (k *testKB) waitSource(col string, limit time.Duration, what string, ok func(kbstore.Source) bool) kbstore.Source {
 	k.t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		srcs := k.sources(col)
-		if len(srcs) == 1 && ok(srcs[0]) {
-			return srcs[0]
-		}
-		if time.Now().After(deadline) {
-			k.t.Fatalf("after %s, not %s: %+v", limit, what, srcs)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var srcs []kbstore.Source
+	testkit.Eventually(k.t, limit, func() bool {
+		srcs = k.sources(col)
+		return len(srcs) == 1 && ok(srcs[0])
+	}, "not %s: %+v", what, &srcs)
+	return srcs[0]
 }
 
 func failedWith(re *regexp.Regexp) func(kbstore.Source) bool {
@@ -100,9 +96,9 @@ func TestRetriesAreBoundedAndRepostRetries(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d embedding requests, want 3 (the first attempt and 2 retries)", n)
 	}
-	time.Sleep(300 * time.Millisecond) // the next backoff would have been 200 ms
-	if m := srv.Requests.Load(); m != n {
-		t.Fatalf("%d more requests after giving up", m-n)
+	// Nothing must come: only waiting past the next backoff (200 ms) shows it.
+	if testkit.Within(300*time.Millisecond, func() bool { return srv.Requests.Load() != n }) {
+		t.Fatalf("%d more requests after giving up", srv.Requests.Load()-n)
 	}
 
 	srv.Set(embedtest.Up)

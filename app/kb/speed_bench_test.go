@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/embed"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
@@ -97,19 +98,15 @@ func schemaTag() string {
 
 // waitBacklog waits until no source of the collection is pending or processing.
 func waitBacklog(b testing.TB, db *storage.Stores, colID string, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for {
-		n, err := db.KB.KBBacklog(context.Background(), colID)
-		if err != nil {
+	n := 0
+	if !testkit.Within(limit, func() bool {
+		var err error
+		if n, err = db.KB.KBBacklog(context.Background(), colID); err != nil {
 			b.Fatal(err)
 		}
-		if n == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%d sources still queued after %s", n, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return n == 0
+	}) {
+		b.Fatalf("%d sources still queued after %s", n, limit)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/kbstore"
@@ -78,6 +79,8 @@ func TestCrashedClaimIsTakenOver(t *testing.T) {
 		t.Fatal("a live lease was taken over", err)
 	}
 	db.Close()
+	// The dead process's lease (300 ms) runs out on the clock: no event
+	// marks it, and the restarted worker (wake-only) claims once at start.
 	time.Sleep(400 * time.Millisecond)
 	k, _ := startKB(t, openDB(t, path), org, testCfg(newTestEmbedder(t, 64)))
 	if s := k.waitProcessed(col)[0]; s.Status != "completed" {
@@ -101,9 +104,18 @@ func TestNewerWriteWins(t *testing.T) {
 	}
 	k.upsert(col, "doc", "t", "new revision about gliders")
 	k.waitProcessed(col)
-	time.Sleep(emb.delay + 200*time.Millisecond) // the slow old call has returned and tried to write
-	if srcs := k.sources(col); len(srcs) != 1 || srcs[0].Status != "completed" {
-		t.Fatalf("sources %+v", srcs)
+	select {
+	case <-emb.returned:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the slow old call never returned")
+	}
+	// Its write comes right after: give it 200 ms to show up, if it would.
+	stale := func() bool {
+		srcs := k.sources(col)
+		return len(srcs) != 1 || srcs[0].Status != "completed" || len(k.search(col, "zeppelin", ModeKeyword, 0)) > 0
+	}
+	if testkit.Within(200*time.Millisecond, stale) {
+		t.Fatalf("the old revision landed: sources %+v", k.sources(col))
 	}
 	for _, mode := range []string{ModeKeyword, ModeSemantic} {
 		res := k.search(col, "zeppelin gliders", mode, 0)

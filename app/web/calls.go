@@ -111,6 +111,7 @@ type callData struct {
 	Timeline   []timelineEntry
 	Transcript []calls.TranscriptItem
 	Analysis   *analysis.View // nil when the call was never queued for analysis
+	Recording  bool           // the call has a recording (a player is shown)
 }
 
 func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
@@ -118,7 +119,7 @@ func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
 	if err != nil {
 		return err
 	}
-	d := callData{Call: c, Final: callstore.CallFinal(c.Status), Timeline: timeline(c)}
+	d := callData{Call: c, Final: callstore.CallFinal(c.Status), Timeline: timeline(c), Recording: s.f.Recordings.Has(u.OrgID, c.ID)}
 	if c.ResultView != nil && len(c.Transcript) > 0 {
 		_ = json.Unmarshal(c.Transcript, &d.Transcript) // validated when stored; null stays empty
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/kbstore"
@@ -159,17 +160,11 @@ func TestKnowledgeForms(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.site.f.KB.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		srcs, _, _ := e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{Limit: 10})
-		if len(srcs) == 1 && srcs[0].Status == "completed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("source not processed: %+v", srcs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var srcs []kbstore.Source
+	testkit.Eventually(t, 10*time.Second, func() bool {
+		srcs, _, _ = e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{Limit: 10})
+		return len(srcs) == 1 && srcs[0].Status == "completed"
+	}, "source not processed: %+v", &srcs)
 	cancel()
 	<-done
 	_, body, _ := e.get(owner, "/knowledge/"+col)

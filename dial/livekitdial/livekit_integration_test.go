@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // The integration test runs a real livekit-server (v1.13.5, `go install
@@ -111,13 +112,7 @@ func lkLogTail(t *testing.T, name, path string) {
 // lkWaitFor polls until ok returns true or the deadline passes.
 func lkWaitFor(t *testing.T, what string, limit time.Duration, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(t, limit, ok, "timed out waiting for %s", what)
 }
 
 // lkHook is the webhook receiver: every request goes through HandleWebhook.

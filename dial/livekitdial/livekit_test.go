@@ -88,6 +88,17 @@ func (d *dialRun) wait(t *testing.T) (dial.Result, error) {
 	return dial.Result{}, nil
 }
 
+// ended reports whether the dial ends within d: a call that must go on is
+// watched that long (it fails as soon as the call ends).
+func ended(r *dialRun, d time.Duration) bool {
+	select {
+	case <-r.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 func (d *dialRun) running() bool {
 	select {
 	case <-d.done:
@@ -148,7 +159,7 @@ func TestLiveKitAnsweredThenWebhookCompletes(t *testing.T) {
 	checkGolden(t, f.Body("SIP/CreateSIPParticipant"), "create_sip_participant.json")
 
 	// The agent leaving does not end the call; the callee leaving does.
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(60 * time.Millisecond) // the call's talk time, which its duration must show: the test's input, not a wait
 	body := livekittest.WebhookBody("EV_agent", "participant_left", lkTestRoom, "agent-AJ_1", time.Now())
 	ev, err := l.HandleWebhook(context.Background(), livekittest.SignWebhook(livekittest.Key, livekittest.Secret, body, time.Now(), time.Now().Add(5*time.Minute)), body)
 	if err != nil || ev.EndsCall || !ev.Delivered {
@@ -331,8 +342,7 @@ func TestLiveKitWebhookRefusals(t *testing.T) {
 	if _, err := l.HandleWebhook(context.Background(), good, tampered); !errors.Is(err, ErrWebhookInvalid) {
 		t.Errorf("tampered body: %v", err)
 	}
-	time.Sleep(50 * time.Millisecond)
-	if !d.running() {
+	if ended(d, 50*time.Millisecond) {
 		t.Fatal("a refused webhook ended the call")
 	}
 	// Refusals did not poison the replay memory: the genuine event is taken.
@@ -366,8 +376,7 @@ func TestLiveKitWebhookReplayIsNoOpForNextAttempt(t *testing.T) {
 	if err != nil || ev.Delivered || ev.Attempt != 1 {
 		t.Fatalf("%+v %v", ev, err)
 	}
-	time.Sleep(30 * time.Millisecond)
-	if !d.running() {
+	if ended(d, 30*time.Millisecond) {
 		t.Fatal("attempt 2 ended by attempt 1's event")
 	}
 	room2 := LiveKitRoomName(c.ID, 2)
@@ -387,8 +396,7 @@ func TestLiveKitPollingFallback(t *testing.T) {
 			l := newTestLiveKit(t, f, 20*time.Millisecond)
 			d := startDial(context.Background(), l, lkTestCall)
 			d.waitStatus(t, dial.StatusActive)
-			time.Sleep(80 * time.Millisecond) // a few polls that find the callee
-			if !d.running() {
+			if ended(d, 80*time.Millisecond) { // a few polls that find the callee
 				t.Fatal("call ended while the callee was in the room")
 			}
 			if how == "callee left" {
@@ -505,8 +513,7 @@ func TestLiveKitStaleRoomEventIgnored(t *testing.T) {
 	if err != nil || !ev.Delivered || ev.RoomSID != "RM_old_"+lkTestRoom {
 		t.Fatalf("%+v %v", ev, err)
 	}
-	time.Sleep(30 * time.Millisecond)
-	if !d.running() {
+	if ended(d, 30*time.Millisecond) {
 		t.Fatal("stale room_finished ended the call")
 	}
 	body := livekittest.WebhookBody("EV_now", "room_finished", lkTestRoom, "", time.Now())

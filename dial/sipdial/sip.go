@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/media"
 
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
@@ -45,12 +47,17 @@ type Config struct {
 	RingTimeout     time.Duration // from INVITE to answer; CANCEL and no_answer after it (default 30 s)
 	ResponseTimeout time.Duration // for the trunk's first response of any kind (default 5 s)
 	MaxCallDuration time.Duration // an answered call is hung up after this (default 1 h)
+	PublicAddr      string        // IP[:port] written into Contact, Via and SDP instead of the local address (behind NAT)
+	RTPPorts        string        // UDP range for RTP/RTCP, "lo-hi" (default media.DefaultPorts)
+	// Talker speaks on every answered call, outbound and inbound; nil: the
+	// call's media runs (silence is sent) and nobody speaks.
+	Talker dial.Talker
 }
 
-// SIP places calls by direct SIP signalling to one trunk. It carries no
-// media: the SDP offer names a port nobody listens on, so a person who
-// answers hears silence; the voice agent is expected to join through the
-// trunk side. One SIP user agent and socket serve all concurrent calls.
+// SIP places calls by direct SIP signalling to one trunk, with their audio
+// as RTP (dial/media) on a port of the RTP range; an answered call is
+// handed to the Talker. One SIP user agent and socket serve all
+// concurrent calls.
 type Dialer struct {
 	cfg       Config
 	log       *slog.Logger
@@ -60,6 +67,11 @@ type Dialer struct {
 	port      int
 	laddr     sip.Addr // local socket requests leave from (UDP only)
 	contactHd sip.ContactHeader
+	public    netip.AddrPort // --sip-public-addr; port 0 when only the IP was given
+	ports     *media.Ports
+	mediaBind netip.Addr // RTP sockets bind here
+	sdpAddr   netip.Addr // and the SDP names this
+	media     sync.Map   // SIP Call-ID -> *callMedia of calls in progress
 
 	ua         *sipgo.UserAgent
 	client     *sipgo.Client
@@ -141,6 +153,7 @@ func New(cfg Config, log *slog.Logger) (*Dialer, error) {
 	})
 	srv.OnInvite(s.onInvite) // sip_inbound.go
 	srv.OnAck(s.onAck)
+	srv.OnInfo(s.onInfo) // sip_media.go
 
 	s.ua = ua
 	var listenCtx context.Context
@@ -208,6 +221,19 @@ func (s *Dialer) configure() error {
 	if c.MaxCallDuration <= 0 {
 		c.MaxCallDuration = DefaultMaxCallDuration
 	}
+	if c.RTPPorts == "" {
+		c.RTPPorts = media.DefaultPorts
+	}
+	lo, hi, err := media.ParsePorts(c.RTPPorts)
+	if err != nil {
+		return fmt.Errorf("--rtp-ports (AGENTD_RTP_PORTS) %w", err)
+	}
+	s.ports = media.NewPorts(lo, hi)
+	if c.PublicAddr != "" {
+		if s.public, err = parsePublicAddr(c.PublicAddr); err != nil {
+			return err
+		}
+	}
 	if c.ListenAddr == "" {
 		c.ListenAddr = "0.0.0.0:0"
 		if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
@@ -261,6 +287,8 @@ func (s *Dialer) listen(srv *sipgo.Server) (func(context.Context), error) {
 	s.port, _ = strconv.Atoi(lport)
 	s.laddr = sip.Addr{IP: net.ParseIP(lhost), Port: s.port}
 	s.host = lhost
+	s.mediaBind, _ = netip.ParseAddr(lhost)
+	s.mediaBind = s.mediaBind.Unmap()
 	if ip := net.ParseIP(lhost); ip == nil || ip.IsUnspecified() {
 		// Bound to all interfaces: advertise the address of the interface
 		// that routes to the trunk. A UDP "connect" sends no packet.
@@ -271,7 +299,33 @@ func (s *Dialer) listen(srv *sipgo.Server) (func(context.Context), error) {
 		s.host, _, _ = net.SplitHostPort(probe.LocalAddr().String())
 		probe.Close()
 	}
+	if s.public.IsValid() {
+		// Behind NAT: the trunk must see the public address (a port
+		// forwarded to ours keeps its number unless one was given).
+		s.host = s.public.Addr().String()
+		if s.public.Port() != 0 {
+			s.port = int(s.public.Port())
+		}
+	}
+	s.sdpAddr, _ = netip.ParseAddr(s.host)
 	return serve, nil
+}
+
+// parsePublicAddr reads --sip-public-addr: an IP address, optionally
+// with the port forwarded to the SIP socket.
+func parsePublicAddr(v string) (netip.AddrPort, error) {
+	bad := fmt.Errorf("--sip-public-addr (AGENTD_SIP_PUBLIC_ADDR) %q: want an IP address, optionally with :port", v)
+	if ap, err := netip.ParseAddrPort(v); err == nil {
+		if ap.Port() == 0 || ap.Addr().IsUnspecified() {
+			return netip.AddrPort{}, bad
+		}
+		return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()), nil
+	}
+	a, err := netip.ParseAddr(strings.Trim(v, "[]"))
+	if err != nil || a.IsUnspecified() || a.Zone() != "" {
+		return netip.AddrPort{}, bad
+	}
+	return netip.AddrPortFrom(a.Unmap(), 0), nil
 }
 
 // Name reports "sip".

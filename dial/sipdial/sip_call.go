@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/media"
 
 	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
@@ -52,8 +53,13 @@ func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progr
 	defer cancel()
 	defer context.AfterFunc(s.closing, cancel)()
 
-	k := &sipCall{s: s, callID: uuid.NewString(), progress: progress}
-	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, c.PhoneNumber, caller))
+	k := &sipCall{s: s, callID: uuid.NewString(), progress: progress, call: c, caller: caller}
+	if err := s.openMedia(&k.media); err != nil {
+		return dial.Result{Status: dial.StatusFailed, Reason: "no RTP port free: " + err.Error()}, nil
+	}
+	defer k.media.sess.Close()
+	k.media.sdp = media.Offer(s.sdpParams(&k.media))
+	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, c.PhoneNumber, caller, k.media.sdp))
 	if err != nil {
 		if ctx.Err() != nil {
 			return dial.Result{Status: dial.StatusCancelled}, nil
@@ -72,8 +78,8 @@ func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progr
 }
 
 // newInvite builds the INVITE: To and Request-URI carry the callee at the
-// trunk, From the caller ID, with a signalling-only SDP offer.
-func (s *Dialer) newInvite(callID, number, caller string) *sip.Request {
+// trunk, From the caller ID, with the SDP offer.
+func (s *Dialer) newInvite(callID, number, caller string, offer []byte) *sip.Request {
 	uri := sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}
 	if s.cfg.Transport == "tcp" {
 		uri.UriParams = sip.NewParams()
@@ -90,7 +96,7 @@ func (s *Dialer) newInvite(callID, number, caller string) *sip.Request {
 	req.AppendHeader(sip.HeaderClone(s.contact()))
 	req.AppendHeader(sip.NewHeader("Content-Type", "application/sdp"))
 	req.AppendHeader(sip.NewHeader("User-Agent", "agentd"))
-	req.SetBody(sdpOffer(s.host))
+	req.SetBody(offer)
 	if s.cfg.Transport == "tcp" {
 		req.SetTransport("TCP")
 	}
@@ -105,6 +111,9 @@ type sipCall struct {
 	progress func(dial.Progress)
 	ringing  bool
 	gotResp  bool
+	call     dial.Call
+	caller   string
+	media    callMedia
 }
 
 func (k *sipCall) report(status string) {
@@ -266,23 +275,52 @@ func (k *sipCall) talk(ctx context.Context, stopped string) dial.Result {
 		k.bye()
 		return dial.Result{Status: dial.StatusFailed, Reason: "sip: ACK failed: " + err.Error(), SIPCode: 200}
 	}
-	k.report(dial.StatusActive)
 	if stopped == stopCancelled {
+		k.report(dial.StatusActive)
 		k.bye()
 		return dial.Result{Status: dial.StatusCancelled, SIPCode: 200, Duration: took()}
 	}
-	maxTimer := time.NewTimer(k.s.cfg.MaxCallDuration)
-	defer maxTimer.Stop()
-	select {
-	case <-k.dlg.Context().Done(): // the callee's BYE (answered 200 by onBye)
-		return dial.Result{Status: dial.StatusCompleted, SIPCode: 200, Duration: took()}
-	case <-ctx.Done():
-		k.bye()
-		return dial.Result{Status: dial.StatusCancelled, SIPCode: 200, Duration: took()}
-	case <-maxTimer.C:
-		k.bye()
-		return dial.Result{Status: dial.StatusCompleted, SIPCode: 200, Duration: took()}
+	answer, err := media.ParseSDP(k.dlg.InviteResponse.Body())
+	if err == nil {
+		err = k.media.sess.Start(answer)
 	}
+	if err != nil {
+		k.s.log.Warn("sip: unusable SDP answer", "callId", k.callID, "err", err)
+		k.bye()
+		return dial.Result{Status: dial.StatusFailed, Reason: "sip: unusable SDP answer: " + err.Error(), SIPCode: 200}
+	}
+	k.media.target = k.target()
+	k.media.info = k.dlg.Do
+	k.s.media.Store(k.callID, &k.media)
+	defer k.s.media.Delete(k.callID)
+	k.report(dial.StatusActive)
+
+	why, end := k.s.converse(ctx, k.dlg.Context().Done(), dial.Session{
+		Call: k.call, Direction: "outbound", From: k.caller, To: k.call.PhoneNumber, Media: k.media.sess,
+	})
+	res := dial.Result{Status: dial.StatusCompleted, SIPCode: 200}
+	switch why {
+	case "far end": // the callee's BYE (answered 200 by onBye)
+	case "cancelled", "closing":
+		res.Status = dial.StatusCancelled
+		k.bye()
+	default:
+		k.bye()
+	}
+	if end.Reason != "" {
+		res.Status, res.Reason = dial.StatusFailed, end.Reason
+	}
+	res.Duration = took()
+	return res
+}
+
+// target is where requests in the dialog go: the callee's Contact.
+func (k *sipCall) target() sip.Uri {
+	target := k.dlg.InviteRequest.Recipient
+	if c := k.dlg.InviteResponse.Contact(); c != nil {
+		target = c.Address
+	}
+	return *target.Clone()
 }
 
 // hangupAnswered ends a call that was answered after Dial gave up on it.
@@ -299,12 +337,7 @@ func (k *sipCall) hangupAnswered() {
 func (k *sipCall) bye() {
 	ctx, cancel := context.WithTimeout(context.Background(), sipHangupGrace)
 	defer cancel()
-	inv := k.dlg.InviteResponse
-	target := k.dlg.InviteRequest.Recipient
-	if c := inv.Contact(); c != nil {
-		target = c.Address
-	}
-	req := sip.NewRequest(sip.BYE, *target.Clone())
+	req := sip.NewRequest(sip.BYE, k.target())
 	if k.s.cfg.Transport == "udp" {
 		req.Laddr = k.s.laddr
 	}

@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/media"
 
-	"github.com/emiago/sipgo"
 	"github.com/emiago/sipgo/sip"
 )
 
 // Inbound SIP calls: an INVITE to the dialer's socket for a number of a
-// voice agent is answered (signalling only, like outbound calls: the SDP
-// names a port nobody listens on), recorded through the dial.Inbound, and
-// followed to its BYE. Without a dial.Inbound every INVITE is refused (403).
+// voice agent is answered with an SDP answer to its offer, recorded
+// through the dial.Inbound, handed to the Talker and followed to its BYE.
+// Without a dial.Inbound every INVITE is refused (403).
 
 // SetInbound makes the dialer answer INVITEs and report them to in.
 func (s *Dialer) SetInbound(in dial.Inbound) {
@@ -44,6 +44,9 @@ func sipUser(u sip.Uri) string {
 // onInvite answers an inbound INVITE (in its own goroutine: sipgo runs each
 // request's handler on one) and follows the call to its end.
 func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
+	if h := req.To(); h != nil && h.Params.Has("tag") && s.onReinvite(req, tx) { // sip_media.go
+		return
+	}
 	s.mu.Lock()
 	in, closed := s.inbound, s.closed
 	if in != nil && !closed {
@@ -69,6 +72,28 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotFound, "Not Found", nil))
 		return
 	}
+	if callID(req) == "" || req.From() == nil || req.To() == nil || req.CSeq() == nil {
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusBadRequest, "Bad Request", nil))
+		return
+	}
+	offer, err := media.ParseSDP(req.Body())
+	var codec media.Codec
+	if err == nil {
+		codec, err = media.Negotiate(offer)
+	}
+	if err != nil {
+		// A delayed offer (no SDP in the INVITE) is not supported either.
+		s.log.Info("sip inbound: offer refused", "to", to, "from", from, "err", err)
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusNotAcceptableHere, "Not Acceptable Here", nil))
+		return
+	}
+	cm := &callMedia{}
+	if err := s.openMedia(cm); err != nil {
+		s.log.Warn("sip inbound: no RTP port", "err", err)
+		s.respond(tx, sip.NewResponseFromRequest(req, sip.StatusServiceUnavailable, "No RTP Port Free", nil))
+		return
+	}
+	defer cm.sess.Close()
 	dlg, err := s.inDialogs.ReadInvite(req, tx)
 	if err != nil {
 		s.log.Warn("sip inbound: read invite", "err", err)
@@ -77,7 +102,7 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 	}
 	defer dlg.Close()
 	ctx := context.Background()
-	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: req.CallID().Value(), At: time.Now().UTC()}
+	c := dial.InboundCall{From: from, To: to, Dialer: s.Name(), Key: callID(req), At: time.Now().UTC()}
 	id, err := in.InboundStarted(ctx, c)
 	switch {
 	case errors.Is(err, dial.ErrNoAgent):
@@ -90,34 +115,48 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 		return
 	}
 	s.log.Info("sip inbound call answered", "call", id, "to", to, "from", from, "sipCallId", c.Key)
-	if err := dlg.RespondSDP(sdpOffer(s.host)); err != nil {
+	// Media starts with the answer, so the caller's first words are heard.
+	cm.sdp = media.Answer(s.sdpParams(cm), codec)
+	if err := cm.sess.Start(offer); err != nil {
+		c.At = time.Now().UTC()
+		in.InboundEnded(ctx, c, dial.StatusFailed, "media: "+err.Error())
+		_ = dlg.Respond(sip.StatusNotAcceptableHere, "Not Acceptable Here", nil)
+		return
+	}
+	if err := dlg.RespondSDP(cm.sdp); err != nil {
 		c.At = time.Now().UTC()
 		in.InboundEnded(ctx, c, dial.StatusFailed, "answer not acknowledged: "+err.Error())
 		return
 	}
-	s.followInbound(dlg)
-	c.At = time.Now().UTC()
-	in.InboundEnded(ctx, c, dial.StatusCompleted, "")
-	s.log.Info("sip inbound call ended", "call", id)
-}
+	cm.info = dlg.Do
+	if h := req.Contact(); h != nil {
+		cm.target = *h.Address.Clone()
+	} else {
+		cm.target = *req.From().Address.Clone()
+	}
+	s.media.Store(c.Key, cm)
+	defer s.media.Delete(c.Key)
 
-// followInbound waits for the caller's BYE; at MaxCallDuration, or when
-// the dialer closes, it hangs up itself.
-func (s *Dialer) followInbound(dlg *sipgo.DialogServerSession) {
-	limit := time.NewTimer(s.cfg.MaxCallDuration)
-	defer limit.Stop()
-	select {
-	case <-dlg.Context().Done():
-		return
-	case <-limit.C:
-		s.log.Info("sip inbound: max call duration reached, hanging up")
-	case <-s.closing.Done():
+	why, end := s.converse(context.Background(), dlg.Context().Done(), dial.Session{
+		Call: dial.Call{ID: id}, Direction: "inbound", From: from, To: to, Media: cm.sess,
+	})
+	if why != "far end" {
+		if why == "max duration" {
+			s.log.Info("sip inbound: max call duration reached, hanging up", "call", id)
+		}
+		byeCtx, cancel := context.WithTimeout(context.Background(), sipHangupGrace)
+		if err := dlg.Bye(byeCtx); err != nil {
+			s.log.Warn("sip inbound: bye", "err", err)
+		}
+		cancel()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sipHangupGrace)
-	defer cancel()
-	if err := dlg.Bye(ctx); err != nil {
-		s.log.Warn("sip inbound: bye", "err", err)
+	c.At = time.Now().UTC()
+	status := dial.StatusCompleted
+	if end.Reason != "" {
+		status = dial.StatusFailed
 	}
+	in.InboundEnded(ctx, c, status, end.Reason)
+	s.log.Info("sip inbound call ended", "call", id, "by", why)
 }
 
 // onAck confirms an answered inbound call; ACKs of our own outbound

@@ -26,25 +26,6 @@ func validSIPNumber(n string) bool {
 	return true
 }
 
-// sdpOffer is a minimal audio offer. The dialer does signalling only: port
-// 9 (discard) is named and no RTP is ever sent or read.
-func sdpOffer(host string) []byte {
-	ipv := "IP4"
-	if strings.Contains(host, ":") {
-		ipv = "IP6"
-	}
-	sess := strconv.FormatInt(time.Now().Unix(), 10)
-	return []byte("v=0\r\n" +
-		"o=agentd " + sess + " " + sess + " IN " + ipv + " " + host + "\r\n" +
-		"s=agentd\r\n" +
-		"c=IN " + ipv + " " + host + "\r\n" +
-		"t=0 0\r\n" +
-		"m=audio 9 RTP/AVP 0 8\r\n" +
-		"a=rtpmap:0 PCMU/8000\r\n" +
-		"a=rtpmap:8 PCMA/8000\r\n" +
-		"a=sendrecv\r\n")
-}
-
 // sipFinalResult maps a final non-2xx answer to the INVITE to an outcome.
 // A 503 or 403 with Retry-After, or a refusal whose reason says the trunk's
 // call limit was hit, is carrier pushback: a *dial.Pushback (a dial.ErrRetryLater)

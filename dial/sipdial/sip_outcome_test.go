@@ -86,6 +86,10 @@ func TestNewSIPConfig(t *testing.T) {
 		{Trunk: "127.0.0.1:sip"},
 		{Trunk: "127.0.0.1:5060", Transport: "tls"},
 		{Trunk: "127.0.0.1:5060", ListenAddr: "not an address"},
+		{Trunk: "127.0.0.1:5060", RTPPorts: "10000"},
+		{Trunk: "127.0.0.1:5060", RTPPorts: "10001-10001"},
+		{Trunk: "127.0.0.1:5060", PublicAddr: "0.0.0.0"},
+		{Trunk: "127.0.0.1:5060", PublicAddr: "pbx.example.com"},
 	} {
 		if s, err := New(cfg, nil); err == nil {
 			s.Close()
@@ -176,7 +180,7 @@ func FuzzSIPInvite(f *testing.F) {
 		if !validSIPNumber(number) || !validSIPNumber(caller) {
 			return
 		}
-		req := s.newInvite("cid-1", number, caller)
+		req := s.newInvite("cid-1", number, caller, []byte("v=0\r\n"))
 		msg, err := sip.ParseMessage([]byte(req.String()))
 		if err != nil {
 			t.Fatalf("INVITE does not parse: %v\n%s", err, req)

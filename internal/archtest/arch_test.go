@@ -33,7 +33,9 @@ var storeImports = map[string][]string{
 	// Both queue the analysis in the transaction that ends a call or a
 	// conversation (analysisstore.Enqueue*), so a crash never loses one.
 	module + "/storage/callstore": {module + "/storage/analysisstore"},
-	module + "/storage/convstore": {module + "/storage/analysisstore"},
+	// A call's conversation turn appends its transcript lines
+	// (callstore.AppendTranscriptTx) in the turn's own transaction.
+	module + "/storage/convstore": {module + "/storage/analysisstore", module + "/storage/callstore"},
 	// Chunk vectors are written in the knowledge transaction; the keyword
 	// documents it loads are search.TextDoc.
 	module + "/storage/kbstore": {module + "/storage/vectorstore", searchPkg},

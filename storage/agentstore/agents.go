@@ -142,16 +142,8 @@ func (db *Agents) ListAgents(ctx context.Context, orgID string, f AgentFilter) (
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list agents: %w", err)
 	}
-	defer rows.Close()
-	out := []Agent{}
-	for rows.Next() {
-		a, err := scanAgent(rows)
-		if err != nil {
-			return nil, false, err
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, scanAgent)
+	if err != nil {
 		return nil, false, fmt.Errorf("storage: list agents: %w", err)
 	}
 	more := len(out) > f.Limit

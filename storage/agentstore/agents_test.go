@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
@@ -148,7 +149,8 @@ func TestUpdateAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Millisecond)
+	// Times are stored in milliseconds: the update must fall in a later one.
+	testkit.Eventually(t, time.Second, func() bool { return time.Now().UnixMilli() > a.UpdatedAt.UnixMilli() }, "clock stuck")
 	u, err := db.Agents.UpdateAgent(ctx, org, a.ID, func(x *agentstore.Agent) error { x.Name = "b"; return nil })
 	if err != nil {
 		t.Fatal(err)

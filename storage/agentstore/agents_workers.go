@@ -44,30 +44,14 @@ func (db *Agents) ListWorkers(ctx context.Context, orgID string) ([]Worker, erro
 	if err != nil {
 		return nil, fmt.Errorf("storage: list workers: %w", err)
 	}
-	defer rows.Close()
-	out := []Worker{}
-	index := map[string]int{}
-	for rows.Next() {
-		var w Worker
-		var phones string
-		var created, updated int64
-		if err := rows.Scan(&w.ID, &w.Name, &w.Type, &w.Status, &w.Model, &w.Specialty, &w.DisplayRole, &phones,
-			&w.LiveCalls, &w.FinishedCalls, &w.CompletedCalls, &created, &updated); err != nil {
-			return nil, fmt.Errorf("storage: list workers: %w", err)
-		}
-		if err := json.Unmarshal([]byte(phones), &w.PhoneNumbers); err != nil {
-			return nil, fmt.Errorf("agent %s phone numbers: %w", w.ID, err)
-		}
-		w.PhoneNumbers = sqldb.NonNil(w.PhoneNumbers)
-		w.Jobs = []Job{}
-		w.CreatedAt, w.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
-		index[w.ID] = len(out)
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, scanWorker)
+	if err != nil {
 		return nil, fmt.Errorf("storage: list workers: %w", err)
 	}
-	rows.Close()
+	index := make(map[string]int, len(out))
+	for i, w := range out {
+		index[w.ID] = i
+	}
 	jobs, err := queryJobs(ctx, tx, "SELECT "+jobColumns+" FROM agent_jobs WHERE org_id = ? ORDER BY created_at, rowid", orgID)
 	if err != nil {
 		return nil, err
@@ -78,4 +62,22 @@ func (db *Agents) ListWorkers(ctx context.Context, orgID string) ([]Worker, erro
 		}
 	}
 	return out, nil
+}
+
+// scanWorker reads a worker's agent columns; its jobs are added after.
+func scanWorker(sc sqldb.Scanner) (Worker, error) {
+	var w Worker
+	var phones string
+	var created, updated int64
+	if err := sc.Scan(&w.ID, &w.Name, &w.Type, &w.Status, &w.Model, &w.Specialty, &w.DisplayRole, &phones,
+		&w.LiveCalls, &w.FinishedCalls, &w.CompletedCalls, &created, &updated); err != nil {
+		return w, err
+	}
+	if err := json.Unmarshal([]byte(phones), &w.PhoneNumbers); err != nil {
+		return w, fmt.Errorf("agent %s phone numbers: %w", w.ID, err)
+	}
+	w.PhoneNumbers = sqldb.NonNil(w.PhoneNumbers)
+	w.Jobs = []Job{}
+	w.CreatedAt, w.UpdatedAt = sqldb.FromMS(created), sqldb.FromMS(updated)
+	return w, nil
 }

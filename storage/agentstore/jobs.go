@@ -140,16 +140,8 @@ func queryJobs(ctx context.Context, q jobQuerier, query string, args ...any) ([]
 	if err != nil {
 		return nil, fmt.Errorf("storage: jobs: %w", err)
 	}
-	defer rows.Close()
-	out := []Job{}
-	for rows.Next() {
-		j, err := scanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, scanJob)
+	if err != nil {
 		return nil, fmt.Errorf("storage: jobs: %w", err)
 	}
 	return out, nil

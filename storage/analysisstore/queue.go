@@ -54,15 +54,11 @@ func (s *Store) Claim(ctx context.Context, owner string, lease time.Duration, ma
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var j Job
-			if err := rows.Scan(&j.Kind, &j.SubjectID, &j.OrgID, &j.AgentID, &j.Attempts); err != nil {
-				return err
-			}
-			jobs = append(jobs, j)
-		}
-		return rows.Err()
+		jobs, err = sqldb.Collect(rows, func(sc sqldb.Scanner) (j Job, err error) {
+			err = sc.Scan(&j.Kind, &j.SubjectID, &j.OrgID, &j.AgentID, &j.Attempts)
+			return j, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: claim analyses: %w", err)

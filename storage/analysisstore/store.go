@@ -141,11 +141,12 @@ func EnqueueCall(ctx context.Context, tx *sql.Tx, callID string, now time.Time) 
 }
 
 // EnqueueConversation queues the conversation's analysis inside tx when its
-// agent has a plan; run in the transaction that ends it.
+// agent has a plan; run in the transaction that ends it. A call's
+// conversation is analysed as the call (its transcript), not twice.
 func EnqueueConversation(ctx context.Context, tx *sql.Tx, convID string, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO analyses (subject_kind, subject_id, org_id, agent_id, batch_id, status, due_at, queued_at)
 		SELECT 'conversation', c.id, c.org_id, c.agent_id, NULL, 'pending', ?, ? FROM conversations c
-		JOIN agent_analysis_plans p ON p.agent_id = c.agent_id WHERE c.id = ?`+upsert, sqldb.MS(now), sqldb.MS(now), convID)
+		JOIN agent_analysis_plans p ON p.agent_id = c.agent_id WHERE c.id = ? AND c.call_id IS NULL`+upsert, sqldb.MS(now), sqldb.MS(now), convID)
 	if err != nil {
 		return fmt.Errorf("storage: queue conversation analysis: %w", err)
 	}
@@ -221,16 +222,7 @@ func (s *Store) List(ctx context.Context, orgID, batchID string) ([]Analysis, er
 	if err != nil {
 		return nil, fmt.Errorf("storage: list analyses: %w", err)
 	}
-	defer rows.Close()
-	var out []Analysis
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, scan)
 }
 
 // EnqueueEndedCalls queues, inside the transaction that ends them, the

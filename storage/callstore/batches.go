@@ -113,16 +113,8 @@ func (db *Calls) ListBatches(ctx context.Context, f BatchFilter) ([]Batch, int, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: list batches: %w", err)
 	}
-	defer rows.Close()
-	out := []Batch{}
-	for rows.Next() {
-		b, err := scanBatch(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, b)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, scanBatch)
+	if err != nil {
 		return nil, 0, err
 	}
 	for i := range out {
@@ -164,14 +156,13 @@ func (db *Calls) batchFigures(ctx context.Context, b *Batch) error {
 	if err != nil {
 		return fmt.Errorf("storage: batch figures: %w", err)
 	}
-	defer rows.Close()
 	b.Counts = map[string]int{}
 	b.Total, b.Attempts, b.Dialled, b.Answered, b.NextDueAt = 0, 0, 0, 0, nil
-	for rows.Next() {
+	return sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var st string
 		var n, att, dialled, answered int
 		var due sql.NullInt64
-		if err := rows.Scan(&st, &n, &att, &dialled, &answered, &due); err != nil {
+		if err := sc.Scan(&st, &n, &att, &dialled, &answered, &due); err != nil {
 			return err
 		}
 		b.Counts[st] = n
@@ -182,8 +173,8 @@ func (db *Calls) batchFigures(ctx context.Context, b *Batch) error {
 		if t := sqldb.OptMS(due); t != nil && (b.NextDueAt == nil || t.Before(*b.NextDueAt)) {
 			b.NextDueAt = t
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // ErrBatchState is returned (wrapping sqldb.ErrConflict) when a batch cannot go
@@ -260,27 +251,25 @@ func (db *Calls) CancelBatch(ctx context.Context, orgID, id string, now time.Tim
 			sqldb.MS(now), id); err != nil {
 			return err
 		}
-		q := "SELECT id, 1 FROM calls WHERE batch_id = ? AND status IN " + liveSQL
-		if db.c.Postgres() {
-			q = "SELECT id, status IN " + liveSQL + " FROM calls WHERE batch_id = ? AND status IN " + openSQL + " FOR UPDATE"
-		}
+		// PostgreSQL locks every open call of the batch (claims run
+		// concurrently there) and tells the live ones by their status.
+		q := sqldb.PerDialect[string]{
+			SQLite:   "SELECT id, 1 FROM calls WHERE batch_id = ? AND status IN " + liveSQL,
+			Postgres: "SELECT id, status IN " + liveSQL + " FROM calls WHERE batch_id = ? AND status IN " + openSQL + " FOR UPDATE",
+		}.For(db.c.Dialect())
 		rows, err := tx.QueryContext(ctx, q, id)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var cid string
 			var isLive bool
-			if err := rows.Scan(&cid, &isLive); err != nil {
-				rows.Close()
-				return err
-			}
+			err := sc.Scan(&cid, &isLive)
 			if isLive {
 				live = append(live, cid)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return err
+		}); err != nil {
 			return err
 		}
 		// claim_token and lease stay on live calls: their worker still

@@ -309,16 +309,8 @@ func (db *Calls) ListCalls(ctx context.Context, f CallFilter) ([]Call, int, erro
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: list calls: %w", err)
 	}
-	defer rows.Close()
-	out := []Call{}
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
+	out, err := sqldb.Collect(rows, scanCall)
+	return out, total, err
 }
 
 // CallAttempt is one dial attempt of a call.
@@ -340,27 +332,29 @@ func (db *Calls) CallAttempts(ctx context.Context, callID string) ([]CallAttempt
 	if err != nil {
 		return nil, fmt.Errorf("storage: call attempts: %w", err)
 	}
-	defer rows.Close()
-	out := []CallAttempt{}
-	for rows.Next() {
-		var a CallAttempt
-		var reason, room sql.NullString
-		var code sql.NullInt64
-		var dur sql.NullFloat64
-		var started int64
-		var ended sql.NullInt64
-		if err := rows.Scan(&a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended); err != nil {
-			return nil, err
-		}
-		a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
-		if dur.Valid {
-			d := dur.Float64
-			a.Duration = &d
-		}
-		a.StartedAt, a.EndedAt = sqldb.FromMS(started), sqldb.OptMS(ended)
-		out = append(out, a)
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (CallAttempt, error) { return scanAttempt(sc) })
+}
+
+// scanAttempt reads an attempt's columns (attempt, status, failure_reason,
+// sip_code, room_id, duration, started_at, ended_at) after the columns lead
+// points at.
+func scanAttempt(sc sqldb.Scanner, lead ...any) (CallAttempt, error) {
+	var a CallAttempt
+	var reason, room sql.NullString
+	var code sql.NullInt64
+	var dur sql.NullFloat64
+	var started int64
+	var ended sql.NullInt64
+	if err := sc.Scan(append(lead, &a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended)...); err != nil {
+		return a, err
 	}
-	return out, rows.Err()
+	a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
+	if dur.Valid {
+		d := dur.Float64
+		a.Duration = &d
+	}
+	a.StartedAt, a.EndedAt = sqldb.FromMS(started), sqldb.OptMS(ended)
+	return a, nil
 }
 
 // ErrCallFinished is returned (wrapping sqldb.ErrConflict) when cancelling a call

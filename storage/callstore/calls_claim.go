@@ -56,11 +56,8 @@ func (db *Calls) ClaimNextCall(ctx context.Context, cl Claim) (Call, bool, error
 // through the whole claim, and three processes dialled no faster than
 // one).
 func (db *Calls) ClaimCall(ctx context.Context, cl Claim) (Claimed, error) {
-	claim := db.claimSQLite
-	if db.c.Postgres() {
-		claim = db.claimPostgres
-	}
-	r, err := claim(ctx, cl)
+	claim := sqldb.PerDialect[func(context.Context, Claim) (Claimed, error)]{SQLite: db.claimSQLite, Postgres: db.claimPostgres}
+	r, err := claim.For(db.c.Dialect())(ctx, cl)
 	if err != nil {
 		return Claimed{}, fmt.Errorf("storage: claim call: %w", err)
 	}
@@ -95,7 +92,7 @@ func (db *Calls) claimSQLite(ctx context.Context, cl Claim) (Claimed, error) {
 		}
 		var id string
 		var attempt int
-		err := tx.QueryRowContext(ctx, claimSQL[false], claimArgs(cl, start)...).Scan(&id, &attempt)
+		err := tx.QueryRowContext(ctx, claimSQL.SQLite, claimArgs(cl, start)...).Scan(&id, &attempt)
 		if errors.Is(err, sql.ErrNoRows) {
 			r.Slot = Slot{}
 			return nil
@@ -152,7 +149,7 @@ func (db *Calls) claimPostgres(ctx context.Context, cl Claim) (Claimed, error) {
 		var id, agent string
 		var attempt int
 		var maxCalls float64
-		err := tx.QueryRowContext(ctx, claimSQL[true], claimArgs(cl, start)...).Scan(&id, &attempt, &agent, &maxCalls)
+		err := tx.QueryRowContext(ctx, claimSQL.Postgres, claimArgs(cl, start)...).Scan(&id, &attempt, &agent, &maxCalls)
 		if err == nil {
 			var ok bool
 			if ok, err = agentCapHeld(ctx, tx, agent, maxCalls); err == nil && !ok {
@@ -285,14 +282,14 @@ func claimableSQL(maxCalls string) string {
 // with FOR UPDATE SKIP LOCKED, so claimers never wait on each other's row;
 // it also returns the agent and its maxConcurrentCalls, for the re-check
 // under the agent's lock (claims there run concurrently: agentCapHeld).
-var claimSQL = map[bool]string{
-	false: `UPDATE calls SET ` + claimSet + `
+var claimSQL = sqldb.PerDialect[string]{
+	SQLite: `UPDATE calls SET ` + claimSet + `
 			WHERE id = (SELECT id FROM (SELECT id, batch_id, agent_id FROM calls INDEXED BY calls_queue
 				WHERE status = 'queued' AND due_at <= ? ORDER BY priority, due_at, created_at, id LIMIT -1) c
 				WHERE ` + claimableSQL("json_extract(a.config, '$.maxConcurrentCalls')") + ` LIMIT 1)
 			AND status = 'queued'
 			RETURNING id, attempts`,
-	true: `UPDATE calls SET ` + claimSet + `
+	Postgres: `UPDATE calls SET ` + claimSet + `
 			WHERE id = (SELECT c.id FROM calls c WHERE c.status = 'queued' AND c.due_at <= ?
 				AND ` + claimableSQL("(a.config::jsonb ->> 'maxConcurrentCalls')::float8") + `
 				ORDER BY c.priority, c.due_at, c.created_at, c.id LIMIT 1 FOR UPDATE SKIP LOCKED)
@@ -383,9 +380,9 @@ func (db *Calls) UndoClaim(ctx context.Context, id, token string, u Undo) (bool,
 // with 2,000 queued, against 0.2 ms read from the index).
 const ClaimPlanPG = "SET LOCAL enable_sort = off"
 
-// ClaimSQL is the claim's statement in the dialect (pg for PostgreSQL), for
-// the test that keeps its plan free of sorts and for EXPLAIN by hand.
-func ClaimSQL(pg bool) string { return claimSQL[pg] }
+// ClaimSQL is the claim's statement in dialect d, for the test that keeps
+// its plan free of sorts and for EXPLAIN by hand.
+func ClaimSQL(d sqldb.Dialect) string { return claimSQL.For(d) }
 
 // errOverCap rolls back a PostgreSQL claim that the agent's cap re-check
 // refused.

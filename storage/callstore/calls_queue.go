@@ -29,7 +29,7 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	// A read first: the scheduler calls this every poll, and most polls
 	// find nothing to do; only real work takes the writer.
 	var work bool
-	if err := db.c.ReadRowFresh(ctx, dueWorkSQL[db.c.Postgres()], sqldb.MS(now)).Scan(&work); err != nil {
+	if err := db.c.ReadRowFresh(ctx, dueWorkSQL.For(db.c.Dialect()), sqldb.MS(now)).Scan(&work); err != nil {
 		return 0, fmt.Errorf("storage: due calls: %w", err)
 	}
 	if !work {
@@ -46,14 +46,12 @@ func (db *Calls) PromoteDueCalls(ctx context.Context, now time.Time) (int64, err
 	// their order.
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		queued = 0
-		if db.c.Postgres() {
-			var mine bool
-			if err := tx.QueryRowContext(ctx, "SELECT pg_try_advisory_xact_lock(?)", promoteLockKey).Scan(&mine); err != nil {
-				return err
-			}
-			if !mine {
-				return ErrPromoting
-			}
+		mine, err := db.c.Dialect().TryLock(ctx, tx, promoteLockKey)
+		if err != nil {
+			return err
+		}
+		if !mine {
+			return ErrPromoting
 		}
 		n := sqldb.MS(now)
 		ids, err := queryIDs(ctx, tx, `UPDATE calls SET status = 'queued', updated_at = ?
@@ -85,8 +83,7 @@ var ErrPromoting = errors.New("another process is promoting due calls")
 // promotion tries ("promo").
 const promoteLockKey = 0x70726f6d6f
 
-// DueWorkSQL is the scheduler's poll (argument: now) in each dialect (pg
-// for PostgreSQL), exported for the tests of its plans. On PostgreSQL the
+// DueWorkSQL is the scheduler's poll (argument: now) in dialect d, exported for the tests of its plans. On PostgreSQL the
 // scheduled calls' earliest due time is read as the first of
 // calls_status_due in due order (ORDER BY ... LIMIT 1), which stops at the
 // first call whatever the plan: the EXISTS form became a sequential scan
@@ -94,12 +91,12 @@ const promoteLockKey = 0x70726f6d6f
 // calls, against 0.4 ms), and min() an aggregate over every scheduled call
 // when its generic plan was made while the table was small and kept as it
 // grew (8 ms a wake-up at 54,000 calls, on every process at every insert).
-func DueWorkSQL(pg bool) string { return dueWorkSQL[pg] }
+func DueWorkSQL(d sqldb.Dialect) string { return dueWorkSQL.For(d) }
 
-var dueWorkSQL = map[bool]string{
-	false: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
+var dueWorkSQL = sqldb.PerDialect[string]{
+	SQLite: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
 		OR EXISTS (SELECT 1 FROM calls WHERE status = 'scheduled' AND due_at <= ? AND ` + notPausedSQL + `)`,
-	true: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
+	Postgres: `SELECT EXISTS (SELECT 1 FROM calls WHERE status = 'initiated')
 		OR coalesce((` + firstDueSQL("'scheduled'") + `) <= ?, false)`,
 }
 
@@ -112,19 +109,19 @@ func firstDueSQL(status string) string {
 }
 
 // NextDueSQL is the scheduler's and dial queue's next-due read (argument:
-// a status) in each dialect, exported for the tests of its plans.
-func NextDueSQL(pg bool) string { return nextDueSQL[pg] }
+// a status) in dialect d, exported for the tests of its plans.
+func NextDueSQL(d sqldb.Dialect) string { return nextDueSQL.For(d) }
 
-var nextDueSQL = map[bool]string{
-	false: "SELECT min(due_at) FROM calls WHERE status = ? AND " + notPausedSQL,
-	true:  "SELECT (" + firstDueSQL("?") + ")",
+var nextDueSQL = sqldb.PerDialect[string]{
+	SQLite:   "SELECT min(due_at) FROM calls WHERE status = ? AND " + notPausedSQL,
+	Postgres: "SELECT (" + firstDueSQL("?") + ")",
 }
 
 // NextDue returns the earliest due time among calls in the status (ok false
 // when there are none).
 func (db *Calls) NextDue(ctx context.Context, status string) (time.Time, bool, error) {
 	var v sql.NullInt64
-	if err := db.c.ReadRowFresh(ctx, nextDueSQL[db.c.Postgres()], status).Scan(&v); err != nil {
+	if err := db.c.ReadRowFresh(ctx, nextDueSQL.For(db.c.Dialect()), status).Scan(&v); err != nil {
 		return time.Time{}, false, fmt.Errorf("storage: next due: %w", err)
 	}
 	if !v.Valid {
@@ -325,15 +322,12 @@ func (db *Calls) RenewLeases(ctx context.Context, workerID string, leaseUntil ti
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var t string
-			if err := rows.Scan(&t); err != nil {
-				return err
-			}
+			err := sc.Scan(&t)
 			live[t] = true
-		}
-		return rows.Err()
+			return err
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: renew leases: %w", err)
@@ -350,14 +344,5 @@ func (db *Calls) ExpiredClaims(ctx context.Context, now time.Time) ([]Call, erro
 	if err != nil {
 		return nil, fmt.Errorf("storage: expired claims: %w", err)
 	}
-	defer rows.Close()
-	var out []Call
-	for rows.Next() {
-		c, err := scanCall(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, scanCall)
 }

@@ -438,7 +438,7 @@ func TestClaimReadsQueueInOrder(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Fresh(t)
 	pg := db.Postgres()
-	q := callstore.ClaimSQL(pg)
+	q := callstore.ClaimSQL(db.Conn().Dialect())
 	args := []any{"tok", "w", int64(1), int64(1), "sim", int64(1), int64(1)}
 	explain := "EXPLAIN QUERY PLAN "
 	if pg {

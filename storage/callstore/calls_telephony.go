@@ -68,14 +68,15 @@ func (db *Calls) SaveCallResult(ctx context.Context, orgID string, r CallResult,
 		}
 		if r.Metadata != nil {
 			// A non-object metadata.result (set by the caller) is replaced.
-			q := `UPDATE calls SET metadata = json_set(metadata, '$.result',
+			q := sqldb.PerDialect[string]{
+				SQLite: `UPDATE calls SET metadata = json_set(metadata, '$.result',
 				json_patch(CASE WHEN json_type(metadata, '$.result') = 'object' THEN json_extract(metadata, '$.result')
-					ELSE '{}' END, json(?))), updated_at = ? WHERE id = ?`
-			if db.c.Postgres() { // jsonb: keys come back in jsonb's order
-				q = `UPDATE calls SET metadata = jsonb_set(metadata::jsonb, '{result}',
+					ELSE '{}' END, json(?))), updated_at = ? WHERE id = ?`,
+				// jsonb: keys come back in jsonb's order
+				Postgres: `UPDATE calls SET metadata = jsonb_set(metadata::jsonb, '{result}',
 				json_patch(CASE WHEN jsonb_typeof(metadata::jsonb -> 'result') = 'object' THEN metadata::jsonb -> 'result'
-					ELSE '{}' END, ?::jsonb))::text, updated_at = ? WHERE id = ?`
-			}
+					ELSE '{}' END, ?::jsonb))::text, updated_at = ? WHERE id = ?`,
+			}.For(db.c.Dialect())
 			if _, err := tx.ExecContext(ctx, q, string(r.Metadata), at, r.CallID); err != nil {
 				return err
 			}

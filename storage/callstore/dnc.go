@@ -125,15 +125,16 @@ func (db *Calls) DNCListedAmong(ctx context.Context, orgID string, numbers []str
 	if err != nil {
 		return nil, fmt.Errorf("storage: do-not-call check: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&n)
 		out[n] = true
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ListDNC returns one page of the organization's list in number order
@@ -152,17 +153,13 @@ func (db *Calls) ListDNC(ctx context.Context, orgID, number string, limit, offse
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: list do-not-call numbers: %w", err)
 	}
-	defer rows.Close()
-	out := []DNCEntry{}
-	for rows.Next() {
+	out, err := sqldb.Collect(rows, func(sc sqldb.Scanner) (DNCEntry, error) {
 		var e DNCEntry
 		var reason sql.NullString
 		var created int64
-		if err := rows.Scan(&e.PhoneNumber, &reason, &created); err != nil {
-			return nil, 0, err
-		}
+		err := sc.Scan(&e.PhoneNumber, &reason, &created)
 		e.Reason, e.CreatedAt = reason.String, sqldb.FromMS(created)
-		out = append(out, e)
-	}
-	return out, total, rows.Err()
+		return e, err
+	})
+	return out, total, err
 }

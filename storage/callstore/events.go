@@ -170,29 +170,14 @@ func scanAttemptsInto(ctx context.Context, tx *sql.Tx, in, list string, byID map
 	if err != nil {
 		return fmt.Errorf("storage: event call attempts: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	return sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var id string
-		var a CallAttempt
-		var reason, room sql.NullString
-		var code sql.NullInt64
-		var dur sql.NullFloat64
-		var started int64
-		var ended sql.NullInt64
-		if err := rows.Scan(&id, &a.Attempt, &a.Status, &reason, &code, &room, &dur, &started, &ended); err != nil {
-			return err
-		}
-		a.FailureReason, a.SIPCode, a.RoomID = reason.String, int(code.Int64), room.String
-		if dur.Valid {
-			d := dur.Float64
-			a.Duration = &d
-		}
-		a.StartedAt, a.EndedAt = sqldb.FromMS(started), sqldb.OptMS(ended)
-		if s := byID[id]; s != nil {
+		a, err := scanAttempt(sc, &id)
+		if s := byID[id]; s != nil && err == nil {
 			s.Attempts = append(s.Attempts, a)
 		}
-	}
-	return rows.Err()
+		return err
+	})
 }
 
 // emitBatchesDone writes batch.completed for each batch all of whose calls
@@ -224,12 +209,11 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 		if err != nil {
 			return fmt.Errorf("storage: batch summary: %w", err)
 		}
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var st, org, agent string
 			var n int
 			var created, ended int64
-			if err := rows.Scan(&st, &n, &org, &agent, &created, &ended); err != nil {
-				rows.Close()
+			if err := sc.Scan(&st, &n, &org, &agent, &created, &ended); err != nil {
 				return err
 			}
 			s.ByStatus[st] += n
@@ -241,9 +225,8 @@ func (db *Calls) emitBatchesDone(ctx context.Context, tx *sql.Tx, batches [][2]s
 			if e := sqldb.FromMS(ended); e.After(s.EndedAt) {
 				s.EndedAt = e
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
 		if s.Total == 0 {
@@ -277,14 +260,5 @@ func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]str
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return sqldb.Collect(rows, sqldb.ScanOne[string])
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -33,14 +34,13 @@ func rowsRead(t *testing.T, db *storage.Stores, table string) int64 {
 func closeFlushed(t *testing.T, db, gen *storage.Stores, app string) {
 	t.Helper()
 	gen.Close()
-	for end := time.Now().Add(5 * time.Second); ; {
+	testkit.Within(5*time.Second, func() bool {
 		var n int
 		db.Conn().Reader().QueryRowContext(context.Background(), "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?", app).Scan(&n)
-		if n == 0 || time.Now().After(end) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return n == 0
+	})
+	// A backend flushes its counts as it exits, after it has left
+	// pg_stat_activity: nothing shows when that is done.
 	time.Sleep(100 * time.Millisecond)
 }
 

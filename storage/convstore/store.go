@@ -176,16 +176,8 @@ func (s *Store) List(ctx context.Context, orgID string, f Filter) ([]Conversatio
 	if err != nil {
 		return nil, 0, fmt.Errorf("storage: list conversations: %w", err)
 	}
-	defer rows.Close()
-	out := []Conversation{}
-	for rows.Next() {
-		c, err := scanConv(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
+	out, err := sqldb.Collect(rows, scanConv)
+	return out, total, err
 }
 
 const msgCols = `id, conversation_id, seq, role, content, citations, tool_calls, usage, created_at`
@@ -204,24 +196,19 @@ func messages(ctx context.Context, q querier, convID string) ([]Message, error) 
 	if err != nil {
 		return nil, fmt.Errorf("storage: conversation messages: %w", err)
 	}
-	defer rows.Close()
-	out := []Message{}
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (Message, error) {
 		var m Message
 		var cites, calls string
 		var usage sql.NullString
 		var created int64
-		if err := rows.Scan(&m.ID, &m.ConversationID, &m.Seq, &m.Role, &m.Content, &cites, &calls, &usage, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&m.ID, &m.ConversationID, &m.Seq, &m.Role, &m.Content, &cites, &calls, &usage, &created)
 		m.Citations, m.ToolCalls = json.RawMessage(cites), json.RawMessage(calls)
 		if usage.Valid {
 			m.Usage = json.RawMessage(usage.String)
 		}
 		m.CreatedAt = sqldb.FromMS(created)
-		out = append(out, m)
-	}
-	return out, rows.Err()
+		return m, err
+	})
 }
 
 // ErrEnded is appending to a conversation that has ended.

@@ -66,15 +66,15 @@ func (db *Dashboard) BatchAttempts(ctx context.Context, orgID, batchID string) (
 	if err != nil {
 		return out, fmt.Errorf("storage: batch attempts: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var b int64
 		var c AttemptCount
-		if err := rows.Scan(&b, &c.Status, &c.N); err != nil {
-			return out, err
+		if err := sc.Scan(&b, &c.Status, &c.N); err != nil {
+			return err
 		}
 		c.Bucket = int(b - start)
 		out.Counts = append(out.Counts, c)
-	}
-	return out, rows.Err()
+		return nil
+	})
+	return out, err
 }

@@ -43,19 +43,18 @@ func (db *Dashboard) CallOverview(ctx context.Context, orgID string, since time.
 	if err != nil {
 		return o, fmt.Errorf("storage: calls ended: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var st string
 		var n, answered int
-		if err := rows.Scan(&st, &n, &answered); err != nil {
-			return o, err
+		if err := sc.Scan(&st, &n, &answered); err != nil {
+			return err
 		}
 		if n > 0 {
 			o.EndedByStatus[st] = n
 		}
 		o.Answered += answered
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return o, err
 	}
 	live, err := db.c.ReadRows(ctx, `SELECT status, count(*) FROM calls WHERE org_id = ?
@@ -63,12 +62,11 @@ func (db *Dashboard) CallOverview(ctx context.Context, orgID string, since time.
 	if err != nil {
 		return o, fmt.Errorf("storage: live calls: %w", err)
 	}
-	defer live.Close()
-	for live.Next() {
+	err = sqldb.Each(live, func(sc sqldb.Scanner) error {
 		var st string
 		var n int
-		if err := live.Scan(&st, &n); err != nil {
-			return o, err
+		if err := sc.Scan(&st, &n); err != nil {
+			return err
 		}
 		switch st {
 		case callstore.CallQueued:
@@ -78,8 +76,9 @@ func (db *Dashboard) CallOverview(ctx context.Context, orgID string, since time.
 		default:
 			o.Active += n
 		}
-	}
-	return o, live.Err()
+		return nil
+	})
+	return o, err
 }
 
 // HourCount is the number of calls of one final status that ended in one
@@ -99,18 +98,13 @@ func (db *Dashboard) CallsPerHour(ctx context.Context, orgID string, from, to ti
 	if err != nil {
 		return nil, fmt.Errorf("storage: calls per hour: %w", err)
 	}
-	defer rows.Close()
-	var out []HourCount
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (HourCount, error) {
 		var h int64
 		var c HourCount
-		if err := rows.Scan(&h, &c.Status, &c.N); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&h, &c.Status, &c.N)
 		c.Hour = sqldb.FromMS(h * 3600000)
-		out = append(out, c)
-	}
-	return out, rows.Err()
+		return c, err
+	})
 }
 
 // OrgKBBacklog is the number of the organization's knowledge sources waiting
@@ -157,13 +151,12 @@ func (db *Dashboard) BatchProgresses(ctx context.Context, orgID string, limit, o
 		return nil, 0, fmt.Errorf("storage: batches: %w", err)
 	}
 	var all []BatchProgress
-	for rows.Next() {
+	if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var id, st string
 		var n int
 		var created int64
-		if err := rows.Scan(&id, &st, &n, &created); err != nil {
-			rows.Close()
-			return nil, 0, err
+		if err := sc.Scan(&id, &st, &n, &created); err != nil {
+			return err
 		}
 		if len(all) == 0 || all[len(all)-1].BatchID != id {
 			all = append(all, BatchProgress{BatchID: id, ByStatus: map[string]int{}, CreatedAt: sqldb.FromMS(created)})
@@ -174,9 +167,8 @@ func (db *Dashboard) BatchProgresses(ctx context.Context, orgID string, limit, o
 		if t := sqldb.FromMS(created); t.Before(b.CreatedAt) {
 			b.CreatedAt = t
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, 0, err
 	}
 	slices.SortFunc(all, func(a, b BatchProgress) int {
@@ -212,14 +204,8 @@ func (db *Dashboard) ListingCategories(ctx context.Context, orgID string) ([]Cat
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing categories: %w", err)
 	}
-	defer rows.Close()
-	var out []CategoryCount
-	for rows.Next() {
-		var c CategoryCount
-		if err := rows.Scan(&c.Category, &c.N); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (c CategoryCount, err error) {
+		err = sc.Scan(&c.Category, &c.N)
+		return c, err
+	})
 }

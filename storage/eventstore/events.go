@@ -34,10 +34,7 @@ func (db *Events) EventsCommitted() <-chan struct{} { return db.c.EventsCommitte
 // log; an unknown id (or another organization's) is sqldb.ErrNotFound.
 func (db *Events) EventPos(ctx context.Context, orgID, eventID string) (sqldb.Pos, error) {
 	var p sqldb.Pos
-	q := "SELECT seq, 0 FROM events WHERE id = ? AND org_id = ?"
-	if db.c.Postgres() {
-		q = "SELECT seq, xid::text::bigint FROM events WHERE id = ? AND org_id = ?"
-	}
+	q := "SELECT " + db.c.Dialect().PosCols() + " FROM events WHERE id = ? AND org_id = ?"
 	err := db.c.ReadRow(ctx, q, eventID, orgID).Scan(&p.Seq, &p.Xid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return p, fmt.Errorf("event %q: %w", eventID, sqldb.ErrNotFound)
@@ -51,11 +48,7 @@ func (db *Events) EventPos(ctx context.Context, orgID, eventID string) (sqldb.Po
 // one still running, come after it, so none is lost.
 func (db *Events) LastEventPos(ctx context.Context) (sqldb.Pos, error) {
 	var p sqldb.Pos
-	if db.c.Postgres() {
-		err := db.c.ReadRow(ctx, "SELECT "+sqldb.LogHorizon+"::text::bigint").Scan(&p.Xid)
-		return p, err
-	}
-	err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM events").Scan(&p.Seq)
+	err := db.c.ReadRow(ctx, db.c.Dialect().LogEnd()).Scan(&p.Seq, &p.Xid)
 	return p, err
 }
 
@@ -70,38 +63,28 @@ type EventFilter struct {
 // ListEvents returns the organization's events after f.After in log order
 // (on PostgreSQL only those whose transaction has ended: see sqldb.Pos).
 func (db *Events) ListEvents(ctx context.Context, f EventFilter) ([]sqldb.Event, error) {
-	q := "SELECT seq, 0, id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND seq > ?"
-	args := []any{f.OrgID, f.After.Seq}
-	order := " ORDER BY seq LIMIT ?"
-	if db.c.Postgres() {
-		q = `SELECT seq, xid::text::bigint, id, org_id, type, subject, data, data_version, created_at FROM events
-			WHERE org_id = ? AND (xid, seq) > (?::bigint::text::xid8, ?) AND xid < ` + sqldb.LogHorizon
-		args = []any{f.OrgID, int64(f.After.Xid), f.After.Seq}
-		order = " ORDER BY xid, seq LIMIT ?"
-	}
+	d := db.c.Dialect()
+	after, afterArgs, order := d.AfterPos(f.After)
+	q := "SELECT " + d.PosCols() + ", id, org_id, type, subject, data, data_version, created_at FROM events WHERE org_id = ? AND " + after
+	args := append([]any{f.OrgID}, afterArgs...)
 	if len(f.Types) > 0 {
 		q += " AND type IN (?" + strings.Repeat(", ?", len(f.Types)-1) + ")"
 		for _, t := range f.Types {
 			args = append(args, t)
 		}
 	}
-	rows, err := db.r.QueryContext(ctx, q+order, append(args, f.Limit)...)
+	rows, err := db.r.QueryContext(ctx, q+" ORDER BY "+order+" LIMIT ?", append(args, f.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list events: %w", err)
 	}
-	defer rows.Close()
-	out := []sqldb.Event{}
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (sqldb.Event, error) {
 		var e sqldb.Event
 		var data string
 		var created int64
-		if err := rows.Scan(&e.Seq, &e.Xid, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&e.Seq, &e.Xid, &e.ID, &e.OrgID, &e.Type, &e.Subject, &data, &e.Version, &created)
 		e.Data, e.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	})
 }
 
 // PruneEvents deletes events created before cutoff with their deliveries

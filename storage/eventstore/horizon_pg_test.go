@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -17,8 +18,13 @@ import (
 // pg_stat_activity: the read sleeps in between, while end runs.
 func readable(t *testing.T, db *storage.Stores, end func()) int {
 	t.Helper()
-	go func() {
-		time.Sleep(150 * time.Millisecond)
+	go func() { // once the read is in its pg_sleep
+		testkit.Within(5*time.Second, func() bool {
+			var n int
+			db.Conn().Reader().QueryRowContext(context.Background(), `SELECT count(*) FROM pg_stat_activity
+				WHERE wait_event = 'PgSleep' AND datname = current_database()`).Scan(&n)
+			return n > 0
+		})
 		end()
 	}()
 	var slept sql.NullString

@@ -54,7 +54,7 @@ func TestEventLogOrderWithConcurrentWriters(t *testing.T) {
 								Subject: fmt.Sprintf("h%d-w%d-t%d-e%d", h, w, i, k), Data: map[string]int{"k": k}}}); err != nil {
 								return err
 							}
-							time.Sleep(hold / 2)
+							time.Sleep(hold / 2) // a transaction held open: the out-of-order commits are the test's input
 						}
 						return nil
 					})
@@ -87,7 +87,7 @@ func TestEventLogOrderWithConcurrentWriters(t *testing.T) {
 					pos = e.Pos()
 				}
 				if len(evs) == 0 {
-					time.Sleep(2 * time.Millisecond)
+					time.Sleep(2 * time.Millisecond) // a reader polling the log, as the stream does: part of the workload
 				}
 			}
 		}()

@@ -13,10 +13,7 @@ import (
 // (cursor_xid, cursor), a place in the log ordered by (xid, seq) (see
 // sqldb.Pos), with the snapshot it was set in (migration 0030).
 func (db *Webhooks) cursorNow() string {
-	if db.c.Postgres() {
-		return "cursor_xid, cursor, since_snapshot, since_xid"
-	}
-	return "cursor"
+	return sqldb.PerDialect[string]{SQLite: "cursor", Postgres: "cursor_xid, cursor, since_snapshot, since_xid"}.For(db.c.Dialect())
 }
 
 // cursorNowValue is the value of cursorNow for an endpoint that receives
@@ -26,10 +23,10 @@ func (db *Webhooks) cursorNow() string {
 // shows committed, ahead of the horizon behind an older running one, came
 // before the endpoint too, and the fan-out skips them.
 func (db *Webhooks) cursorNowValue() string {
-	if db.c.Postgres() {
-		return sqldb.LogHorizon + ", 0, pg_current_snapshot(), pg_current_xact_id()"
-	}
-	return "(SELECT coalesce(max(seq), 0) FROM events)"
+	return sqldb.PerDialect[string]{
+		SQLite:   "(SELECT coalesce(max(seq), 0) FROM events)",
+		Postgres: sqldb.LogHorizon + ", 0, pg_current_snapshot(), pg_current_xact_id()",
+	}.For(db.c.Dialect())
 }
 
 // fanOutPG is FanOutEvents on PostgreSQL. Writes commit concurrently there,
@@ -71,7 +68,7 @@ func (db *Webhooks) fanOutPG(ctx context.Context) (int, error) {
 					event_type, order_key, status, next_attempt_at, created_at, updated_at)
 				SELECT gen_random_uuid()::text, org_id, endpoint_id, seq, id, type, subject, 'pending', ?, ?, ?
 				FROM ev WHERE target_endpoint IS NULL AND NOT before
-					AND (wants = '["*"]' OR EXISTS (SELECT 1 FROM json_each(wants) j WHERE j.value = ev.type))
+					AND ((wants = '["*"]' AND ev.type <> 'call.transcript') OR EXISTS (SELECT 1 FROM json_each(wants) j WHERE j.value = ev.type))
 				ORDER BY endpoint_id, xid, seq
 				ON CONFLICT DO NOTHING RETURNING 1),
 			moved AS (

@@ -86,25 +86,21 @@ func (db *Webhooks) ClaimDeliveries(ctx context.Context, cl DeliveryClaim) ([]De
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		jobs, err = sqldb.Collect(rows, func(sc sqldb.Scanner) (DeliveryJob, error) {
 			j := DeliveryJob{Token: cl.Token}
 			var prev sql.NullString
 			var prevUntil sql.NullInt64
 			var data string
 			var created int64
-			if err := rows.Scan(&j.ID, &j.Attempt, &j.Replay, &j.EndpointID, &j.URL, &j.Secret, &prev, &prevUntil,
+			if err := sc.Scan(&j.ID, &j.Attempt, &j.Replay, &j.EndpointID, &j.URL, &j.Secret, &prev, &prevUntil,
 				&j.Event.Seq, &j.Event.ID, &j.Event.OrgID, &j.Event.Type, &j.Event.Subject, &data, &j.Event.Version, &created); err != nil {
-				return err
+				return j, err
 			}
 			j.PrevSecret, j.PrevSecretUntil = prev.String, sqldb.OptMS(prevUntil)
-			if err := db.openSecrets(&j.Secret, &j.PrevSecret); err != nil {
-				return err
-			}
 			j.Event.Data, j.Event.CreatedAt = json.RawMessage(data), sqldb.FromMS(created)
-			jobs = append(jobs, j)
-		}
-		return rows.Err()
+			return j, db.openSecrets(&j.Secret, &j.PrevSecret)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: claim deliveries: %w", err)
@@ -160,16 +156,7 @@ func stmtIDs(ctx context.Context, st *sql.Stmt, args ...any) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return sqldb.Collect(rows, sqldb.ScanOne[string])
 }
 
 // DeliveryResult is how one claimed attempt went, and what comes next.
@@ -380,17 +367,8 @@ func (db *Webhooks) ListDeliveries(ctx context.Context, f DeliveryFilter) ([]Del
 	if err != nil {
 		return nil, fmt.Errorf("storage: list deliveries: %w", err)
 	}
-	out := []Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	out, err := sqldb.Collect(rows, scanDelivery)
+	if err != nil {
 		return nil, err
 	}
 	for i := range out {
@@ -407,21 +385,16 @@ func (db *Webhooks) deliveryAttempts(ctx context.Context, id string) ([]Delivery
 	if err != nil {
 		return nil, fmt.Errorf("storage: delivery attempts: %w", err)
 	}
-	defer rows.Close()
-	out := []DeliveryAttempt{}
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (DeliveryAttempt, error) {
 		var a DeliveryAttempt
 		var code sql.NullInt64
 		var body, msg sql.NullString
 		var dur, started int64
-		if err := rows.Scan(&a.Attempt, &a.Status, &code, &body, &msg, &dur, &started); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&a.Attempt, &a.Status, &code, &body, &msg, &dur, &started)
 		a.ResponseCode, a.ResponseBody, a.Error = int(code.Int64), body.String, msg.String
 		a.Duration, a.StartedAt = time.Duration(dur)*time.Millisecond, sqldb.FromMS(started)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return a, err
+	})
 }
 
 // GetDelivery reads one delivery of an endpoint of the organization.

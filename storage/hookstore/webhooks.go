@@ -98,19 +98,13 @@ func (db *Webhooks) ListWebhooks(ctx context.Context, orgID string) ([]WebhookEn
 	if err != nil {
 		return nil, fmt.Errorf("storage: list webhooks: %w", err)
 	}
-	defer rows.Close()
-	out := []WebhookEndpoint{}
-	for rows.Next() {
-		e, err := scanEndpoint(rows)
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (WebhookEndpoint, error) {
+		e, err := scanEndpoint(sc)
 		if err == nil {
 			err = db.openSecrets(&e.Secret, &e.PrevSecret)
 		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+		return e, err
+	})
 }
 
 // WebhookPatch changes some fields of an endpoint; nil fields stay.
@@ -258,12 +252,6 @@ func (db *Webhooks) PingWebhook(ctx context.Context, orgID, id string, data any)
 	return ev, nil
 }
 
-// sqlUUID is a random UUID v4 computed by SQLite, for rows made by one
-// INSERT ... SELECT.
-const sqlUUID = `lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' ||
-	substr(lower(hex(randomblob(2))), 2) || '-' || substr('89ab', 1 + (abs(random()) % 4), 1) ||
-	substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6)))`
-
 // fanOutStep bounds the events one fan-out moves per endpoint, so a long
 // backlog never makes one huge transaction.
 const fanOutStep = 2000
@@ -274,9 +262,12 @@ const fanOutStep = 2000
 // many deliveries it created. The UNIQUE (endpoint, event) key makes a
 // repeat harmless.
 func (db *Webhooks) FanOutEvents(ctx context.Context) (int, error) {
-	if db.c.Postgres() {
-		return db.fanOutPG(ctx)
-	}
+	return sqldb.PerDialect[func(context.Context) (int, error)]{SQLite: db.fanOutSQLite, Postgres: db.fanOutPG}.For(db.c.Dialect())(ctx)
+}
+
+// fanOutSQLite is FanOutEvents on SQLite, whose one writer commits events
+// in seq order: an endpoint's cursor is a seq.
+func (db *Webhooks) fanOutSQLite(ctx context.Context) (int, error) {
 	var behind bool
 	if err := db.c.ReadRow(ctx, `SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE enabled = 1
 		AND cursor < (SELECT coalesce(max(seq), 0) FROM events))`).Scan(&behind); err != nil {
@@ -292,16 +283,13 @@ func (db *Webhooks) FanOutEvents(ctx context.Context) (int, error) {
 			return err
 		}
 		now := sqldb.MS(time.Now())
-		uuid := sqlUUID
-		if db.c.Postgres() {
-			uuid = "gen_random_uuid()::text"
-		}
+		uuid := db.c.Dialect().UUID()
 		res, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_seq, event_id,
 			event_type, order_key, status, next_attempt_at, created_at, updated_at)
 			SELECT `+uuid+`, w.org_id, w.id, ev.seq, ev.id, ev.type, ev.subject, 'pending', ?, ?, ?
 			FROM webhook_endpoints w JOIN events ev ON ev.org_id = w.org_id AND ev.seq > w.cursor AND ev.seq <= min(?, w.cursor + ?)
 			WHERE w.enabled = 1 AND w.cursor < ? AND ev.target_endpoint IS NULL
-				AND (w.events = '["*"]' OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = ev.type))
+				AND ((w.events = '["*"]' AND ev.type <> 'call.transcript') OR EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = ev.type))
 			ORDER BY w.id, ev.seq
 			ON CONFLICT DO NOTHING`, now, now, now, top, fanOutStep, top)
 		if err != nil {

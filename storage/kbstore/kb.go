@@ -163,16 +163,8 @@ func (db *Knowledge) ListCollections(ctx context.Context, orgID string, limit, o
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []Collection{}
-	for rows.Next() {
-		c, err := scanCollection(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, c)
-	}
-	return out, total, rows.Err()
+	out, err := sqldb.Collect(rows, func(sc sqldb.Scanner) (Collection, error) { return scanCollection(sc) })
+	return out, total, err
 }
 
 // DeleteCollection removes a collection with its sources, chunks and
@@ -348,18 +340,14 @@ func upsertSourcesBatch(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, orgID, 
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var ext, id string
-			if err := rows.Scan(&ext, &id); err != nil {
-				rows.Close()
+			if err := sc.Scan(&ext, &id); err != nil {
 				return err
 			}
 			res[at[ext]] = UpsertResult{DocumentID: id, Status: SourceCreated}
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
 	}
@@ -473,16 +461,8 @@ func (db *Knowledge) ListSources(ctx context.Context, collectionID string, f Sou
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	out := []Source{}
-	for rows.Next() {
-		s, err := scanSource(rows)
-		if err != nil {
-			return nil, 0, err
-		}
-		out = append(out, s)
-	}
-	return out, total, rows.Err()
+	out, err := sqldb.Collect(rows, func(sc sqldb.Scanner) (Source, error) { return scanSource(sc) })
+	return out, total, err
 }
 
 // sourceCols are the columns of a Source (scanSource reads them).
@@ -541,17 +521,8 @@ func deleteSourceChunks(ctx context.Context, tx *sql.Tx, collectionID, sourceID 
 	if err != nil {
 		return err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || len(ids) == 0 {
+	ids, err := sqldb.Collect(rows, sqldb.ScanOne[int64])
+	if err != nil || len(ids) == 0 {
 		return err
 	}
 	if err := vectorstore.DeleteItems(ctx, tx, KBSpace(collectionID), ids); err != nil {

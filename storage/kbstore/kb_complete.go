@@ -128,34 +128,7 @@ func (db *Knowledge) insertChunks(ctx context.Context, tx *sql.Tx, done []KBDone
 
 // chunkIDs returns n new chunk ids, ascending.
 func (db *Knowledge) chunkIDs(ctx context.Context, tx *sql.Tx, n int) ([]int64, error) {
-	ids := make([]int64, 0, n)
-	if n == 0 {
-		return ids, nil
-	}
-	if !db.c.Postgres() { // one writer: the ids after the highest ever given
-		var last int64
-		if err := tx.QueryRowContext(ctx, `SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'kb_chunks'), 0),
-			coalesce((SELECT max(id) FROM kb_chunks), 0))`).Scan(&last); err != nil {
-			return nil, err
-		}
-		for i := range n {
-			ids = append(ids, last+1+int64(i))
-		}
-		return ids, nil
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT nextval(pg_get_serial_sequence('kb_chunks', 'id')) FROM generate_series(1, ?) ORDER BY 1`, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return db.c.Dialect().ReserveIDs(ctx, tx, "kb_chunks", n)
 }
 
 // KBFailure is a job that failed with Msg as its error. A non-zero
@@ -229,10 +202,11 @@ func (db *Knowledge) finishJobs(ctx context.Context, tx *sql.Tx, owner, set stri
 		args = append(args, r...)
 	}
 	args = append(args, owner)
-	row := "(?" + strings.Repeat(", ?", len(rows[0])-1) + ")"
-	if db.c.Postgres() {
-		row = "(?::" + strings.Join(types, ", ?::") + ")"
+	ps := make([]string, len(rows[0]))
+	for i := range ps {
+		ps[i] = db.c.Dialect().Param(types[i])
 	}
+	row := "(" + strings.Join(ps, ", ") + ")"
 	res, err := tx.QueryContext(ctx, `UPDATE kb_sources SET `+set+`, lease_owner = NULL, lease_until = NULL, updated_at = ?
 		FROM (VALUES `+sqldb.Placeholders(row, len(rows))+`) AS v
 		WHERE kb_sources.id = v.column1 AND kb_sources.revision = v.column2 AND kb_sources.lease_owner = ?
@@ -254,17 +228,14 @@ const sourceEventCols = sourceCols + ", org_id"
 
 // scanEventSources reads rows of sourceEventCols by id, and closes rows.
 func scanEventSources(rows *sql.Rows) (map[string]eventSource, error) {
-	defer rows.Close()
 	out := map[string]eventSource{}
-	for rows.Next() {
+	return out, sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var x eventSource
 		var err error
-		if x.s, err = scanSource(rows, &x.org); err != nil {
-			return nil, err
-		}
+		x.s, err = scanSource(sc, &x.org)
 		out[x.s.ID] = x
-	}
-	return out, rows.Err()
+		return err
+	})
 }
 
 // emitSourceEvents writes a kb.source.* event for each of ids, in order,

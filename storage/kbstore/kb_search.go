@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/storage/search"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // KBFilter restricts a knowledge search: by content role and by equality
@@ -19,11 +20,10 @@ type KBFilter struct {
 
 func (f KBFilter) empty() bool { return f.ContentRole == "" && len(f.Metadata) == 0 }
 
-// where returns SQL conditions on kb_sources aliased s, with their args.
-// On PostgreSQL (pg) they compare as SQLite's json_extract does: a string
-// equals only a JSON string, a number equals a JSON number or a boolean
-// (true is 1, false 0), and a boolean filter is that number.
-func (f KBFilter) where(pg bool) (string, []any) {
+// where returns SQL conditions on kb_sources aliased s, with their args,
+// in dialect d. A boolean filter is the number SQLite's json_extract
+// gives (true is 1, false 0).
+func (f KBFilter) where(d sqldb.Dialect) (string, []any) {
 	var b strings.Builder
 	var args []any
 	if f.ContentRole != "" {
@@ -37,20 +37,9 @@ func (f KBFilter) where(pg bool) (string, []any) {
 				v = 1
 			}
 		}
-		if !pg {
-			b.WriteString(" AND json_extract(s.metadata, ?) = ?")
-			args = append(args, `$."`+strings.ReplaceAll(k, `"`, `""`)+`"`, v)
-			continue
-		}
-		if str, ok := v.(string); ok {
-			b.WriteString(" AND s.metadata::jsonb -> ?::text = to_jsonb(?::text)")
-			args = append(args, k, str)
-			continue
-		}
-		b.WriteString(` AND (CASE jsonb_typeof(s.metadata::jsonb -> ?::text)
-			WHEN 'number' THEN (s.metadata::jsonb ->> ?::text)::float8
-			WHEN 'boolean' THEN ((s.metadata::jsonb ->> ?::text)::boolean)::int END) = ?::float8`)
-		args = append(args, k, k, k, v)
+		cond, a := d.JSONFieldIs("s.metadata", k, v)
+		b.WriteString(" AND " + cond)
+		args = append(args, a...)
 	}
 	return b.String(), args
 }
@@ -79,19 +68,14 @@ func (db *Knowledge) LoadText(ctx context.Context, tx *sql.Tx, space string, ids
 	if err != nil {
 		return nil, fmt.Errorf("storage: load chunk text: %w", err)
 	}
-	defer rows.Close()
-	var out []search.TextDoc
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (search.TextDoc, error) {
 		var id int64
 		var title, hp, content string
-		if err := rows.Scan(&id, &title, &hp, &content); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&id, &title, &hp, &content)
 		var path []string
 		json.Unmarshal([]byte(hp), &path)
-		out = append(out, search.TextDoc{ID: id, Fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}})
-	}
-	return out, rows.Err()
+		return search.TextDoc{ID: id, Fields: []search.Field{{Text: title + "\n" + strings.Join(path, "\n") + "\n" + content}}}, err
+	})
 }
 
 // KBAllowedChunks returns the ids of a collection's chunks that pass f, as
@@ -101,22 +85,13 @@ func (db *Knowledge) KBAllowedChunks(ctx context.Context, collectionID string, f
 	if f.empty() {
 		return nil, nil
 	}
-	cond, args := f.where(db.c.Postgres())
+	cond, args := f.where(db.c.Dialect())
 	rows, err := db.r.QueryContext(ctx, `SELECT c.id FROM kb_chunks c JOIN kb_sources s ON s.id = c.source_id
 		WHERE c.collection_id = ?`+cond, append([]any{collectionID}, args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("storage: filter chunks: %w", err)
 	}
-	defer rows.Close()
-	out := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, sqldb.ScanOne[int64])
 }
 
 // KBChunkHit is a chunk as search returns it, with its source.
@@ -146,17 +121,20 @@ func (db *Knowledge) KBChunks(ctx context.Context, ids []int64) (map[int64]KBChu
 	if err != nil {
 		return nil, fmt.Errorf("storage: read chunks: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
+	err = sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var h KBChunkHit
 		var hp string
-		if err := rows.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
-			return nil, err
+		if err := sc.Scan(&h.ChunkID, &h.SourceID, &h.ExternalID, &h.Title, &h.ChunkIndex, &hp, &h.Content); err != nil {
+			return err
 		}
 		if err := json.Unmarshal([]byte(hp), &h.HeadingPath); err != nil || h.HeadingPath == nil {
 			h.HeadingPath = []string{}
 		}
 		out[h.ChunkID] = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -142,16 +142,13 @@ func (db *Knowledge) ClaimKBSources(ctx context.Context, owner string, lease tim
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		byID := make(map[string]KBJob, len(ids))
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var j KBJob
-			if err := rows.Scan(&j.SourceID, &j.CollectionID, &j.Title, &j.Content, &j.Revision, &j.Retries, &j.HadChunks); err != nil {
-				return err
-			}
+			err := sc.Scan(&j.SourceID, &j.CollectionID, &j.Title, &j.Content, &j.Revision, &j.Retries, &j.HadChunks)
 			byID[j.SourceID] = j
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		}); err != nil {
 			return err
 		}
 		for _, id := range ids { // queue order (RETURNING's order is unspecified)
@@ -237,17 +234,11 @@ func (db *Knowledge) SyncKBModel(ctx context.Context, m vectorstore.VectorModel,
 			id  string
 			cur vectorstore.VectorModel
 		}
-		var cols []col
-		for rows.Next() {
-			var c col
-			if err := rows.Scan(&c.id, &c.cur.Embedder, &c.cur.Model, &c.cur.Dims); err != nil {
-				rows.Close()
-				return err
-			}
-			cols = append(cols, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		cols, err := sqldb.Collect(rows, func(sc sqldb.Scanner) (c col, err error) {
+			err = sc.Scan(&c.id, &c.cur.Embedder, &c.cur.Model, &c.cur.Dims)
+			return c, err
+		})
+		if err != nil {
 			return err
 		}
 		now := sqldb.MS(time.Now())

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -300,9 +301,12 @@ func TestKBRetrySchedule(t *testing.T) {
 	if s := k.source("a"); s.Status != "failed" || *s.Error != "down; retry 1 of 5" {
 		t.Fatalf("waiting for its retry: %+v", s)
 	}
-	time.Sleep(time.Until(at))
-	jobs, next, err = k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
-	if err != nil || len(jobs) != 1 || jobs[0].Retries != 1 || !next.IsZero() {
+	// Claimable once its retry time has come (before, a claim takes nothing).
+	testkit.Within(time.Until(at)+5*time.Second, func() bool {
+		jobs, next, err = k.ClaimKBSources(ctx, "w1", time.Minute, 10, 0)
+		return err != nil || len(jobs) > 0
+	})
+	if err != nil || len(jobs) != 1 || jobs[0].Retries != 1 || !next.IsZero() || time.Now().Before(at) {
 		t.Fatalf("retry due: %+v next %v %v", jobs, next, err)
 	}
 	// Failed for good (no retry time): only RequeueFailedKB brings it back.

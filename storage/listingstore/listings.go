@@ -164,17 +164,17 @@ func (db *Listings) ListingStates(ctx context.Context, orgID string, externalIDs
 	if err != nil {
 		return nil, fmt.Errorf("storage: listing states: %w", err)
 	}
-	defer rows.Close()
 	out := make(map[string]ListingState, len(externalIDs))
-	for rows.Next() {
+	if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var ext string
 		var st ListingState
-		if err := rows.Scan(&ext, &st.Seq, &st.ID, &st.Hash, &st.EmbedHash); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&ext, &st.Seq, &st.ID, &st.Hash, &st.EmbedHash)
 		out[ext] = st
+		return err
+	}); err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SyncListings writes every listing in one immediate transaction: inserts
@@ -213,10 +213,8 @@ func (db *Listings) syncListings(ctx context.Context, orgID string, writes []Lis
 	// each other. Under SERIALIZABLE, concurrent large syncs failed each
 	// other past the retries.
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
-		if db.c.Postgres() {
-			if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtextextended('listings:' || ?, 0))", orgID); err != nil {
-				return err
-			}
+		if err := db.c.Dialect().LockKey(ctx, tx, "listings:"+orgID); err != nil {
+			return err
 		}
 		if !savepoints {
 			res, err := writeListingsBatch(ctx, tx, orgID, writes, now)
@@ -227,7 +225,7 @@ func (db *Listings) syncListings(ctx context.Context, orgID string, writes []Lis
 				return errItemFailed
 			}
 			copy(out.Results, res)
-		} else if err := writeListingsOneByOne(ctx, tx, db.c.Postgres(), orgID, writes, now, out.Results); err != nil {
+		} else if err := writeListingsOneByOne(ctx, tx, db.c.Dialect(), orgID, writes, now, out.Results); err != nil {
 			return err
 		}
 		if stale != nil {
@@ -275,8 +273,8 @@ func syncListingVectors(ctx context.Context, tx *sql.Tx, vs VectorSpec, writes [
 
 // writeListingsOneByOne stores each write under its own savepoint, so a
 // failing write is rolled back alone and reported in its result.
-func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, pg bool, orgID string, writes []ListingWrite, now int64, out []ListingResult) error {
-	st, err := prepareListingStmts(ctx, tx, pg)
+func writeListingsOneByOne(ctx context.Context, tx *sql.Tx, d sqldb.Dialect, orgID string, writes []ListingWrite, now int64, out []ListingResult) error {
+	st, err := prepareListingStmts(ctx, tx, d)
 	if err != nil {
 		return err
 	}
@@ -321,12 +319,9 @@ type listingStmts struct {
 	returning                                  bool // insert returns the id (PostgreSQL has no LastInsertId)
 }
 
-func prepareListingStmts(ctx context.Context, tx *sql.Tx, pg bool) (*listingStmts, error) {
-	s := &listingStmts{returning: pg}
-	insertTail := ""
-	if pg {
-		insertTail = " RETURNING id"
-	}
+func prepareListingStmts(ctx context.Context, tx *sql.Tx, d sqldb.Dialect) (*listingStmts, error) {
+	insertTail := d.InsertedID()
+	s := &listingStmts{returning: insertTail != ""}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
@@ -416,16 +411,8 @@ func deleteStale(ctx context.Context, tx *sql.Tx, orgID string, sc StaleScope) (
 	if err != nil {
 		return nil, err
 	}
-	var seqs []int64
-	for rows.Next() {
-		var s int64
-		if err := rows.Scan(&s); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		seqs = append(seqs, s)
-	}
-	if err := rows.Close(); err != nil {
+	seqs, err := sqldb.Collect(rows, sqldb.ScanOne[int64])
+	if err != nil {
 		return nil, err
 	}
 	// Attribute rows go with the listing (ON DELETE CASCADE).
@@ -511,16 +498,7 @@ func (db *Listings) queryListings(ctx context.Context, q string, args ...any) ([
 	if err != nil {
 		return nil, fmt.Errorf("storage: query listings: %w", err)
 	}
-	defer rows.Close()
-	var out []Listing
-	for rows.Next() {
-		l, err := scanListing(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, l)
-	}
-	return out, rows.Err()
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (Listing, error) { return scanListing(sc) })
 }
 
 // GetListing reads one listing of the organization by external id.

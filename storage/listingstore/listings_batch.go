@@ -95,25 +95,20 @@ func insertListings(ctx context.Context, tx *sql.Tx, orgID string, writes []List
 			return err
 		}
 		n := 0
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var seq int64
 			var ext string
-			if err := rows.Scan(&seq, &ext); err != nil {
-				rows.Close()
+			if err := sc.Scan(&seq, &ext); err != nil {
 				return err
 			}
 			i, ok := byExt[ext]
 			if !ok {
-				rows.Close()
 				return fmt.Errorf("storage: insert returned unknown listing %q", ext)
 			}
 			out[i].Seq = seq
 			n++
-		}
-		if err := rows.Close(); err != nil {
-			return err
-		}
-		if err := rows.Err(); err != nil {
+			return nil
+		}); err != nil {
 			return err
 		}
 		if n != len(part) {

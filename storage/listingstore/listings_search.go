@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/storage/search"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // ListingFilter narrows a listing search. Every set field must hold.
@@ -77,11 +78,8 @@ func (db *Listings) FilterListings(ctx context.Context, f ListingFilter, limit i
 // filter, for restricting a search. They come back as one comma-separated
 // row: tens of thousands of one-column rows cost far more in the driver.
 func (db *Listings) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]int64, error) {
-	concat, cross := "group_concat(%s)", "CROSS JOIN"
-	if db.c.Postgres() { // no CROSS JOIN ... ON; its planner picks the order itself
-		concat, cross = "string_agg(%s::text, ',')", "JOIN"
-	}
-	q := "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listings l WHERE "
+	d := db.c.Dialect()
+	q := "SELECT " + d.GroupConcat("l.id") + " FROM listings l WHERE "
 	where, args := f.where()
 	if len(f.Attrs) > 0 {
 		// Drive from the first attribute's index entries (CROSS JOIN fixes
@@ -91,9 +89,9 @@ func (db *Listings) FilterListingSeqs(ctx context.Context, f ListingFilter) ([]i
 		rest := f
 		rest.Attrs = f.Attrs[1:]
 		where, args = rest.where()
-		q = "SELECT " + fmt.Sprintf(concat, "a0.listing_id") + " FROM listing_attrs a0 WHERE "
+		q = "SELECT " + d.GroupConcat("a0.listing_id") + " FROM listing_attrs a0 WHERE "
 		if !rest.Empty() {
-			q = "SELECT " + fmt.Sprintf(concat, "l.id") + " FROM listing_attrs a0 " + cross + " listings l ON l.id = a0.listing_id WHERE "
+			q = "SELECT " + d.GroupConcat("l.id") + " FROM listing_attrs a0 " + d.OrderedJoin() + " listings l ON l.id = a0.listing_id WHERE "
 		} else {
 			where, args = "1 = 1", nil
 		}
@@ -193,22 +191,17 @@ func (db *Listings) loadText(ctx context.Context, tx *sql.Tx, space string, ids 
 	if err != nil {
 		return nil, fmt.Errorf("storage: load listing text: %w", err)
 	}
-	defer rows.Close()
-	var out []search.TextDoc
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (search.TextDoc, error) {
 		var id int64
 		var title, desc, cat, attrs string
-		if err := rows.Scan(&id, &title, &desc, &cat, &attrs); err != nil {
-			return nil, err
-		}
-		out = append(out, search.TextDoc{ID: id, Fields: []search.Field{
+		err := sc.Scan(&id, &title, &desc, &cat, &attrs)
+		return search.TextDoc{ID: id, Fields: []search.Field{
 			{Text: title, Weight: weightTitle},
 			{Text: cat, Weight: weightCategory},
 			{Text: attrWords(attrs), Weight: weightAttributes},
 			{Text: desc, Weight: weightDescription},
-		}})
-	}
-	return out, rows.Err()
+		}}, err
+	})
 }
 
 // attrWords is the text of an attributes object: its keys and its values

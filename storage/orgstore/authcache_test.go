@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -47,11 +48,7 @@ func TestAuthEpochCacheFollowsListener(t *testing.T) {
 	lis := db.Conn().Listener()
 	within := func(what string, d time.Duration, ok func() bool) {
 		t.Helper()
-		for end := time.Now().Add(d); !ok(); time.Sleep(2 * time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within %s", what, d)
-			}
-		}
+		testkit.Eventually(t, d, ok, "%s: not within %s", what, d)
 	}
 	epoch() // starts the listener
 	within("listener up", 5*time.Second, lis.Up)

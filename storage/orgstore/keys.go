@@ -135,19 +135,14 @@ func (db *Orgs) listKeys(ctx context.Context, orgID string) ([]APIKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []APIKey
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (APIKey, error) {
 		var a APIKey
 		var exp, rev sql.NullInt64
 		var created int64
-		if err := rows.Scan(&a.ID, &a.OrgID, &a.UserID, &a.UserEmail, &a.Name, &a.Prefix, &a.RateLimit, &exp, &rev, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&a.ID, &a.OrgID, &a.UserID, &a.UserEmail, &a.Name, &a.Prefix, &a.RateLimit, &exp, &rev, &created)
 		a.ExpiresAt, a.RevokedAt, a.CreatedAt = sqldb.OptMS(exp), sqldb.OptMS(rev), sqldb.FromMS(created)
-		out = append(out, a)
-	}
-	return out, rows.Err()
+		return a, err
+	})
 }
 
 // RevokeKey revokes a key. With orgID empty any organization's key may be

@@ -180,18 +180,13 @@ func (db *Orgs) users(ctx context.Context, where string, args ...any) ([]User, e
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []User
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (User, error) {
 		var u User
 		var created int64
-		if err := rows.Scan(&u.ID, &u.OrgID, &u.Email, &u.Role, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&u.ID, &u.OrgID, &u.Email, &u.Role, &created)
 		u.CreatedAt = sqldb.FromMS(created)
-		out = append(out, u)
-	}
-	return out, rows.Err()
+		return u, err
+	})
 }
 
 // OrgsWithoutAdminKey lists the organizations in which no owner or admin
@@ -211,16 +206,11 @@ func (db *Orgs) OrgsWithoutAdminKey(ctx context.Context, now time.Time) ([]Org, 
 
 // scanOrgs reads rows of (id, name, created_at) and closes them.
 func scanOrgs(rows *sql.Rows) ([]Org, error) {
-	defer rows.Close()
-	var out []Org
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (Org, error) {
 		var o Org
 		var created int64
-		if err := rows.Scan(&o.ID, &o.Name, &created); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&o.ID, &o.Name, &created)
 		o.CreatedAt = sqldb.FromMS(created)
-		out = append(out, o)
-	}
-	return out, rows.Err()
+		return o, err
+	})
 }

@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"strconv"
 	"time"
+
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // RateBuckets is how many buckets a rate-limit window is counted in.
@@ -47,16 +49,8 @@ func (db *Orgs) LeaseRate(ctx context.Context, key string, limit, want int, wind
 	first := b - RateBuckets
 	l := Lease{Bucket: b, End: time.Unix(0, (b+1)*int64(width))}
 	var oldest sql.NullInt64
-	if db.c.Postgres() {
-		h := fnv.New32a()
-		h.Write([]byte(key))
-		if err := db.r.QueryRowContext(ctx, "SELECT granted, used, oldest FROM agentd_lease(?, ?, ?, ?, ?, ?, ?, ?)",
-			key, b, first, limit, want, int32(h.Sum32()), unused.Bucket, unused.N).Scan(&l.Granted, &l.Used, &oldest); err != nil {
-			return Lease{}, fmt.Errorf("storage: rate limit: %w", err)
-		}
-	} else if err := db.c.Write(ctx, func(tx *sql.Tx) error {
-		return leaseSQLite(ctx, tx, key, b, first, limit, want, unused, &l, &oldest)
-	}); err != nil {
+	lease := sqldb.PerDialect[leaseFunc]{SQLite: db.leaseWrite, Postgres: db.leaseCall}.For(db.c.Dialect())
+	if err := lease(ctx, key, b, first, limit, want, unused, &l, &oldest); err != nil {
 		return Lease{}, fmt.Errorf("storage: rate limit: %w", err)
 	}
 	if !oldest.Valid {
@@ -64,6 +58,24 @@ func (db *Orgs) LeaseRate(ctx context.Context, key string, limit, want int, wind
 	}
 	l.Reset = time.Unix(0, (oldest.Int64+RateBuckets+1)*int64(width))
 	return l, nil
+}
+
+type leaseFunc func(ctx context.Context, key string, b, first int64, limit, want int, unused Unused, l *Lease, oldest *sql.NullInt64) error
+
+// leaseCall is LeaseRate on PostgreSQL: one call of agentd_lease, which
+// locks the key (its hash) rather than taking the write path.
+func (db *Orgs) leaseCall(ctx context.Context, key string, b, first int64, limit, want int, unused Unused, l *Lease, oldest *sql.NullInt64) error {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return db.r.QueryRowContext(ctx, "SELECT granted, used, oldest FROM agentd_lease(?, ?, ?, ?, ?, ?, ?, ?)",
+		key, b, first, limit, want, int32(h.Sum32()), unused.Bucket, unused.N).Scan(&l.Granted, &l.Used, oldest)
+}
+
+// leaseWrite is LeaseRate on SQLite: leaseSQLite in a write transaction.
+func (db *Orgs) leaseWrite(ctx context.Context, key string, b, first int64, limit, want int, unused Unused, l *Lease, oldest *sql.NullInt64) error {
+	return db.c.Write(ctx, func(tx *sql.Tx) error {
+		return leaseSQLite(ctx, tx, key, b, first, limit, want, unused, l, oldest)
+	})
 }
 
 // leaseSQLite is agentd_lease's steps in a SQLite write transaction.
@@ -119,11 +131,8 @@ func (db *Orgs) PruneRates(ctx context.Context, prefix string, window time.Durat
 		}
 		return 0, err
 	}
-	q := `DELETE FROM rate_buckets WHERE (key_id, bucket) IN (` + old + ` LIMIT ` + strconv.Itoa(PruneBatch)
-	if db.c.Postgres() {
-		q += " FOR UPDATE SKIP LOCKED"
-	}
-	q += ")"
+	q := `DELETE FROM rate_buckets WHERE (key_id, bucket) IN (` + old + ` LIMIT ` + strconv.Itoa(PruneBatch) +
+		db.c.Dialect().SkipLocked() + ")"
 	var n int64
 	err := db.c.WriteClaim(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, q, len(prefix), prefix, cut)

@@ -40,18 +40,13 @@ func (db *Orgs) UsersByEmail(ctx context.Context, email string) ([]UserLogin, er
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []UserLogin
-	for rows.Next() {
+	return sqldb.Collect(rows, func(sc sqldb.Scanner) (UserLogin, error) {
 		var u UserLogin
 		var created int64
-		if err := rows.Scan(&u.ID, &u.OrgID, &u.Email, &u.Role, &created, &u.OrgName, &u.PasswordHash); err != nil {
-			return nil, err
-		}
+		err := sc.Scan(&u.ID, &u.OrgID, &u.Email, &u.Role, &created, &u.OrgName, &u.PasswordHash)
 		u.CreatedAt = sqldb.FromMS(created)
-		out = append(out, u)
-	}
-	return out, rows.Err()
+		return u, err
+	})
 }
 
 // SetPassword stores a user's password hash and ends every session of the

@@ -91,16 +91,8 @@ func integrity(ctx context.Context, q interface {
 	if err != nil {
 		return fmt.Errorf("storage: integrity check: %w", err)
 	}
-	defer rows.Close()
-	var msgs []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return fmt.Errorf("storage: integrity check: %w", err)
-		}
-		msgs = append(msgs, s)
-	}
-	if err := rows.Err(); err != nil {
+	msgs, err := Collect(rows, ScanOne[string])
+	if err != nil {
 		return fmt.Errorf("storage: integrity check: %w", err)
 	}
 	if len(msgs) == 1 && msgs[0] == "ok" {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // Past walCheckpointFrames waiting frames the checkpointer copies them into
@@ -40,12 +42,8 @@ func TestCheckpointerCopiesTheWAL(t *testing.T) {
 	if frames := binary.NativeEndian.Uint32(db.shm.mem[16:20]); frames < 2*walCheckpointFrames || frames >= walAutoCheckpoint {
 		t.Fatalf("%d frames in the WAL: the test wants between %d and the writer's %d", frames, 2*walCheckpointFrames, walAutoCheckpoint)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for db.shm.pendingFrames() >= walCheckpointFrames {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d frames still wait", db.shm.pendingFrames())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Within(10*time.Second, func() bool { return db.shm.pendingFrames() < walCheckpointFrames }) {
+		t.Fatalf("%d frames still wait", db.shm.pendingFrames())
 	}
 	fi, err := os.Stat(path + "-wal")
 	if err != nil {

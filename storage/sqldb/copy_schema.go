@@ -59,20 +59,16 @@ func readSourceSchema(ctx context.Context, tx *sql.Tx) (*copyPlan, error) {
 		return nil, fmt.Errorf("storage: copy: source tables: %w", err)
 	}
 	var tables []*copyTable
-	for rows.Next() {
+	if err := Each(rows, func(sc Scanner) error {
 		var t copyTable
 		var withoutRowid bool
-		if err := rows.Scan(&t.name, &withoutRowid); err != nil {
-			rows.Close()
-			return nil, err
-		}
+		err := sc.Scan(&t.name, &withoutRowid)
 		t.rowid = !withoutRowid
-		if !skipped[t.name] {
+		if err == nil && !skipped[t.name] {
 			tables = append(tables, &t)
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("storage: copy: source tables: %w", err)
 	}
 	for _, t := range tables {
@@ -98,16 +94,13 @@ func readSourceSchema(ctx context.Context, tx *sql.Tx) (*copyPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: copy: sqlite_sequence: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
+		if err := Each(rows, func(sc Scanner) error {
 			var name string
 			var seq int64
-			if err := rows.Scan(&name, &seq); err != nil {
-				return nil, err
-			}
+			err := sc.Scan(&name, &seq)
 			p.autoincrement[name] = seq
-		}
-		if err := rows.Err(); err != nil {
+			return err
+		}); err != nil {
 			return nil, err
 		}
 	}
@@ -230,16 +223,7 @@ func queryStrings(ctx context.Context, tx *sql.Tx, query string, args ...any) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return Collect(rows, ScanOne[string])
 }
 
 // sqliteIdent quotes a table or column name for SQLite.

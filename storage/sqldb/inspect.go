@@ -44,18 +44,11 @@ func InspectFile(ctx context.Context, path string, migrations fs.FS) (FileState,
 		if err != nil {
 			return FileState{}, fmt.Errorf("storage: migrations: %w", err)
 		}
-		for rows.Next() {
-			var v int
-			if err := rows.Scan(&v); err != nil {
-				rows.Close()
-				return FileState{}, err
-			}
-			recorded[v] = true
-			st.Applied = append(st.Applied, v)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		if st.Applied, err = Collect(rows, ScanOne[int]); err != nil {
 			return FileState{}, err
+		}
+		for _, v := range st.Applied {
+			recorded[v] = true
 		}
 	}
 	ms, err := loadMigrations(migrations, migrationDir(SQLite))

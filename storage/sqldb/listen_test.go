@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 )
 
@@ -45,14 +46,8 @@ func TestNotifyWakesOnCommitOnly(t *testing.T) {
 	if db.Postgres() {
 		// Its coming up wakes every waiter (a notification may have been
 		// missed while it was down): wait for that first.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-			if _, live := db.lis.Version(ChanKB); live {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the listener did not come up")
-			}
-		}
+		testkit.Eventually(t, 10*time.Second, func() bool { _, live := db.lis.Version(ChanKB); return live },
+			"the listener did not come up")
 	}
 	woke := db.Wake(ChanKB)
 	v0, _ := db.lis.Version(ChanKB)
@@ -95,11 +90,7 @@ func TestListenerHearsOtherProcesses(t *testing.T) {
 	other := openListenDB(t, path)
 	within := func(what string, ok func() bool) {
 		t.Helper()
-		for end := time.Now().Add(5 * time.Second); !ok(); time.Sleep(2 * time.Millisecond) {
-			if time.Now().After(end) {
-				t.Fatalf("%s: not within 5 s", what)
-			}
-		}
+		testkit.Eventually(t, 5*time.Second, ok, "%s: not within 5 s", what)
 	}
 	db.Wake(ChanEvents) // starts the listener
 	within("up", db.lis.Up)

@@ -141,3 +141,25 @@ func (b *broadcast) fire() {
 		b.ch = nil
 	}
 }
+
+// PosCols reads an event's place in the log (Pos's Seq, Xid) from the
+// events table's columns.
+func (d Dialect) PosCols() string {
+	return PerDialect[string]{SQLite: "seq, 0", Postgres: "seq, xid::text::bigint"}.For(d)
+}
+
+// LogEnd reads the place (Seq, Xid) a reader starting now begins at: after
+// the newest event on SQLite, the log's horizon on PostgreSQL (events of
+// transactions still running then come after it).
+func (d Dialect) LogEnd() string {
+	return PerDialect[string]{SQLite: "SELECT coalesce(max(seq), 0), 0 FROM events", Postgres: "SELECT 0, " + LogHorizon + "::text::bigint"}.For(d)
+}
+
+// AfterPos is the condition on the events table for the events after p
+// that a reader may read now, with its args, and the log's order.
+func (d Dialect) AfterPos(p Pos) (cond string, args []any, order string) {
+	if d == Postgres {
+		return "(xid, seq) > (?::bigint::text::xid8, ?) AND xid < " + LogHorizon, []any{int64(p.Xid), p.Seq}, "xid, seq"
+	}
+	return "seq > ?", []any{p.Seq}, "seq"
+}

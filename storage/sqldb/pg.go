@@ -19,30 +19,11 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
-// Dialect is the SQL engine under a DB. The stores write one query text
-// for both where they can (SQLite's ? placeholders are renumbered for
-// PostgreSQL by the connection) and ask the dialect only where the SQL
-// itself differs.
-type Dialect int
-
-// The two engines agentd runs on.
-const (
-	SQLite Dialect = iota
-	Postgres
-)
-
 // IsPostgresURL reports whether a --db value names a PostgreSQL database
 // (postgres:// or postgresql://) rather than a SQLite file.
 func IsPostgresURL(s string) bool {
 	return strings.HasPrefix(s, "postgres://") || strings.HasPrefix(s, "postgresql://")
 }
-
-// Dialect is the engine this DB runs on.
-func (db *DB) Dialect() Dialect { return db.dialect }
-
-// Postgres reports whether this DB is PostgreSQL: the few queries whose
-// SQL differs pick their text with it.
-func (db *DB) Postgres() bool { return db.dialect == Postgres }
 
 // schemaLockKey is the advisory lock PostgreSQL migrations and the copy
 // into a new database take (pg_advisory_xact_lock): two processes starting

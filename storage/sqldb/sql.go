@@ -120,15 +120,15 @@ func (db *DB) CountBy(ctx context.Context, query string) (map[string]int, error)
 	if err != nil {
 		return nil, fmt.Errorf("storage: metrics: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]int{}
-	for rows.Next() {
+	if err := Each(rows, func(sc Scanner) error {
 		var k string
 		var n int
-		if err := rows.Scan(&k, &n); err != nil {
-			return nil, fmt.Errorf("storage: metrics: %w", err)
-		}
+		err := sc.Scan(&k, &n)
 		out[k] = n
+		return err
+	}); err != nil {
+		return nil, fmt.Errorf("storage: metrics: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -20,15 +20,20 @@ import (
 // their transaction ends, migration 0025, so seqs become visible in order). The mark is read before the
 // catch-up, so a commit racing with it only causes one more catch-up.
 func (db *Vectors) Mark(ctx context.Context) search.Mark {
-	if db.c.Postgres() {
-		var seq int64
-		if err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM vector_log").Scan(&seq); err != nil {
-			return search.Mark{} // the catch-up runs and reports the error
-		}
-		return search.Mark{Seq: seq, OK: true}
-	}
+	return sqldb.PerDialect[func(context.Context) search.Mark]{SQLite: db.walMark, Postgres: db.logMark}.For(db.c.Dialect())(ctx)
+}
+
+func (db *Vectors) walMark(context.Context) search.Mark {
 	h, ok := db.c.WALHeader() // not ok where the WAL index cannot be mapped
 	return search.Mark{Header: h, OK: ok}
+}
+
+func (db *Vectors) logMark(ctx context.Context) search.Mark {
+	var seq int64
+	if err := db.c.ReadRow(ctx, "SELECT coalesce(max(seq), 0) FROM vector_log").Scan(&seq); err != nil {
+		return search.Mark{} // the catch-up runs and reports the error
+	}
+	return search.Mark{Seq: seq, OK: true}
 }
 
 // Spaces names the vector spaces whose names start with prefix ("" for
@@ -38,16 +43,7 @@ func (db *Vectors) Spaces(ctx context.Context, prefix string) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var names []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		names = append(names, s)
-	}
-	return names, rows.Err()
+	return sqldb.Collect(rows, sqldb.ScanOne[string])
 }
 
 // Changes opens one read-only snapshot, reads vector_log in it for a
@@ -91,20 +87,19 @@ func readLogDelta(ctx context.Context, tx *sql.Tx, last int64, have func(string)
 	if err != nil {
 		return d, fmt.Errorf("storage: vector log: %w", err)
 	}
-	defer rows.Close()
 	seen := map[string]map[int64]bool{}
-	for rows.Next() {
+	err = sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var s string
 		var id sql.NullInt64
-		if err := rows.Scan(&s, &id); err != nil {
-			return d, err
+		if err := sc.Scan(&s, &id); err != nil {
+			return err
 		}
 		if !have(s) || d.Reload[s] {
-			continue
+			return nil
 		}
 		if !id.Valid {
 			d.Reload[s] = true
-			continue
+			return nil
 		}
 		if seen[s] == nil {
 			seen[s] = map[int64]bool{}
@@ -113,8 +108,9 @@ func readLogDelta(ctx context.Context, tx *sql.Tx, last int64, have func(string)
 			seen[s][id.Int64] = true
 			d.Changed[s] = append(d.Changed[s], id.Int64)
 		}
-	}
-	return d, rows.Err()
+		return nil
+	})
+	return d, err
 }
 
 // LoadSpace reads every vector of a space (an empty space when it has no
@@ -137,20 +133,18 @@ func (db *Vectors) LoadSpace(ctx context.Context, tx *sql.Tx, space string) (*se
 	if err != nil {
 		return nil, fmt.Errorf("storage: load vector space: %w", err)
 	}
-	defer rows.Close()
 	v := make([]float32, 0, dims)
-	for rows.Next() {
+	if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 		var id int64
 		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
-			return nil, err
+		if err := sc.Scan(&id, &b); err != nil {
+			return err
 		}
-		if len(b) != 4*dims {
-			continue // written for another model before a reset; never searched
+		if len(b) == 4*dims { // else written for another model before a reset; never searched
+			sp.Put(id, decodeVectorInto(v[:0], b))
 		}
-		sp.Put(id, decodeVectorInto(v[:0], b))
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	sp.Quantize()
@@ -175,18 +169,14 @@ func (db *Vectors) ReadVectors(ctx context.Context, tx *sql.Tx, space string, id
 		if err != nil {
 			return nil, fmt.Errorf("storage: read vectors: %w", err)
 		}
-		for rows.Next() {
+		if err := sqldb.Each(rows, func(sc sqldb.Scanner) error {
 			var it search.Vector
 			var b []byte
-			if err := rows.Scan(&it.ID, &b); err != nil {
-				rows.Close()
-				return nil, err
-			}
+			err := sc.Scan(&it.ID, &b)
 			it.Vec = decodeVectorInto(nil, b)
 			out = append(out, it)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			return err
+		}); err != nil {
 			return nil, err
 		}
 	}

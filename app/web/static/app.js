@@ -123,7 +123,7 @@ function stream(url, handlers, onState) {
   window.addEventListener("pagehide", () => { closed = true; if (src) src.close(); });
 }
 
-const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result", "batch.completed"];
+const callEvents = ["call.queued", "call.ringing", "call.answered", "call.retry_scheduled", "call.ended", "call.result", "call.transcript", "batch.completed"];
 
 // liveCalls follows the organization's call events. A row of the calls
 // list gets its new status, attempts and duration at once; new calls, the
@@ -166,7 +166,8 @@ function liveCalls(list, detail, regions) {
     // The row shows the event at once; the refetch that follows brings
     // new rows and undoes any older answer that was still in flight.
     if (list && data.id) { updateRow(list, data); schedule(); }
-    if (detail && detail.dataset.callDetail === data.id) schedule();
+    // call.transcript carries a line of a call (callId): its page shows it.
+    if (detail && detail.dataset.callDetail === (data.id || data.callId)) schedule();
   };
   const handlers = {};
   for (const t of callEvents) handlers[t] = onEvent;
