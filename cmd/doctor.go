@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -15,7 +14,6 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/voice/speech"
-	"github.com/agentd/agentd/cmd/mcpcmd"
 )
 
 // newDoctor checks the configuration that serve would run with, given by
@@ -55,10 +53,7 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
 			Embedder: emb, EmbedderErr: embErr, Model: model, ModelErr: modelErr,
-			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr, MCP: mcpcmd.Probe(func(ctx context.Context,
-				fn func(*features.Set) error) error {
-				return withSet(ctx, g, features.Config{}, fn)
-			}, cfg.Webhooks.AllowPrivate, 5*time.Second),
+			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr, MCP: features.ProbeMCP(cfg.DBPath, cfg.Webhooks.AllowPrivate, 5*time.Second),
 		})
 		if g.json {
 			if err := printJSON(c.OutOrStdout(), rep); err != nil {

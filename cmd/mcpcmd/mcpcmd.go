@@ -20,11 +20,24 @@ import (
 	agentdmcp "github.com/agentd/agentd/app/mcp"
 )
 
-// Open runs fn with the feature set over the database (cmd's withSet).
-type Open func(ctx context.Context, fn func(*features.Set) error) error
+// Commands is agentd mcp, added by main (cmd is at its size limit). It
+// opens the database of the root's --db as the CLI does (workers off).
+func Commands() []*cobra.Command {
+	return []*cobra.Command{New(func(c *cobra.Command, fn func(*features.Set) error) error {
+		f, err := features.OpenDB(c.Context(), c.Flag("db").Value.String(), features.Config{})
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return fn(f)
+	})}
+}
+
+// Open runs fn with the feature set over the database.
+type Open func(c *cobra.Command, fn func(*features.Set) error) error
 
 // New is the mcp command.
-func New(open Open, version string) *cobra.Command {
+func New(open Open) *cobra.Command {
 	var key string
 	c := &cobra.Command{
 		Use:   "mcp",
@@ -37,12 +50,12 @@ func New(open Open, version string) *cobra.Command {
 			if key == "" {
 				key = os.Getenv("AGENTD_API_KEY")
 			}
-			return open(c.Context(), func(f *features.Set) error {
+			return open(c, func(f *features.Set) error {
 				p, err := Principal(c.Context(), f, key, time.Now())
 				if err != nil {
 					return err
 				}
-				return Serve(c.Context(), f, p, version, c.InOrStdin(), c.OutOrStdout())
+				return Serve(c.Context(), f, p, c.Root().Version, c.InOrStdin(), c.OutOrStdout())
 			})
 		},
 	}

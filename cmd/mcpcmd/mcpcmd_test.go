@@ -2,7 +2,6 @@ package mcpcmd_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/cmd/mcpcmd"
@@ -80,27 +78,5 @@ func TestStdio(t *testing.T) {
 	}
 	if out, isErr := text(v, "create_agent", map[string]any{"name": "x", "type": "chat"}); !isErr || !strings.Contains(out, "forbidden") {
 		t.Errorf("viewer write: %v %s", isErr, out)
-	}
-}
-
-// agentd doctor's MCP probe names the agent and the server that did not
-// answer, never its header.
-func TestProbe(t *testing.T) {
-	ctx := context.Background()
-	db, org := storetest.WithOrg(t)
-	f, err := features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	name, typ := "Orders", "chat"
-	if _, err := f.Agents.Create(ctx, org, agents.Input{Name: &name, Type: &typ,
-		Tools: json.RawMessage(`[{"type":"mcp","name":"gone","url":"http://127.0.0.1:1/mcp","headers":{"X-Key":"hidden-value"}}]`)}); err != nil {
-		t.Fatal(err)
-	}
-	open := func(ctx context.Context, fn func(*features.Set) error) error { return fn(f) }
-	ok, failed, err := mcpcmd.Probe(open, true, 2*time.Second)(ctx)
-	if err != nil || ok != 0 || len(failed) != 1 || !strings.HasPrefix(failed[0], "agent Orders: gone:") || strings.Contains(failed[0], "hidden-value") {
-		t.Errorf("probe: %d %q %v", ok, failed, err)
 	}
 }
