@@ -148,6 +148,7 @@ func TestWidgetCapHoldsAgainstDisconnects(t *testing.T) {
 	tool, arrived, gone := hangingTool(t)
 	s := start(t, t.TempDir(), "--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--webhook-allow-private")
 	const origin, n = "https://shop.example.com", 4
+	s.must("POST", "/api/v2/tools/secret", s.Key, nil) // url tools are called once the organization has one
 	agent := s.chatAgent(s.Key, map[string]any{"config": map[string]any{"allowedDomains": []string{"shop.example.com"}, "maxMessagesPerDay": n},
 		"tools": []map[string]any{{"id": "t1", "name": "lookup", "description": "Look up an order", "url": tool, "parameters": lookupParams}}})
 	p := newPage(t, s, origin, "127.0.0.1")
@@ -269,6 +270,7 @@ func TestWidgetPublicAnswersHideTools(t *testing.T) {
 	}))
 	defer crm.Close()
 	s := start(t, t.TempDir(), "--llm", "openai", "--llm-url", model.URL, "--llm-model", "scripted", "--webhook-allow-private")
+	s.must("POST", "/api/v2/tools/secret", s.Key, nil)
 	agent := s.chatAgent(s.Key, map[string]any{"config": map[string]any{"allowedDomains": []string{"shop.example.com"}},
 		"tools": []map[string]any{{"id": "t1", "name": "crm", "description": "Read the customer's record", "url": crm.URL, "parameters": lookupParams}}})
 	p := newPage(t, s, "https://shop.example.com", "127.0.0.1")
