@@ -7,27 +7,25 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/agentd/agentd/app/analysis"
-	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/api"
 	"github.com/agentd/agentd/app/features"
-	"github.com/agentd/agentd/app/recordings"
+	"github.com/agentd/agentd/internal/metrics"
 )
 
 // App is a running agentd: database, HTTP server and background workers.
 type App struct {
 	cfg Config
 	log *slog.Logger
-	srv *Server
-	// features is the database's stores and every feature, built once
-	// (app/features); the handlers and the dashboard call them.
+	srv *api.Server
+	// features is the database's stores and every feature, opened once
+	// and complete (app/features); the API and the dashboard are built
+	// from them.
 	features *features.Set
 	ln       net.Listener
-	http     *http.Server
 	workers  []func(context.Context) error
 	closers  []func() error
 
@@ -37,9 +35,10 @@ type App struct {
 // Open checks every setting (Config.Validate) before anything else, so a
 // start that fails on configuration creates no database and prints no key;
 // then listens on cfg.Addr (and --metrics-addr: a busy port fails here, at
-// once), opens the database (applying migrations) and wires every feature.
-// The first organization is created last, on an empty database, and its
-// owner key printed once to cfg.Out (app/firstrun.go).
+// once), opens the database and every feature (features.Open), and builds
+// the API and the dashboard from them (api.New). The first organization
+// is created last, on an empty database, and its owner key printed once to
+// cfg.Out (app/firstrun.go).
 func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -57,84 +56,46 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
+	a := &App{cfg: cfg, log: cfg.Log, ln: ln}
 	mln, err := listenMetrics(cfg.MetricsAddr)
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	f, err := features.OpenStores(ctx, cfg.DBPath)
-	if err != nil {
-		ln.Close()
-		if mln != nil {
-			mln.Close()
-		}
-		return nil, err
+	var reg *metrics.Registry
+	if mln != nil {
+		reg = metrics.New()
+		a.serveMetrics(mln, reg)
 	}
-	a := &App{cfg: cfg, log: cfg.Log, features: f, ln: ln}
-	a.srv = newServer(cfg, f, cfg.Log)
-	if err := a.wireMetrics(mln); err != nil {
+	f, err := features.Open(ctx, cfg.features(reg))
+	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	for _, wire := range []func(context.Context) error{a.wireFeatures, a.wireWeb, a.firstRun} {
-		if err := wire(ctx); err != nil {
-			a.Close()
-			return nil, err
-		}
+	a.features = f
+	if !f.Stores.Webhooks.Sealing() {
+		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
 	}
-	a.http = &http.Server{
-		Handler:           a.srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       readTimeout(cfg),
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(cfg.Log.Handler(), slog.LevelWarn),
+	if !cfg.STT.Enabled() || !cfg.TTS.Enabled() {
+		a.log.Info("voice agents stay silent on calls until both --stt and --tts are set")
+	}
+	a.workers = append(a.workers, f.Workers()...)
+	a.srv = api.New(cfg.api(reg), apiDeps(f))
+	a.onClose(func() error { a.srv.Shutdown(); return nil })
+	if err := a.firstRun(ctx); err != nil {
+		a.Close()
+		return nil, err
 	}
 	return a, nil
 }
 
-// wireFeatures builds every feature once over the stores (app/features) and hands the
-// server its services and the run loop their workers.
-func (a *App) wireFeatures(ctx context.Context) error {
-	cfg := features.Config{Workers: true, Calls: a.cfg.Calls, KB: a.cfg.KB, Webhooks: a.cfg.Webhooks, LLM: a.cfg.LLM, Widget: a.cfg.Widget, Log: a.log,
-		STT: a.cfg.STT, TTS: a.cfg.TTS, Recordings: a.cfg.Recordings,
-		Analysis: analysis.Config{Poll: a.cfg.AnalysisPoll, RetryBase: a.cfg.AnalysisRetry}}
-	cfg.Calls.Observe = a.queueObserver
-	cfg.KB.Observe = a.timedEmbedder
-	if a.srv.metrics != nil {
-		cfg.VoiceMetrics = a.srv.metrics.reg.Voice()
-	}
-	if cfg.Recordings.Dir == "" {
-		cfg.Recordings.Dir = recordings.DefaultDir(a.cfg.DBPath)
-	}
-	f := a.features
-	if !f.Stores.Webhooks.Sealing() {
-		a.log.Warn("webhook signing secrets are stored in plain text: set AGENTD_SECRET_KEY (base64 of 32 bytes) to encrypt them")
-	}
-	if !a.cfg.STT.Enabled() || !a.cfg.TTS.Enabled() {
-		a.log.Info("voice agents stay silent on calls until both --stt and --tts are set")
-	}
-	if err := f.Build(ctx, cfg); err != nil {
-		return err
-	}
-	for _, w := range f.Workers() {
-		a.goWorker(w)
-	}
-	streams, stop := context.WithCancel(context.Background())
-	a.srv.webhooks = webhooksState{svc: f.Events, worker: f.Deliveries, streams: streams,
-		stream: events.StreamConfig{Poll: a.cfg.Webhooks.Poll, KeepAlive: a.cfg.Webhooks.KeepAlive},
-		guard:  events.NewStreamGuard(a.cfg.Webhooks.Recheck)}
-	a.goWorker(func(ctx context.Context) error { <-ctx.Done(); stop(); return nil })
-	a.onClose(func() error { stop(); return nil })
-	a.srv.kb, a.srv.listings, a.srv.calls = f.KB, f.Listings, callsState{f.Calls}
-	a.srv.agentsAPI.Use(f.Agents)
-	a.srv.kbAPI.Use(f.KB)
-	a.srv.listingsAPI.Use(f.Listings)
-	a.srv.agents, a.srv.dnc, a.srv.settings = f.Agents, f.DNC, f.Settings
-	a.srv.conv.Use(f.Conversations)
-	a.srv.widget.Use(f.Widget)
-	a.srv.analysis.Use(f.Analysis)
-	a.srv.analysis.UseTests(f.AgentTests)
-	return nil
+// apiDeps are the opened features and stores the API is built from.
+func apiDeps(f *features.Set) api.Deps {
+	return api.Deps{Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
+		Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
+		Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
+		Stores: api.Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
+			Dashboard: f.Stores.Dashboard, Shared: f.Stores.Postgres()}}
 }
 
 // Addr is the address the server listens on (useful with port 0).
@@ -142,9 +103,6 @@ func (a *App) Addr() string { return a.ln.Addr().String() }
 
 // Features is the app's stores and features, for tests and in-process tools.
 func (a *App) Features() *features.Set { return a.features }
-
-// Handler is the HTTP handler, for tests that drive it through httptest.
-func (a *App) Handler() http.Handler { return a.srv }
 
 // goWorker adds a background worker that Run starts and stops with the server.
 func (a *App) goWorker(fn func(context.Context) error) { a.workers = append(a.workers, fn) }
@@ -157,22 +115,10 @@ func (a *App) onClose(fn func() error) { a.closers = append(a.closers, fn) }
 // and the workers within the shutdown budget.
 func (a *App) Run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error {
-		if err := a.http.Serve(a.ln); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	g.Go(func() error { return a.srv.Serve(gctx, a.ln, a.cfg.ShutdownTimeout) })
 	for _, w := range a.workers {
 		g.Go(func() error { return w(gctx) })
 	}
-	g.Go(func() error {
-		<-gctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownTimeout)
-		defer cancel()
-		a.log.Info("shutting down")
-		return a.http.Shutdown(sctx)
-	})
 	a.log.Info("listening", "addr", a.Addr())
 	err := g.Wait()
 	if errors.Is(err, context.Canceled) {
@@ -190,6 +136,8 @@ func (a *App) Close() error {
 	for i := len(a.closers) - 1; i >= 0; i-- {
 		errs = append(errs, a.closers[i]())
 	}
-	errs = append(errs, a.features.Close()) // the features, then the database
+	if a.features != nil {
+		errs = append(errs, a.features.Close()) // the features, then the database
+	}
 	return errors.Join(errs...)
 }

@@ -5,13 +5,17 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/api"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
+	"github.com/agentd/agentd/internal/metrics"
 )
 
 // Config is everything agentd serve needs; cmd fills it from flags and
@@ -52,4 +56,26 @@ type Config struct {
 	// AnalysisRetry is the first wait before asking a model that was down
 	// again, doubling each time (0: 2 s); tests shorten it.
 	AnalysisRetry time.Duration
+}
+
+// features is the feature set's part of cfg (workers on: this is serve),
+// with the metrics registry (nil when off).
+func (cfg Config) features(reg *metrics.Registry) features.Config {
+	fc := features.Config{DBPath: cfg.DBPath, Workers: true, Metrics: reg, Calls: cfg.Calls, KB: cfg.KB,
+		Webhooks: cfg.Webhooks, LLM: cfg.LLM, Widget: cfg.Widget, Log: cfg.Log,
+		STT: cfg.STT, TTS: cfg.TTS, Recordings: cfg.Recordings,
+		Analysis: analysis.Config{Poll: cfg.AnalysisPoll, RetryBase: cfg.AnalysisRetry}}
+	if reg != nil {
+		fc.VoiceMetrics = reg.Voice()
+	}
+	if fc.Recordings.Dir == "" {
+		fc.Recordings.Dir = recordings.DefaultDir(cfg.DBPath)
+	}
+	return fc
+}
+
+// api is the HTTP API's part of cfg.
+func (cfg Config) api(reg *metrics.Registry) api.Config {
+	return api.Config{Version: cfg.Version, InternalKey: cfg.InternalKey, PublicURL: cfg.PublicURL,
+		ReadTimeout: cfg.ReadTimeout, EnforceV1Roles: cfg.EnforceV1Roles, Webhooks: cfg.Webhooks, Metrics: reg, Log: cfg.Log}
 }

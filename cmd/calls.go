@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.

@@ -13,18 +13,17 @@ import (
 )
 
 // This file is the CLI's one door to the database: every command opens the
-// same feature set as agentd serve, with its workers off, and calls the
-// use cases the HTTP handlers call. No other file of cmd imports storage;
-// the whole-database operations (backup, restore, copy, key rotation) are
-// at the end.
+// feature set as agentd serve does, workers off, and calls the use cases the
+// HTTP handlers call. No other file of cmd imports storage; the whole-database
+// operations (backup, restore, copy, key rotation) are at the end.
 
 // withSet opens the database named by --db and the features over it with
-// cfg (workers off), runs fn and closes both. The database may be open in a
-// running server at the same time. Events the command causes (a cancelled
-// call, an import) record what changed; they are rendered where they leave
-// a process, as the server's are.
+// cfg (workers off: features.Open, as serve and the tests), runs fn and
+// closes both, while a server may have the database open too. Events the
+// command causes are rendered where they leave a process.
 func withSet(ctx context.Context, g *globals, cfg features.Config, fn func(f *features.Set) error) error {
-	f, err := features.OpenDB(ctx, g.db, cfg)
+	cfg.DBPath = g.db
+	f, err := features.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // syncClient posts listing syncs to a running agentd, retrying rate limits

@@ -3,7 +3,7 @@ package access
 import (
 	"context"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/clean"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

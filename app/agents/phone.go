@@ -3,7 +3,7 @@ package agents
 import (
 	"slices"
 
-	"github.com/agentd/agentd/app/clean"
+	"github.com/agentd/agentd/internal/clean"
 )
 
 // validatePhones cleans and checks phone numbers: E.164, unique, and only

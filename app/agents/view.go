@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agentd/agentd/app/apitime"
+	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

@@ -2,7 +2,7 @@
 // plan (summary, structured data against a JSON Schema, success
 // evaluation), the durable queue's worker that asks the model once a call
 // or a conversation has ended, and the use cases that read and re-run
-// analyses. Rules only: no HTTP here (app/analysisapi serves it), SQL in
+// analyses. Rules only: no HTTP here (app/api/analysis serves it), SQL in
 // storage/analysisstore.
 package analysis
 
@@ -17,7 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Limits of a plan.

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/clean"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // FuzzScheduleBody: any body that decodes either validates or fails with

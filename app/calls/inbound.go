@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/clean"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

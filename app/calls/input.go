@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/clean"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // checkInvalid fails unless err is invalid input of field with msg.

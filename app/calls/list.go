@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app/clean"
+	"github.com/agentd/agentd/internal/clean"
 	"github.com/agentd/agentd/storage/callstore"
 )
 

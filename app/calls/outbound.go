@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 )
 

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

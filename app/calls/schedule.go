@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/agentd/agentd/app/clean"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/clean"
 	"github.com/agentd/agentd/storage/callstore"
 )
 

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/dial/livekitdial"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // liveKit is the LiveKit dialer when the server dials with LiveKit (also

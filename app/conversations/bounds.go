@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Bounds on the work one message can cause (issue 32): a model answering

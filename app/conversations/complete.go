@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"

@@ -49,7 +49,7 @@ func ordersServer(t *testing.T) string {
 func setWithModel(t *testing.T, model *llmtest.Server) (*features.Set, string) {
 	ctx := context.Background()
 	db, org := storetest.WithOrg(t)
-	f, err := features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}, Webhooks: events.Config{AllowPrivate: true},
+	f, err := features.Open(ctx, features.Config{DBPath: db.Path(), KB: kb.Config{EmbedDims: 64}, Webhooks: events.Config{AllowPrivate: true},
 		LLM: llm.Config{Kind: "openai", URL: model.URL, Model: "scripted", Timeout: 10 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

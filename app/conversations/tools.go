@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/agentd/agentd/app/llm"
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/signing"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 

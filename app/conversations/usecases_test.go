@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"

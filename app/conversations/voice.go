@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/convstore"
 )
 

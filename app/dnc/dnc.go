@@ -13,9 +13,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/clean"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Limits of the list's API.

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentd/agentd/app/clean"
+	"github.com/agentd/agentd/internal/clean"
 )
 
 // FuzzRead: any file reads without panic; every number read is E.164 and

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/analysis"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/eventstore"

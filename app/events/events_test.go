@@ -14,8 +14,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/signing"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 

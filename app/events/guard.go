@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // MaxStreamsPerKey bounds the event streams one key (or one user's

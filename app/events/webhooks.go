@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/signing"
 	"github.com/agentd/agentd/internal/wakeup"
 	"github.com/agentd/agentd/storage/eventstore"
 	"github.com/agentd/agentd/storage/hookstore"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/agentd/agentd/app/signing"
+	"github.com/agentd/agentd/internal/signing"
 	"github.com/agentd/agentd/storage/hookstore"
 )
 

@@ -1,11 +1,12 @@
 // Package features is agentd's one composition root: it builds every
 // feature once over the stores, with its settings, and hands out the
 // background workers they need. It speaks no HTTP: agentd serve (package
-// app) wraps the set with the API and the dashboard.
+// app) builds the API and the dashboard from the opened set.
 package features
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"time"
 
@@ -25,6 +26,8 @@ import (
 	"github.com/agentd/agentd/app/voice"
 	"github.com/agentd/agentd/app/voice/speech"
 	"github.com/agentd/agentd/app/widget"
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/metrics"
 	"github.com/agentd/agentd/internal/safehttp"
 	"github.com/agentd/agentd/storage"
 )
@@ -46,6 +49,11 @@ type Config struct {
 	// VoiceMetrics observes the voice loop (nil: none).
 	VoiceMetrics voice.Metrics
 	Log          *slog.Logger
+	// DBPath is the database Open opens: a SQLite file or a PostgreSQL URL.
+	DBPath string
+	// Metrics, when set (--metrics-addr), collects the dial queues', the
+	// embedder's and the stores' figures; nil collects nothing.
+	Metrics *metrics.Registry
 	// Workers collects the background workers (serve). Off, as for the
 	// CLI, the set serves its use cases only: the knowledge base leaves the
 	// embedding queue as it is (a running server owns it), no dialer,
@@ -86,34 +94,37 @@ type Set struct {
 	closers []func() error
 }
 
-// Open builds the features over stores in dependency order (listings
-// share the knowledge base's embedder and vector index). The workers it
-// collects are run by Run; Close releases what Open acquired.
-func Open(ctx context.Context, stores *storage.Stores, cfg Config) (*Set, error) {
-	s := &Set{Stores: stores, Access: NewAccess(stores)}
-	if err := s.Build(ctx, cfg); err != nil {
+// Open opens the database at cfg.DBPath (applying migrations) and builds
+// every feature over it once, complete, in dependency order (listings share
+// the knowledge base's embedder and vector index): the one entry point of
+// agentd serve, every CLI command and the tests. The workers it collects
+// (cfg.Workers) are run by the caller; Close closes the features, then the
+// database.
+func Open(ctx context.Context, cfg Config) (*Set, error) {
+	stores, err := storage.Open(ctx, cfg.DBPath)
+	if err != nil {
+		return nil, err
+	}
+	s := &Set{Stores: stores, Access: NewAccess(stores), closers: []func() error{stores.Close}}
+	if err := s.build(ctx, cfg); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// OpenStores opens the database at path as a set of its stores and access
-// only; Build adds the features. agentd serve builds its HTTP server in
-// between: the features' metrics hooks are the server's. Close closes the
-// features, then the database.
-func OpenStores(ctx context.Context, path string) (*Set, error) {
-	stores, err := storage.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	return &Set{Stores: stores, Access: NewAccess(stores), closers: []func() error{stores.Close}}, nil
-}
-
-// Build adds the features to a set of stores (OpenStores); on an error it
-// closes the set.
-func (s *Set) Build(ctx context.Context, cfg Config) error {
+// build adds the features to the set's stores; the caller closes the set
+// on an error.
+func (s *Set) build(ctx context.Context, cfg Config) error {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if reg := cfg.Metrics; reg != nil {
+		cfg.Calls.Observe = func(dialer string) dial.QueueObserver { return reg.Queue(dialer) }
+		cfg.KB.Observe = reg.Embedder
+		if err := reg.CollectStore(dbGauges{s.Stores}); err != nil {
+			return err
+		}
 	}
 	stores := s.Stores
 	s.log = cfg.Log
@@ -122,7 +133,6 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openRecordings, s.openVoice, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
-			s.Close()
 			return err
 		}
 	}
@@ -132,24 +142,8 @@ func (s *Set) Build(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// OpenDB opens the database at path and the set over it: the CLI's one
-// door (cmd). Close closes the features, then the database.
-func OpenDB(ctx context.Context, path string, cfg Config) (*Set, error) {
-	stores, err := storage.Open(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := Open(ctx, stores, cfg)
-	if err != nil {
-		stores.Close()
-		return nil, err
-	}
-	s.closers = append([]func() error{stores.Close}, s.closers...)
-	return s, nil
-}
-
-// NewAccess is sign-in, keys and members over the stores (the HTTP server
-// builds its own before the set: its middleware reads sessions and keys).
+// NewAccess is sign-in, keys and members over the stores (tests make
+// organizations and keys with it).
 func NewAccess(stores *storage.Stores) *access.Service {
 	return access.New(access.Deps{Orgs: stores.Orgs, Calls: stores.Calls})
 }
@@ -190,7 +184,11 @@ func (s *Set) openEvents(_ context.Context, cfg Config) error {
 // openKB builds the knowledge base: its embedder, the embedding worker and
 // the search indexes (loaded in the background).
 func (s *Set) openKB(ctx context.Context, cfg Config) error {
-	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors, Queued: s.Stores.Waker(storage.ChanKB)}, cfg.KB, s.log)
+	kcfg := cfg.KB
+	if kcfg.Fetch == nil {
+		kcfg.Fetch = webFetch(cfg)
+	}
+	svc, err := kb.New(kb.Deps{KB: s.Stores.KB, Vectors: s.Stores.Vectors, Queued: s.Stores.Waker(storage.ChanKB)}, kcfg, s.log)
 	if err != nil {
 		return err
 	}
@@ -200,7 +198,7 @@ func (s *Set) openKB(ctx context.Context, cfg Config) error {
 		}
 	}
 	s.KB = svc
-	s.workers = append(s.workers, svc.Run, svc.Warm)
+	s.workers = append(s.workers, svc.Run, svc.Warm, svc.RunWeb)
 	return nil
 }
 
@@ -281,3 +279,17 @@ func (s *Set) openRecordings(_ context.Context, cfg Config) error {
 	s.workers = append(s.workers, svc.Run)
 	return nil
 }
+
+// dbGauges is what the metrics' store collector reads, from the stores that
+// hold it.
+type dbGauges struct{ s *storage.Stores }
+
+func (g dbGauges) CallsInFlight(ctx context.Context) (map[string]int, error) {
+	return g.s.Calls.CallsInFlight(ctx)
+}
+
+func (g dbGauges) KBBacklogByStatus(ctx context.Context) (map[string]int, error) {
+	return g.s.KB.KBBacklogByStatus(ctx)
+}
+
+func (g dbGauges) PoolStats() map[string]sql.DBStats { return g.s.PoolStats() }

@@ -29,7 +29,7 @@ func TestWorkersOff(t *testing.T) {
 		if jobs, _, err := db.KB.ClaimKBSources(ctx, "dead-server", -time.Second, 10, 1<<20); err != nil || len(jobs) != 1 {
 			t.Fatalf("claim: %d %v", len(jobs), err)
 		}
-		f, err := features.Open(ctx, db, features.Config{Workers: workers, KB: kb.Config{EmbedDims: 64}})
+		f, err := features.Open(ctx, features.Config{DBPath: db.Path(), Workers: workers, KB: kb.Config{EmbedDims: 64}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,7 +26,7 @@ func (s *Set) openMCP(cfg Config) *mcptools.Client {
 // ..."), never a header value.
 func ProbeMCP(path string, allowPrivate bool, timeout time.Duration) func(ctx context.Context) (int, []string, error) {
 	return func(ctx context.Context) (ok int, failed []string, err error) {
-		s, err := OpenDB(ctx, path, Config{})
+		s, err := Open(ctx, Config{DBPath: path})
 		if err != nil {
 			return 0, nil, err
 		}

@@ -21,7 +21,7 @@ func TestProbeMCP(t *testing.T) {
 	path := dbtest.Path(t, "agentd.db")
 	db := storetest.Open(t, path)
 	org := storetest.Org(t, db)
-	f, err := features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}})
+	f, err := features.Open(ctx, features.Config{DBPath: db.Path(), KB: kb.Config{EmbedDims: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )

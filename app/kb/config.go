@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/kb/web"
 	"github.com/agentd/agentd/embed"
 )
 
@@ -62,6 +63,28 @@ type Config struct {
 	// floor (negative: no floor). Calibrate it for an external model with
 	// the evaluation (README "Search quality").
 	SearchMinSimilarity float64
+
+	// Rerank is "none" (default) or "http": the hybrid search's top
+	// RerankDepth candidates (default 30) are reordered by a /rerank
+	// service at RerankURL (RerankModel, RerankAPIKey) within
+	// RerankTimeout (default 2 s); past it the hybrid order stands and the
+	// search says the reranker was skipped. TestReranker replaces it.
+	Rerank        string
+	RerankURL     string
+	RerankModel   string
+	RerankAPIKey  string
+	RerankTimeout time.Duration
+	RerankDepth   int
+	TestReranker  embed.Reranker
+
+	// Fetch gets web pages through the forgery guard (internal/safehttp);
+	// nil: sources from URLs are refused. MinRefresh is the shortest
+	// refreshInterval a web source may ask (default 15 min); WebPace the
+	// least time between two requests of a crawl to one site (default and
+	// floor: web.MinCrawlPace).
+	Fetch      web.Fetch
+	MinRefresh time.Duration
+	WebPace    time.Duration
 
 	// TestEmbedder, when set, replaces the configured embedder (tests and
 	// benchmarks inject failing or slow embedders here).

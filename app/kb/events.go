@@ -3,7 +3,7 @@ package kb
 import (
 	"encoding/json"
 
-	"github.com/agentd/agentd/app/apitime"
+	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 	"github.com/agentd/agentd/storage/search"
 )
@@ -106,19 +106,36 @@ func (b SearchInput) Validate() (SearchRequest, error) {
 // Search validates a search and runs it on a collection of the
 // organization.
 func (s *Service) Search(ctx context.Context, orgID string, in SearchInput) ([]Result, error) {
+	res, _, err := s.SearchInfo(ctx, orgID, in)
+	return res, err
+}
+
+// SearchInfo is Search that also says what the reranker did (nil when none
+// ran): the API reports it, so a skipped reranker is never silent.
+func (s *Service) SearchInfo(ctx context.Context, orgID string, in SearchInput) ([]Result, *RerankInfo, error) {
 	req, err := in.Validate()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	c, err := s.checkCollection(ctx, orgID, req.CollectionID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req.CollectionID = c.ID
 	if req.Alpha == nil {
 		req.Alpha = c.SearchAlpha
 	}
-	return s.search(ctx, req)
+	limit := req.Limit
+	reranked := s.rerank != nil && req.Mode == ModeHybrid
+	if reranked {
+		req.Limit = s.rerankDepth(limit)
+	}
+	res, err := s.search(ctx, req)
+	if err != nil || !reranked {
+		return res, nil, err
+	}
+	res, info := s.rerankResults(ctx, req.Query, res)
+	return res[:min(len(res), limit)], info, nil
 }
 
 // hybridDepth is how many candidates each ranking contributes to the

@@ -30,6 +30,8 @@ type Service struct {
 	index  *search.VectorIndex
 	text   *search.TextIndex
 	tuning embed.SearchTuning
+	web    chan struct{}  // wakes the web worker (RunWeb)
+	rerank embed.Reranker // nil: none
 }
 
 // Open is New and Prepare: the knowledge base of a server process.
@@ -58,11 +60,15 @@ func New(db Deps, cfg Config, log *slog.Logger) (*Service, error) {
 	if cfg.Observe != nil {
 		emb = cfg.Observe(emb)
 	}
+	rr, err := newReranker(cfg)
+	if err != nil {
+		return nil, err
+	}
 	w, err := newWorker(db, emb, cfg, log)
 	if err != nil {
 		return nil, err
 	}
-	return &Service{db: db, cfg: cfg, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb),
+	return &Service{db: db, cfg: cfg, log: log, emb: emb, worker: w, tuning: cfg.Tuning(emb), web: make(chan struct{}, 1), rerank: rr,
 		index: search.NewVectorIndex(db.Vectors), text: search.NewTextIndex(db.Vectors, db.KB.LoadText)}, nil
 }
 

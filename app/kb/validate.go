@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/jsonbody"
+	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/jsonbody"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 

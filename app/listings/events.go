@@ -1,7 +1,7 @@
 package listings
 
 import (
-	"github.com/agentd/agentd/app/apitime"
+	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/storage/listingstore"
 )
 

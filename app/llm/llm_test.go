@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // OpenAIConfig configures a client of an OpenAI-compatible service.

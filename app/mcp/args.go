@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/jsonbody"
+	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/jsonbody"
 )
 
 // MaxArguments bounds a tool call's arguments: the largest HTTP twin body

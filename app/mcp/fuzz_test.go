@@ -28,7 +28,7 @@ func FuzzToolArguments(f *testing.F) {
 	}
 	ctx := context.Background()
 	db, org := storetest.WithOrg(f)
-	set, err := features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}})
+	set, err := features.Open(ctx, features.Config{DBPath: db.Path(), KB: kb.Config{EmbedDims: 64}})
 	if err != nil {
 		f.Fatal(err)
 	}

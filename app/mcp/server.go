@@ -19,8 +19,8 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Deps are the feature services the tools call (any may be nil: its tools

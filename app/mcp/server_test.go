@@ -28,7 +28,7 @@ func serve(t *testing.T) (url string, orgs [2]string, f *features.Set) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err = features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}})
+	f, err = features.Open(ctx, features.Config{DBPath: db.Path(), KB: kb.Config{EmbedDims: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}

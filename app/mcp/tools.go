@@ -10,8 +10,8 @@ import (
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/analysisstore"
 )
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/recordings"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/internal/wav"
 )
 

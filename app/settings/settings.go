@@ -8,10 +8,10 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/agentd/agentd/app/apitime"
-	"github.com/agentd/agentd/app/clean"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/apitime"
+	"github.com/agentd/agentd/internal/clean"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/callstore"
 )
 

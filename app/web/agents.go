@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

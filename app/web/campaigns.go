@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // The do-not-call list and the calling hours: the compliance pages.

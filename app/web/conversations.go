@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 )
 

@@ -179,6 +179,28 @@ func TestKnowledgeForms(t *testing.T) {
 	if !strings.Contains(body, "found-keyword") {
 		t.Fatal("keyword mode does not say keyword found the chunk")
 	}
+	// Any supported file is converted (a CSV becomes a table); an
+	// unsupported one is refused on the page, naming the problem.
+	for name, want := range map[string]int{"prices.csv": http.StatusSeeOther, "photo.png": http.StatusBadRequest} {
+		buf.Reset()
+		mw = multipart.NewWriter(&buf)
+		mw.WriteField("csrf", owner.csrf)
+		fw, _ = mw.CreateFormFile("file", name)
+		io.WriteString(fw, map[string]string{"prices.csv": "Service,Price\nCleaning,80\n", "photo.png": "\x89PNG\r\n\x1a\n\x00"}[name])
+		mw.Close()
+		req = httptest.NewRequest("POST", "/knowledge/"+col+"/sources", &buf)
+		req.Header.Set("Content-Type", mw.FormDataContentType())
+		req.AddCookie(&http.Cookie{Name: SessionCookie, Value: owner.cookie})
+		rec = httptest.NewRecorder()
+		e.h.ServeHTTP(rec, req)
+		if rec.Code != want || (want == 400 && !strings.Contains(rec.Body.String(), "unsupported file type")) {
+			t.Fatalf("%s: %d %.300s", name, rec.Code, rec.Body)
+		}
+	}
+	srcs, _, _ = e.db.KB.ListSources(context.Background(), col, kbstore.SourceFilter{ExternalID: "prices.csv", Limit: 1})
+	if len(srcs) != 1 || srcs[0].Title != "prices" {
+		t.Fatalf("csv source: %+v", srcs)
+	}
 }
 
 // Cancel from the call page ends a queued call.

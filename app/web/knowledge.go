@@ -5,17 +5,17 @@ import (
 	"net/http"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/kbstore"
 )
 
 const (
 	collectionsPerPage = 25
 	sourcesPerPage     = 50
-	maxUpload          = 2 << 20 // a source's content limit (the API's body limit)
 )
 
 var sourceStatuses = []string{"pending", "processing", "completed", "failed"}
@@ -68,6 +68,7 @@ type sourceForm struct {
 type collectionData struct {
 	Collection kbstore.Collection
 	Sources    []kbstore.Source
+	Web        []kb.WebView
 	Status     string
 	Statuses   []string
 	Pager      pager
@@ -95,49 +96,76 @@ func (s *Site) renderCollection(w http.ResponseWriter, r *http.Request, u user, 
 	if err != nil {
 		return err
 	}
-	d := collectionData{Collection: c, Sources: srcs, Status: st, Statuses: sourceStatuses, Form: f,
+	webs, err := s.f.KB.ListWeb(r.Context(), u.OrgID, c.ID)
+	if err != nil {
+		return err
+	}
+	d := collectionData{Collection: c, Sources: srcs, Web: webs, Status: st, Statuses: sourceStatuses, Form: f,
 		Pager: newPager(r, offset, sourcesPerPage, len(srcs), total, false)}
 	s.render(w, r, status, "collection", page{Title: c.Name, Nav: "knowledge", User: u, Error: msg, Data: d})
 	return nil
 }
 
-// addSource adds or replaces a Markdown source, typed in or uploaded as a
-// .md file (the file's name gives the title and external id when they are
-// left empty).
+// addSource adds or replaces a source: Markdown typed in, or a file
+// uploaded or dropped on the page (PDF, Word, Excel, PowerPoint, HTML, CSV,
+// text or Markdown), converted to Markdown by the knowledge base; the
+// file's name fills an empty title and external id.
 func (s *Site) addSource(w http.ResponseWriter, r *http.Request, u user) error {
 	f := sourceForm{ExternalID: strings.TrimSpace(r.PostFormValue("externalId")),
 		Title: strings.TrimSpace(r.PostFormValue("title")), Content: r.PostFormValue("content")}
 	if file, hdr, err := r.FormFile("file"); err == nil {
 		defer file.Close()
 		name := path.Base(strings.ReplaceAll(hdr.Filename, "\\", "/"))
-		if ext := strings.ToLower(path.Ext(name)); ext != ".md" && ext != ".markdown" {
-			return s.renderCollection(w, r, u, http.StatusBadRequest, "file: upload a Markdown file (.md)", f)
-		}
-		b, err := io.ReadAll(io.LimitReader(file, maxUpload+1))
+		b, err := io.ReadAll(io.LimitReader(file, kb.MaxUploadBytes+1))
 		if err != nil {
 			return errs.Wrap(errs.Invalid, "the upload could not be read", err)
 		}
-		if len(b) > maxUpload {
-			return s.renderCollection(w, r, u, http.StatusRequestEntityTooLarge, "file: at most 2 MiB", f)
+		title := f.Title
+		if title == "" {
+			title = strings.TrimSuffix(name, path.Ext(name))
 		}
-		f.Content = string(b)
-		stem := strings.TrimSuffix(name, path.Ext(name))
-		if f.ExternalID == "" {
-			f.ExternalID = name
+		res, err := s.f.KB.Upload(r.Context(), u.OrgID, kb.UploadInput{CollectionID: r.PathValue("id"), ExternalID: f.ExternalID,
+			Title: title, FileName: name, ContentType: hdr.Header.Get("Content-Type"), Data: b})
+		if err != nil {
+			return s.refused(w, r, u, err, f)
 		}
-		if f.Title == "" {
-			f.Title = stem
-		}
+		redirect(w, r, "/knowledge/"+r.PathValue("id"), res.Message+": "+res.ExternalID)
+		return nil
 	}
 	res, err := s.f.KB.UpsertSource(r.Context(), u.OrgID, kb.SourceInput{CollectionID: r.PathValue("id"),
 		ExternalID: &f.ExternalID, Title: &f.Title, Content: &f.Content})
 	if err != nil {
-		if errs.KindOf(err) == errs.Invalid || errs.KindOf(err) == errs.TooLarge {
-			return s.renderCollection(w, r, u, s.status(err), err.(*errs.Error).Message, f)
-		}
-		return err
+		return s.refused(w, r, u, err, f)
 	}
 	redirect(w, r, "/knowledge/"+r.PathValue("id"), res.Message+": "+f.ExternalID)
+	return nil
+}
+
+// refused shows the collection again with what was typed and why a write
+// was refused; any other error is the page's.
+func (s *Site) refused(w http.ResponseWriter, r *http.Request, u user, err error, f sourceForm) error {
+	if k := errs.KindOf(err); k == errs.Invalid || k == errs.TooLarge || k == errs.BadGateway || k == errs.GatewayTimeout {
+		return s.renderCollection(w, r, u, s.status(err), err.(*errs.Error).Message, f)
+	}
+	return err
+}
+
+// addWebSource adds a page fetched from a URL, refreshed every interval
+// if one is chosen, or a crawl of the site from it.
+func (s *Site) addWebSource(w http.ResponseWriter, r *http.Request, u user) error {
+	in := kb.URLInput{CollectionID: r.PathValue("id"), URL: strings.TrimSpace(r.PostFormValue("url"))}
+	if v := strings.TrimSpace(r.PostFormValue("refresh")); v != "" {
+		in.RefreshInterval = []byte(strconv.Quote(v))
+	}
+	if r.PostFormValue("crawl") != "" {
+		n, _ := strconv.Atoi(r.PostFormValue("maxPages"))
+		in.Crawl = &kb.CrawlInput{MaxPages: n}
+	}
+	res, err := s.f.KB.AddURL(r.Context(), u.OrgID, in)
+	if err != nil {
+		return s.refused(w, r, u, err, sourceForm{})
+	}
+	redirect(w, r, "/knowledge/"+r.PathValue("id"), res.Message+": "+res.ExternalID)
 	return nil
 }
 

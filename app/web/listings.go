@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/listingstore"
 )

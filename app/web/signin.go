@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // signInData fills the sign-in and setup forms again after a refusal.

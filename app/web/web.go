@@ -27,8 +27,17 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/app/errs"
-	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/analysis"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dnc"
+	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/app/recordings"
+	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/orgstore"
@@ -45,6 +54,9 @@ type Config struct {
 	Log *slog.Logger
 	// Access is sign-in, sessions, keys and members (app/features).
 	Access *access.Service
+	// Services are the feature services the pages call. A nil
+	// Conversations or Analysis makes the pages say the engine is not wired.
+	Services Services
 	// Agents and Dashboard are the stores the pages read directly: agent
 	// names for pickers and the dashboard's aggregate queries.
 	Agents    *agentstore.Agents
@@ -69,7 +81,7 @@ type Config struct {
 // Site serves the dashboard.
 type Site struct {
 	cfg   Config
-	f     *features.Set // the feature services the pages call (Use)
+	f     Services // the feature services the pages call
 	pages map[string]*pageTemplate
 }
 
@@ -99,7 +111,7 @@ func New(cfg Config) (*Site, error) {
 	if cfg.Explain == nil {
 		cfg.Explain = func(error) (int, string) { return http.StatusInternalServerError, "Internal server error" }
 	}
-	s := &Site{cfg: cfg, f: &features.Set{}}
+	s := &Site{cfg: cfg, f: cfg.Services}
 	var err error
 	if s.pages, err = parsePages(s.funcs()); err != nil {
 		return nil, err
@@ -107,10 +119,20 @@ func New(cfg Config) (*Site, error) {
 	return s, nil
 }
 
-// Use hands the site the feature set (app/features) once the server has
-// built it, after the routes are registered. A nil Conversations or
-// Analysis makes the pages say the engine is not wired.
-func (s *Site) Use(f *features.Set) { s.f = f }
+// Services are the feature services the dashboard's pages call, given to
+// New once they are built (app/features), so a Site is complete when made.
+type Services struct {
+	Agents        *agents.Service
+	Calls         *calls.Service
+	Analysis      *analysis.Service
+	Conversations *conversations.Service
+	DNC           *dnc.Service
+	Settings      *settings.Service
+	Events        *events.Service
+	KB            *kb.Service
+	Listings      *listings.Service
+	Recordings    *recordings.Service
+}
 
 // Routes lists every dashboard route.
 func (s *Site) Routes() []Route {
@@ -184,6 +206,7 @@ func (s *Site) Routes() []Route {
 		{"GET", "/knowledge/:id", s.view(s.collectionPage)},
 		{"POST", "/knowledge/:id/delete", s.action(access.CapKBWrite, s.deleteCollection)},
 		{"POST", "/knowledge/:id/sources", s.action(access.CapKBWrite, s.addSource)},
+		{"POST", "/knowledge/:id/web", s.action(access.CapKBWrite, s.addWebSource)},
 		{"POST", "/knowledge/:id/sources/delete", s.action(access.CapKBWrite, s.deleteSource)},
 		{"GET", "/knowledge/:id/search", s.view(s.searchPage)},
 
@@ -301,21 +324,21 @@ func (s *Site) run(w http.ResponseWriter, r *http.Request, u user, capability st
 	}
 }
 
-// maxForm bounds a form body: a Markdown upload of up to 2 MiB and its
-// fields.
-const maxForm = 3 << 20
+// maxForm bounds a form body: a file upload of up to 20 MiB (the knowledge
+// base's limit) and its fields; past 4 MiB the parts go to temporary files.
+const maxForm = 21 << 20
 
 // parseForm reads an urlencoded or multipart form.
 func parseForm(r *http.Request) error {
 	var err error
 	if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
-		err = r.ParseMultipartForm(maxForm)
+		err = r.ParseMultipartForm(4 << 20)
 	} else {
 		err = r.ParseForm()
 	}
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
-		return errs.New(errs.TooLarge, "the form is too large (max 3 MiB)")
+		return errs.New(errs.TooLarge, "the form is too large (max 21 MiB)")
 	}
 	if err != nil {
 		return errs.Wrap(errs.Invalid, "the form could not be read", err)

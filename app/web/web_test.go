@@ -16,12 +16,12 @@ import (
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/dnc"
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/settings"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -58,10 +58,6 @@ func newSiteEnv(t testing.TB) *siteEnv {
 	ctx := context.Background()
 	db := storetest.Open(t, dbtest.Path(t, "web.db"))
 	log := slog.New(slog.DiscardHandler)
-	site, err := New(Config{Access: features.NewAccess(db), Agents: db.Agents, Dashboard: db.Dashboard, Log: log, Location: time.UTC, Explain: testExplain})
-	if err != nil {
-		t.Fatal(err)
-	}
 	kbs, err := kb.Open(ctx, kb.Deps{KB: db.KB, Vectors: db.Vectors}, kb.Config{EmbedDims: 64}, log)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +67,11 @@ func newSiteEnv(t testing.TB) *siteEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	site.Use(&features.Set{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)})
+	svcs := Services{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)}
+	site, err := New(Config{Access: features.NewAccess(db), Services: svcs, Agents: db.Agents, Dashboard: db.Dashboard, Log: log, Location: time.UTC, Explain: testExplain})
+	if err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	param := regexp.MustCompile(`:([a-z]+)`)
 	for _, rt := range site.Routes() {

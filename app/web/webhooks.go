@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentd/agentd/app/errs"
 	"github.com/agentd/agentd/app/events"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Webhooks: endpoints (the secret shown once, on creation or rotation),

@@ -19,7 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/app/conversations"
-	"github.com/agentd/agentd/app/errs"
+	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/sqldb"
 	"github.com/agentd/agentd/storage/widgetstore"

@@ -24,7 +24,7 @@ import (
 // opens the database of the root's --db as the CLI does (workers off).
 func Commands() []*cobra.Command {
 	return []*cobra.Command{New(func(c *cobra.Command, fn func(*features.Set) error) error {
-		f, err := features.OpenDB(c.Context(), c.Flag("db").Value.String(), features.Config{})
+		f, err := features.Open(c.Context(), features.Config{DBPath: c.Flag("db").Value.String()})
 		if err != nil {
 			return err
 		}

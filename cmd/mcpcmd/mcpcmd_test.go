@@ -22,7 +22,7 @@ func TestStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	db := storetest.Fresh(t)
-	f, err := features.Open(ctx, db, features.Config{KB: kb.Config{EmbedDims: 64}})
+	f, err := features.Open(ctx, features.Config{DBPath: db.Path(), KB: kb.Config{EmbedDims: 64}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,21 +46,6 @@ var storeImports = map[string][]string{
 	module + "/storage/vectorstore": {searchPkg},
 }
 
-// httpAllowed are the packages under app/ that may import net/http, and
-// why. Keep it small: a feature's rules belong in a package without HTTP.
-var httpAllowed = map[string]string{
-	module + "/app/web":         "the dashboard: templates and page handlers",
-	module + "/app/convapi":     "the conversation API and the OpenAI-compatible endpoint: answers streamed as server-sent events in two wire formats",
-	module + "/app/llm":         "a client of OpenAI-compatible model services (delivers over HTTP, as embed does)",
-	module + "/app/widgetapi":   "the chat widget's public endpoints: per-origin CORS, answers streamed as server-sent events, the embedded widget.js",
-	module + "/app/sse":         "server-sent events, the one writer the conversation API and the widget stream with",
-	module + "/app/apihelp":     "the request helpers package app passes to the handler packages beside it",
-	module + "/app/agentsapi":   "the agent, workforce and job routes, kept out of package app (its size limit) as convapi is",
-	module + "/app/kbapi":       "the knowledge base routes, kept out of package app as convapi is",
-	module + "/app/listingsapi": "the listings routes, kept out of package app as convapi is",
-	module + "/app/analysisapi": "the analysis and agent-test routes, kept out of package app (over its size limit) as convapi is",
-}
-
 // pkg is what `go list -json` says about one package.
 type pkg struct {
 	ImportPath     string
@@ -158,10 +143,6 @@ func TestImportsPointInward(t *testing.T) {
 				// Feature packages: their rules, no HTTP.
 				if imp == appPkg || under(imp, cmdPkg) {
 					t.Errorf("feature package %s imports %s", p.ImportPath, imp)
-				}
-				if imp == "net/http" && httpAllowed[p.ImportPath] == "" {
-					t.Errorf("feature package %s imports net/http; move the HTTP part to app (or, for a package "+
-						"that delivers over HTTP, add it to httpAllowed with the reason)", p.ImportPath)
 				}
 			case p.ImportPath == searchPkg:
 				// The search engine knows no SQL and no feature.

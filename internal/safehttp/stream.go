@@ -1,14 +1,10 @@
 package safehttp
 
 import (
-	"errors"
 	"io"
 	"net/http"
 	"strings"
 )
-
-// ErrTooLarge is returned (wrapped) by a body past its bound.
-var ErrTooLarge = errors.New("answer too large")
 
 // HTTPClient is an *http.Client through the guard for a protocol client
 // that makes its own requests (an MCP transport): it sets header on every

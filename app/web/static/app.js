@@ -294,3 +294,19 @@ function previewWidget(box) {
     if (el) { el.addEventListener("input", send); el.addEventListener("change", send); }
   }
 }
+
+// A file dropped on a form marked data-drop goes to its file input and
+// the form is sent, as if chosen and submitted (keyboard users choose it).
+for (const form of document.querySelectorAll("form[data-drop]")) {
+  const input = form.querySelector("input[type=file]");
+  if (!input) continue;
+  form.addEventListener("dragover", (e) => { e.preventDefault(); form.classList.add("dragging"); });
+  form.addEventListener("dragleave", () => form.classList.remove("dragging"));
+  form.addEventListener("drop", (e) => {
+    e.preventDefault();
+    form.classList.remove("dragging");
+    if (!e.dataTransfer || e.dataTransfer.files.length === 0) return;
+    input.files = e.dataTransfer.files;
+    form.requestSubmit();
+  });
+}
