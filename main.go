@@ -9,14 +9,12 @@ import (
 
 	"github.com/agentd/agentd/cmd"
 	"github.com/agentd/agentd/cmd/analysiscmd"
-	"github.com/agentd/agentd/cmd/mcpcmd"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	root := cmd.NewRoot()
 	root.AddCommand(analysiscmd.Commands()...) // agentd test, agentd analyze (kept out of cmd, at its size limit)
-	root.AddCommand(mcpcmd.Commands()...)      // agentd mcp, likewise
 	err := cmd.Execute(ctx, root)
 	stop()
 	if err != nil {

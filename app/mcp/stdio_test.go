@@ -1,4 +1,4 @@
-package mcpcmd_test
+package mcp_test
 
 import (
 	"context"
@@ -12,12 +12,12 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
-	"github.com/agentd/agentd/cmd/mcpcmd"
+	agentdmcp "github.com/agentd/agentd/app/mcp"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 )
 
-// agentd mcp over stdio, with the SDK's client on the other end of the
-// pipes: the key's organization and role decide.
+// agentd mcp's server over stdio, with the SDK's client on the other end
+// of the pipes: the key's organization and role decide.
 func TestStdio(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -41,18 +41,22 @@ func TestStdio(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", "nope", "agd_" + strings.Repeat("x", 40)} {
-		if _, err := mcpcmd.Principal(ctx, f, bad, time.Now()); err == nil {
+		if _, err := agentdmcp.KeyPrincipal(ctx, f.Stores.Orgs, bad, time.Now()); err == nil {
 			t.Errorf("key %q accepted", bad)
 		}
 	}
+	if _, err := agentdmcp.KeyPrincipal(ctx, f.Stores.Orgs, ownerKey, time.Now().Add(365*24*time.Hour)); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("expired key: %v", err)
+	}
+	deps := agentdmcp.Deps{Agents: f.Agents, Calls: f.Calls, KB: f.KB, Conversations: f.Conversations, Analysis: f.Analysis}
 	session := func(key string) *sdk.ClientSession {
-		p, err := mcpcmd.Principal(ctx, f, key, time.Now())
+		p, err := agentdmcp.KeyPrincipal(ctx, f.Stores.Orgs, key, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
 		cr, sw := io.Pipe() // server -> client
 		sr, cw := io.Pipe() // client -> server
-		go mcpcmd.Serve(ctx, f, p, "test", sr, sw)
+		go agentdmcp.Stdio(ctx, deps, p, sr, sw)
 		c := sdk.NewClient(&sdk.Implementation{Name: "assistant", Version: "1"}, nil)
 		cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
 		if err != nil {
