@@ -11,22 +11,23 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/cmd/cliflags"
 	"github.com/agentd/agentd/internal/errs"
 )
 
 // addCallFlags adds the dial queue and dialer flags of serve.
 func addCallFlags(c *cobra.Command, cfg *calls.Config) {
 	f := c.Flags()
-	f.StringVar(&cfg.Dialer, "dialer", envString("AGENTD_DIALER", "none"), "telephony dialer: none, sim, sip or livekit (env AGENTD_DIALER)")
-	f.Float64Var(&cfg.DialCPS, "dial-cps", envFloat("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget, shared by every process on the database (env AGENTD_DIAL_CPS)")
-	f.IntVar(&cfg.MaxConcurrent, "max-concurrent-calls", envInt("AGENTD_MAX_CONCURRENT_CALLS", 10), "outbound calls up at once on the trunk, shared by every process on the database (env AGENTD_MAX_CONCURRENT_CALLS)")
-	simSecs := envFloat("AGENTD_SIM_CALL_SECONDS", 3)
+	f.StringVar(&cfg.Dialer, "dialer", cliflags.String("AGENTD_DIALER", "none"), "telephony dialer: none, sim, sip or livekit (env AGENTD_DIALER)")
+	f.Float64Var(&cfg.DialCPS, "dial-cps", cliflags.Float("AGENTD_DIAL_CPS", 1), "calls started per second, the trunk's budget, shared by every process on the database (env AGENTD_DIAL_CPS)")
+	f.IntVar(&cfg.MaxConcurrent, "max-concurrent-calls", cliflags.Int("AGENTD_MAX_CONCURRENT_CALLS", 10), "outbound calls up at once on the trunk, shared by every process on the database (env AGENTD_MAX_CONCURRENT_CALLS)")
+	simSecs := cliflags.Float("AGENTD_SIM_CALL_SECONDS", 3)
 	f.Float64Var(&simSecs, "sim-call-seconds", simSecs, "sim dialer: talk time of an answered call in seconds (env AGENTD_SIM_CALL_SECONDS)")
-	ringSecs := envFloat("AGENTD_SIM_RING_SECONDS", 1)
+	ringSecs := cliflags.Float("AGENTD_SIM_RING_SECONDS", 1)
 	f.Float64Var(&ringSecs, "sim-ring-seconds", ringSecs, "sim dialer: how long a call rings before it is answered, 0 for not at all (env AGENTD_SIM_RING_SECONDS)")
-	f.DurationVar(&cfg.Lease, "dial-lease", envDuration("AGENTD_DIAL_LEASE", 30*time.Second), "a dialling attempt whose process stopped renewing it for this long is settled as failed (interrupted) (env AGENTD_DIAL_LEASE)")
-	f.DurationVar(&cfg.Drain, "dial-drain", envDuration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
-	f.StringVar(&cfg.DialLog, "dial-log", envString("AGENTD_DIAL_LOG", ""), "append 'callID attempt unixMicros' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
+	f.DurationVar(&cfg.Lease, "dial-lease", cliflags.Duration("AGENTD_DIAL_LEASE", 30*time.Second), "a dialling attempt whose process stopped renewing it for this long is settled as failed (interrupted) (env AGENTD_DIAL_LEASE)")
+	f.DurationVar(&cfg.Drain, "dial-drain", cliflags.Duration("AGENTD_DIAL_DRAIN", 5*time.Second), "on shutdown, how long dialling calls may finish before they are hung up (env AGENTD_DIAL_DRAIN)")
+	f.StringVar(&cfg.DialLog, "dial-log", cliflags.String("AGENTD_DIAL_LOG", ""), "append 'callID attempt unixMicros' to this file for every dial (audits and tests) (env AGENTD_DIAL_LOG)")
 	f.MarkHidden("dial-log")
 	addTelephonyFlags(c, &cfg.Telephony)
 	prev := c.PreRunE

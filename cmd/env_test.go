@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/cmd/cliflags"
+
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
 	"github.com/spf13/cobra"
@@ -133,7 +135,7 @@ func TestEveryTypedEnvVariableIsChecked(t *testing.T) {
 	walk = func(c *cobra.Command) {
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
-				if m := envRef.FindStringSubmatch(f.Usage); m != nil {
+				if m := cliflags.EnvRef.FindStringSubmatch(f.Usage); m != nil {
 					named[m[1]] = true
 				}
 			})
@@ -144,7 +146,7 @@ func TestEveryTypedEnvVariableIsChecked(t *testing.T) {
 	}
 	walk(NewRoot())
 	files, _ := filepath.Glob("*.go")
-	read := regexp.MustCompile(`env(?:Int|Float|Bool|Duration)\("(AGENTD_[A-Z0-9_]+)"`)
+	read := regexp.MustCompile(`cliflags\.(?:Int|Float|Bool|Duration)\("(AGENTD_[A-Z0-9_]+)"`)
 	n := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

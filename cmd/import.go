@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	"github.com/agentd/agentd/cmd/cliflags"
 )
 
 // importOpts are the flags of agentd import.
@@ -55,9 +56,9 @@ the database file (--db, --org).`,
 		RunE: func(c *cobra.Command, args []string) error { return runImport(c, g, o, args[0]) },
 	}
 	f := c.Flags()
-	f.StringVar(&o.server, "server", envString("AGENTD_SERVER", ""), "base URL of a running agentd, e.g. http://127.0.0.1:8080 (env AGENTD_SERVER)")
-	f.StringVar(&o.apiKey, "api-key", envString("AGENTD_API_KEY", ""), "API key for --server (env AGENTD_API_KEY)")
-	f.StringVar(&o.org, "org", envString("AGENTD_ORG", ""), "organization name or id, without --server (default: the only one)")
+	f.StringVar(&o.server, "server", cliflags.String("AGENTD_SERVER", ""), "base URL of a running agentd, e.g. http://127.0.0.1:8080 (env AGENTD_SERVER)")
+	f.StringVar(&o.apiKey, "api-key", cliflags.String("AGENTD_API_KEY", ""), "API key for --server (env AGENTD_API_KEY)")
+	f.StringVar(&o.org, "org", cliflags.String("AGENTD_ORG", ""), "organization name or id, without --server (default: the only one)")
 	f.StringVar(&o.category, "category", "", "set this category on every listing (overrides the file)")
 	f.BoolVar(&o.deleteStale, "delete-stale", false, "delete listings of each imported category that are not in the file")
 	f.BoolVar(&o.dryRun, "dry-run", false, "validate and report only; write nothing")

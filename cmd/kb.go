@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -10,66 +9,31 @@ import (
 
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/cmd/cliflags"
 )
 
 // addKBFlags adds the knowledge-base flags of serve (embedder, worker).
 func addKBFlags(c *cobra.Command, cfg *kb.Config) {
 	f := c.Flags()
-	f.StringVar(&cfg.Embedder, "embedder", envString("AGENTD_EMBEDDER", "builtin"), "knowledge embedder: builtin (offline, lexical) or openai (any OpenAI-compatible /v1/embeddings) (env AGENTD_EMBEDDER)")
-	f.IntVar(&cfg.EmbedDims, "embed-dims", envInt("AGENTD_EMBED_DIMS", 1024), "vector length of the builtin embedder (env AGENTD_EMBED_DIMS)")
-	f.StringVar(&cfg.OpenAIBaseURL, "openai-base-url", envString("AGENTD_OPENAI_BASE_URL", "https://api.openai.com"), "base URL of the OpenAI-compatible embeddings service (env AGENTD_OPENAI_BASE_URL)")
-	f.StringVar(&cfg.OpenAIAPIKey, "openai-api-key", envString("AGENTD_OPENAI_API_KEY", ""), "API key of the embeddings service; prefer the env var (env AGENTD_OPENAI_API_KEY)")
-	f.StringVar(&cfg.OpenAIModel, "openai-model", envString("AGENTD_OPENAI_MODEL", "text-embedding-3-small"), "embedding model (env AGENTD_OPENAI_MODEL)")
-	f.IntVar(&cfg.OpenAIDimensions, "openai-dimensions", envInt("AGENTD_OPENAI_DIMENSIONS", 1536), "vector length the model returns, checked on every vector (env AGENTD_OPENAI_DIMENSIONS)")
-	f.BoolVar(&cfg.OpenAISendDimensions, "openai-send-dimensions", envBool("AGENTD_OPENAI_SEND_DIMENSIONS", false), "send dimensions in requests, for models that shorten vectors on request (OpenAI text-embedding-3-*) (env AGENTD_OPENAI_SEND_DIMENSIONS)")
-	f.IntVar(&cfg.EmbedBatch, "embed-batch", envInt("AGENTD_EMBED_BATCH", 64), "texts per embedding request (env AGENTD_EMBED_BATCH)")
-	f.IntVar(&cfg.EmbedConcurrency, "embed-concurrency", envInt("AGENTD_EMBED_CONCURRENCY", 2), "embedding requests in flight (env AGENTD_EMBED_CONCURRENCY)")
-	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", envDuration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 30s (env AGENTD_EMBED_TIMEOUT)")
-	f.Var(newRetriesFlag(&cfg.EmbedRetries, envInt("AGENTD_EMBED_RETRIES", 5)), "embed-retries", "retries of an embedding request on 429/5xx; 0 (or negative) means none (env AGENTD_EMBED_RETRIES)")
-	f.IntVar(&cfg.Workers, "kb-workers", envInt("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
-	f.DurationVar(&cfg.Lease, "kb-lease", envDuration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
-	f.IntVar(&cfg.Retries, "kb-retries", envInt("AGENTD_KB_RETRIES", 5), "automatic retries of a source that failed because the embedding service was unavailable; 0 means 5, negative none (env AGENTD_KB_RETRIES)")
-	f.DurationVar(&cfg.RetryBackoff, "kb-retry-backoff", envDuration("AGENTD_KB_RETRY_BACKOFF", 30*time.Second), "wait before the first automatic retry, doubled for each next one, at most 1h (env AGENTD_KB_RETRY_BACKOFF)")
-	f.Float64Var(&cfg.SearchAlpha, "search-alpha", envFloat("AGENTD_SEARCH_ALPHA", 0), "weight of the semantic half in hybrid search, 0 to 1; 0 means the embedder's default (builtin 0.15, external 0.7) (env AGENTD_SEARCH_ALPHA)")
-	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", envFloat("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
-	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", envDuration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
+	f.StringVar(&cfg.Embedder, "embedder", cliflags.String("AGENTD_EMBEDDER", "builtin"), "knowledge embedder: builtin (offline, lexical) or openai (any OpenAI-compatible /v1/embeddings) (env AGENTD_EMBEDDER)")
+	f.IntVar(&cfg.EmbedDims, "embed-dims", cliflags.Int("AGENTD_EMBED_DIMS", 1024), "vector length of the builtin embedder (env AGENTD_EMBED_DIMS)")
+	f.StringVar(&cfg.OpenAIBaseURL, "openai-base-url", cliflags.String("AGENTD_OPENAI_BASE_URL", "https://api.openai.com"), "base URL of the OpenAI-compatible embeddings service (env AGENTD_OPENAI_BASE_URL)")
+	f.StringVar(&cfg.OpenAIAPIKey, "openai-api-key", cliflags.String("AGENTD_OPENAI_API_KEY", ""), "API key of the embeddings service; prefer the env var (env AGENTD_OPENAI_API_KEY)")
+	f.StringVar(&cfg.OpenAIModel, "openai-model", cliflags.String("AGENTD_OPENAI_MODEL", "text-embedding-3-small"), "embedding model (env AGENTD_OPENAI_MODEL)")
+	f.IntVar(&cfg.OpenAIDimensions, "openai-dimensions", cliflags.Int("AGENTD_OPENAI_DIMENSIONS", 1536), "vector length the model returns, checked on every vector (env AGENTD_OPENAI_DIMENSIONS)")
+	f.BoolVar(&cfg.OpenAISendDimensions, "openai-send-dimensions", cliflags.Bool("AGENTD_OPENAI_SEND_DIMENSIONS", false), "send dimensions in requests, for models that shorten vectors on request (OpenAI text-embedding-3-*) (env AGENTD_OPENAI_SEND_DIMENSIONS)")
+	f.IntVar(&cfg.EmbedBatch, "embed-batch", cliflags.Int("AGENTD_EMBED_BATCH", 64), "texts per embedding request (env AGENTD_EMBED_BATCH)")
+	f.IntVar(&cfg.EmbedConcurrency, "embed-concurrency", cliflags.Int("AGENTD_EMBED_CONCURRENCY", 2), "embedding requests in flight (env AGENTD_EMBED_CONCURRENCY)")
+	f.DurationVar(&cfg.EmbedTimeout, "embed-timeout", cliflags.Duration("AGENTD_EMBED_TIMEOUT", 0), "timeout of one embedding request; 0 means 30s (env AGENTD_EMBED_TIMEOUT)")
+	f.Var(cliflags.NewRetries(&cfg.EmbedRetries, cliflags.Int("AGENTD_EMBED_RETRIES", 5)), "embed-retries", "retries of an embedding request on 429/5xx; 0 (or negative) means none (env AGENTD_EMBED_RETRIES)")
+	f.IntVar(&cfg.Workers, "kb-workers", cliflags.Int("AGENTD_KB_WORKERS", 2), "knowledge sources chunked and embedded at once (env AGENTD_KB_WORKERS)")
+	f.DurationVar(&cfg.Lease, "kb-lease", cliflags.Duration("AGENTD_KB_LEASE", 15*time.Second), "a source whose process stopped renewing its claim for this long is processed again (env AGENTD_KB_LEASE)")
+	f.IntVar(&cfg.Retries, "kb-retries", cliflags.Int("AGENTD_KB_RETRIES", 5), "automatic retries of a source that failed because the embedding service was unavailable; 0 means 5, negative none (env AGENTD_KB_RETRIES)")
+	f.DurationVar(&cfg.RetryBackoff, "kb-retry-backoff", cliflags.Duration("AGENTD_KB_RETRY_BACKOFF", 30*time.Second), "wait before the first automatic retry, doubled for each next one, at most 1h (env AGENTD_KB_RETRY_BACKOFF)")
+	f.Float64Var(&cfg.SearchAlpha, "search-alpha", cliflags.Float("AGENTD_SEARCH_ALPHA", 0), "weight of the semantic half in hybrid search, 0 to 1; 0 means the embedder's default (builtin 0.15, external 0.7) (env AGENTD_SEARCH_ALPHA)")
+	f.Float64Var(&cfg.SearchMinSimilarity, "search-min-similarity", cliflags.Float("AGENTD_SEARCH_MIN_SIMILARITY", 0), "similarity a hit without a query word needs to be returned; 0 means the embedder's default (builtin 0.6, external 0.35), negative none (env AGENTD_SEARCH_MIN_SIMILARITY)")
+	f.DurationVar(&cfg.PollInterval, "kb-poll-interval", cliflags.Duration("AGENTD_KB_POLL_INTERVAL", 0), "how often the worker looks for sources queued by other processes; 0 means 2s (env AGENTD_KB_POLL_INTERVAL)")
 }
-
-// retriesFlag is a count of retries where 0 means none. The embedder reads
-// 0 as "the default, 5" (a zero Config is the default one), so 0 typed on
-// the command line or in the environment is stored as -1, none.
-type retriesFlag struct{ n *int }
-
-func newRetriesFlag(n *int, def int) retriesFlag {
-	f := retriesFlag{n}
-	f.set(def)
-	return f
-}
-
-func (f retriesFlag) set(v int) {
-	if v <= 0 {
-		v = -1
-	}
-	*f.n = v
-}
-
-func (f retriesFlag) Set(s string) error {
-	v, err := strconv.Atoi(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a count of retries", s)
-	}
-	f.set(v) // a negative count, as before, is none too
-	return nil
-}
-
-func (f retriesFlag) String() string {
-	if f.n == nil || *f.n < 0 {
-		return "0"
-	}
-	return strconv.Itoa(*f.n)
-}
-
-func (f retriesFlag) Type() string { return "int" }
 
 // kbCommands are the knowledge commands (collection, reindex).
 func kbCommands(g *globals) []*cobra.Command {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app/kb"
+	"github.com/agentd/agentd/cmd/cliflags"
 )
 
 // --embed-retries 0 (or AGENTD_EMBED_RETRIES=0) makes one attempt: the
@@ -39,7 +40,7 @@ func TestEmbedRetriesZeroMeansNone(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.env != "" {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := cliflags.ApplyEnv(cmd.Flags()); err != nil {
 				t.Fatal(err)
 			}
 		}

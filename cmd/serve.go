@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
+	"github.com/agentd/agentd/cmd/cliflags"
 )
 
 func newServe(g *globals) *cobra.Command {
@@ -43,14 +44,14 @@ func withServeFlags(g *globals, c *cobra.Command, run func(*cobra.Command, app.C
 		return run(c, cfg)
 	}
 	f := c.Flags()
-	f.StringVar(&cfg.Addr, "addr", envString("AGENTD_ADDR", "127.0.0.1:8080"), "listen address (env AGENTD_ADDR)")
-	f.Var(oneOf(&logFormat, envString("AGENTD_LOG_FORMAT", "text"), "text", "json"), "log-format", "log format: text or json (env AGENTD_LOG_FORMAT)")
-	f.Var(newChoice(&logLevel, envString("AGENTD_LOG_LEVEL", "info"), checkLevel), "log-level", "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
-	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", envDuration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
-	f.StringVar(&cfg.PublicURL, "public-url", envString("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
-	f.StringVar(&cfg.InternalKey, "internal-key", envString("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
-	f.StringVar(&cfg.MetricsAddr, "metrics-addr", envString("AGENTD_METRICS_ADDR", ""), "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9090; off when empty (env AGENTD_METRICS_ADDR)")
-	f.BoolVar(&cfg.EnforceV1Roles, "v1-enforce-roles", envBool("AGENTD_V1_ENFORCE_ROLES", false), "apply the key's role capabilities on /v1 too, for every organization (each may also set enforceV1Roles); off by default, as the /v1 contract checks only the key (env AGENTD_V1_ENFORCE_ROLES)")
+	f.StringVar(&cfg.Addr, "addr", cliflags.String("AGENTD_ADDR", "127.0.0.1:8080"), "listen address (env AGENTD_ADDR)")
+	f.Var(cliflags.OneOf(&logFormat, cliflags.String("AGENTD_LOG_FORMAT", "text"), "text", "json"), "log-format", "log format: text or json (env AGENTD_LOG_FORMAT)")
+	f.Var(cliflags.NewChoice(&logLevel, cliflags.String("AGENTD_LOG_LEVEL", "info"), checkLevel), "log-level", "log level: debug, info, warn, error (env AGENTD_LOG_LEVEL)")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cliflags.Duration("AGENTD_SHUTDOWN_TIMEOUT", 10*time.Second), "graceful shutdown budget (env AGENTD_SHUTDOWN_TIMEOUT)")
+	f.StringVar(&cfg.PublicURL, "public-url", cliflags.String("AGENTD_PUBLIC_URL", ""), "how browsers reach agentd, e.g. https://agentd.example.com: the setup link uses it, and https makes the session cookie Secure (env AGENTD_PUBLIC_URL)")
+	f.StringVar(&cfg.InternalKey, "internal-key", cliflags.String("AGENTD_INTERNAL_KEY", ""), "service-to-service key accepted in x-api-key by POST /api/v1/calls/schedule (env AGENTD_INTERNAL_KEY)")
+	f.StringVar(&cfg.MetricsAddr, "metrics-addr", cliflags.String("AGENTD_METRICS_ADDR", ""), "serve Prometheus metrics at http://ADDR/metrics, e.g. 127.0.0.1:9090; off when empty (env AGENTD_METRICS_ADDR)")
+	f.BoolVar(&cfg.EnforceV1Roles, "v1-enforce-roles", cliflags.Bool("AGENTD_V1_ENFORCE_ROLES", false), "apply the key's role capabilities on /v1 too, for every organization (each may also set enforceV1Roles); off by default, as the /v1 contract checks only the key (env AGENTD_V1_ENFORCE_ROLES)")
 	addKBFlags(c, &cfg.KB)
 	addCallFlags(c, &cfg.Calls)
 	addWebhookFlags(c, &cfg.Webhooks)

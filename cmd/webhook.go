@@ -11,16 +11,17 @@ import (
 
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
+	"github.com/agentd/agentd/cmd/cliflags"
 )
 
 // addWebhookFlags adds the event delivery flags of serve.
 func addWebhookFlags(c *cobra.Command, cfg *events.Config) {
 	f := c.Flags()
-	f.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
+	f.BoolVar(&cfg.AllowPrivate, "webhook-allow-private", cliflags.Bool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
 		"let webhook receivers live on loopback, private and link-local addresses: on-premises receivers and tests (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
-	f.DurationVar(&cfg.Timeout, "webhook-timeout", envDuration("AGENTD_WEBHOOK_TIMEOUT", 10*time.Second), "time a receiver has to answer (env AGENTD_WEBHOOK_TIMEOUT)")
-	f.DurationVar(&cfg.Lease, "webhook-lease", envDuration("AGENTD_WEBHOOK_LEASE", 0), "claim lease of a delivery; default timeout + 20s (env AGENTD_WEBHOOK_LEASE)")
-	f.DurationVar(&cfg.Poll, "webhook-poll", envDuration("AGENTD_WEBHOOK_POLL", time.Second), "how often to look for events of other processes (env AGENTD_WEBHOOK_POLL)")
+	f.DurationVar(&cfg.Timeout, "webhook-timeout", cliflags.Duration("AGENTD_WEBHOOK_TIMEOUT", 10*time.Second), "time a receiver has to answer (env AGENTD_WEBHOOK_TIMEOUT)")
+	f.DurationVar(&cfg.Lease, "webhook-lease", cliflags.Duration("AGENTD_WEBHOOK_LEASE", 0), "claim lease of a delivery; default timeout + 20s (env AGENTD_WEBHOOK_LEASE)")
+	f.DurationVar(&cfg.Poll, "webhook-poll", cliflags.Duration("AGENTD_WEBHOOK_POLL", time.Second), "how often to look for events of other processes (env AGENTD_WEBHOOK_POLL)")
 	f.MarkHidden("webhook-lease")
 	f.MarkHidden("webhook-poll")
 }
@@ -32,7 +33,7 @@ func webhookCommands(g *globals) []*cobra.Command {
 	var orgFlag string
 	var allowPrivate bool
 	root.PersistentFlags().StringVar(&orgFlag, "org", "", "organization name or id (default: the only one)")
-	root.PersistentFlags().BoolVar(&allowPrivate, "webhook-allow-private", envBool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
+	root.PersistentFlags().BoolVar(&allowPrivate, "webhook-allow-private", cliflags.Bool("AGENTD_WEBHOOK_ALLOW_PRIVATE", false),
 		"accept receivers on loopback, private and link-local addresses (env AGENTD_WEBHOOK_ALLOW_PRIVATE)")
 	// The endpoints' address rules are the server's, with this flag.
 	inOrg := func(ctx context.Context, g *globals, name string, fn func(f *features.Set, o orgRef) error) error {

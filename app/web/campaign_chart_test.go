@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
-	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // The campaign page draws its dial attempts over time with the overview's
@@ -66,27 +65,5 @@ func TestCampaignAttemptsChart(t *testing.T) {
 	}
 	if n := strings.Count(body, `<rect class="bar-`); n != 4 {
 		t.Fatalf("%d bar segments, want 4 (completed; no answer and busy; failed)", n)
-	}
-}
-
-// However many buckets, the time axis has at most maxAxisLabels labels, the
-// first at the first bar, with the day named once buckets are hours.
-func TestAttemptBarsAxis(t *testing.T) {
-	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		n     int
-		step  time.Duration
-		first string
-	}{{1, time.Minute, "09:00"}, {21, time.Minute, "09:00"}, {48, 5 * time.Minute, "09:00"}, {31, time.Hour, "Mon 09:00"}, {40, 24 * time.Hour, "Mon 2 Mar"}} {
-		bars := attemptBars(dashstore.AttemptBuckets{Start: start, Step: tc.step, N: tc.n}, time.UTC)
-		labels := 0
-		for _, b := range bars {
-			if b.label != "" {
-				labels++
-			}
-		}
-		if len(bars) != tc.n || labels == 0 || labels > maxAxisLabels || bars[0].label != tc.first {
-			t.Errorf("%d buckets of %v: %d bars, %d labels, first %q (want %q)", tc.n, tc.step, len(bars), labels, bars[0].label, tc.first)
-		}
 	}
 }

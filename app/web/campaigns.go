@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/app/web/chart"
+
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/internal/errs"
@@ -184,8 +186,8 @@ type campaignData struct {
 	Calls    []calls.Record
 	Outcomes []outcomeCount
 	Done     int
-	Chart    chart  // dial attempts over time, by outcome
-	Step     string // the chart's bucket size in words; "" when nothing was dialled
+	Chart    chart.Chart // dial attempts over time, by outcome
+	Step     string      // the chart's bucket size in words; "" when nothing was dialled
 	Legend   []string
 	ZoneName string
 	Analysis *analysis.Progress // nil when no call of the batch was analysed
@@ -252,10 +254,10 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 		return err
 	}
 	if ab.N > 0 {
-		d.Step = stepName(ab.Step)
-		d.Chart = drawStacked(attemptBars(ab, s.cfg.Location), "attempts-chart",
+		d.Step = chart.StepName(ab.Step)
+		d.Chart = chart.DrawStacked(chart.Attempts(ab, s.cfg.Location), "attempts-chart",
 			"Dial attempts per "+d.Step+", by outcome", "dial attempts")
-		d.Legend, d.ZoneName = outcomes, zoneName(ab.Start.In(s.cfg.Location))
+		d.Legend, d.ZoneName = chart.Outcomes, zoneName(ab.Start.In(s.cfg.Location))
 	}
 	s.analysisCharts(r.Context(), u.OrgID, b.ID, &d)
 	title := b.Name

@@ -4,11 +4,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agentd/agentd/app/web/chart"
+
 	"github.com/agentd/agentd/storage/callstore"
 )
-
-// outcomes are the final call statuses in the order the overview shows them.
-var outcomes = []string{callstore.CallCompleted, callstore.CallNoAnswer, callstore.CallBusy, callstore.CallFailed, callstore.CallCancelled}
 
 // outcomeCount is one outcome's count for a template.
 type outcomeCount struct {
@@ -25,9 +24,9 @@ type overviewData struct {
 	Scheduled  int
 	Active     int
 	KBBacklog  int
-	Chart      chart // the week, a bar a day
-	TodayChart chart // today, a bar an hour
-	Days       []dayRow
+	Chart      chart.Chart // the week, a bar a day
+	TodayChart chart.Chart // today, a bar an hour
+	Days       []chart.DayRow
 	Outcomes   []string
 	ZoneName   string
 	ServerTime time.Duration
@@ -49,21 +48,21 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	}
 	// One read covers both charts: the week's days from midnight 6 days
 	// ago, today's hours among them.
-	first := midnight.AddDate(0, 0, -(chartDays - 1))
+	first := midnight.AddDate(0, 0, -(chart.Days - 1))
 	hours, err := s.cfg.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
 	if err != nil {
 		return err
 	}
 	d := overviewData{Ended: ov.Ended(), Answered: ov.Answered, Queued: ov.Queued, Scheduled: ov.Scheduled,
-		Active: ov.Active, KBBacklog: backlog, Outcomes: outcomes, ZoneName: zoneName(now)}
+		Active: ov.Active, KBBacklog: backlog, Outcomes: chart.Outcomes, ZoneName: zoneName(now)}
 	d.Dialled = d.Ended - ov.EndedByStatus[callstore.CallCancelled]
-	for _, st := range outcomes {
+	for _, st := range chart.Outcomes {
 		d.Today = append(d.Today, outcomeCount{st, ov.EndedByStatus[st]})
 	}
-	d.TodayChart = drawBars(todayBars(hours, midnight, loc), "today-chart", "Calls per hour today, by outcome")
-	week := weekBars(hours, first, loc)
-	d.Chart = drawBars(week, "week-chart", "Calls per day over the last 7 days, by outcome")
-	d.Days = dailyRows(week)
+	d.TodayChart = chart.Draw(chart.Today(hours, midnight, loc), "today-chart", "Calls per hour today, by outcome")
+	week := chart.Week(hours, first, loc)
+	d.Chart = chart.Draw(week, "week-chart", "Calls per day over the last 7 days, by outcome")
+	d.Days = chart.Daily(week)
 	d.ServerTime = time.Since(start).Round(10 * time.Microsecond)
 	s.render(w, r, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", User: u, Data: d})
 	return nil

@@ -1,19 +1,31 @@
-package web
+// Package chart draws the dashboard's charts as server-rendered SVG:
+// stacked bars by outcome, with a table of the same figures.
+package chart
 
 import (
 	"fmt"
 	"html"
 	"html/template"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/dashstore"
 )
 
-// chartDays is the span of the overview's week: today and the 6 days
+// Days is the span of the overview's week: today and the 6 days
 // before it, midnight to midnight in the site's zone.
-const chartDays = 7
+const Days = 7
+
+// Outcomes are the final call statuses the charts stack, in order.
+var Outcomes = []string{callstore.CallCompleted, callstore.CallNoAnswer, callstore.CallBusy, callstore.CallFailed, callstore.CallCancelled}
+
+// label is a status as a person reads it.
+func label(s string) string { return strings.ReplaceAll(s, "_", " ") }
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // Chart geometry (SVG user units; the SVG scales to the page's width).
 const (
@@ -21,25 +33,25 @@ const (
 	padLeft, padRight, padTop, padBot = 44.0, 8.0, 10.0, 28.0
 )
 
-// chart is a server-rendered SVG of stacked bars by outcome.
-type chart struct {
+// Chart is a server-rendered SVG of stacked bars by outcome.
+type Chart struct {
 	SVG   template.HTML
 	Total int
 	Peak  int
 }
 
-// bar is one bar: its calls by outcome, the title a pointer or a screen
+// Bar is one bar: its calls by outcome, the title a pointer or a screen
 // reader gets, and an axis label ("" for none).
-type bar struct {
+type Bar struct {
 	counts map[string]int
 	title  string
 	label  string
 }
 
-// todayBars are the 24 hours of the day starting at midnight, labelled
+// Today are the 24 hours of the day starting at midnight, labelled
 // every 3 hours; hours after now stay empty.
-func todayBars(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) []bar {
-	bars := make([]bar, 24)
+func Today(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) []Bar {
+	bars := make([]Bar, 24)
 	for i := range bars {
 		t := midnight.Add(time.Duration(i) * time.Hour).In(loc)
 		bars[i].title = t.Format("15:00")
@@ -60,14 +72,14 @@ func todayBars(hours []dashstore.HourCount, midnight time.Time, loc *time.Locati
 	return bars
 }
 
-// weekBars are the days from first (a midnight) to today, one bar a day,
-// the same days as dailyRows.
-func weekBars(hours []dashstore.HourCount, first time.Time, loc *time.Location) []bar {
-	bars := make([]bar, chartDays)
+// Week are the days from first (a midnight) to today, one bar a day,
+// the same days as Daily.
+func Week(hours []dashstore.HourCount, first time.Time, loc *time.Location) []Bar {
+	bars := make([]Bar, Days)
 	index := map[string]int{}
 	for i := range bars {
 		d := first.AddDate(0, 0, i).In(loc).Format("Mon 2 Jan")
-		bars[i] = bar{title: d, label: d, counts: map[string]int{}}
+		bars[i] = Bar{title: d, label: d, counts: map[string]int{}}
 		index[d] = i
 	}
 	for _, h := range hours {
@@ -78,14 +90,14 @@ func weekBars(hours []dashstore.HourCount, first time.Time, loc *time.Location) 
 	return bars
 }
 
-// drawBars draws stacked bars of ended calls split by outcome; every bar
+// Draw draws stacked bars of ended calls split by outcome; every bar
 // with calls has a title with its counts.
-func drawBars(bars []bar, id, title string) chart { return drawStacked(bars, id, title, "calls ended") }
+func Draw(bars []Bar, id, title string) Chart { return DrawStacked(bars, id, title, "calls ended") }
 
-// drawStacked is drawBars for any count: what says what the total counts
+// DrawStacked is Draw for any count: what says what the total counts
 // ("calls ended", "dial attempts").
-func drawStacked(bars []bar, id, title, what string) chart {
-	c := chart{}
+func DrawStacked(bars []Bar, id, title, what string) Chart {
+	c := Chart{}
 	for _, br := range bars {
 		t := 0
 		for _, n := range br.counts {
@@ -119,7 +131,7 @@ func drawStacked(bars []bar, id, title, what string) chart {
 		var parts []string
 		base := 0
 		fmt.Fprint(&b, `<g>`)
-		for _, st := range outcomes {
+		for _, st := range Outcomes {
 			n := br.counts[st]
 			if n == 0 {
 				continue
@@ -158,20 +170,20 @@ func niceCeil(v int) int {
 	return 10 * p
 }
 
-// dayRow is one day's ended calls by outcome, for the table under the chart.
-type dayRow struct {
+// DayRow is one day's ended calls by outcome, for the table under the chart.
+type DayRow struct {
 	Day    string
-	Counts []int // in the order of outcomes
+	Counts []int // in the order of Outcomes
 	Total  int
 }
 
-// dailyRows are the week's days, newest first: the same days and counts
-// as weekBars.
-func dailyRows(bars []bar) []dayRow {
-	days := make([]dayRow, 0, len(bars))
+// Daily are the week's days, newest first: the same days and counts
+// as Week.
+func Daily(bars []Bar) []DayRow {
+	days := make([]DayRow, 0, len(bars))
 	for i := len(bars) - 1; i >= 0; i-- {
-		d := dayRow{Day: bars[i].title, Counts: make([]int, len(outcomes))}
-		for k, st := range outcomes {
+		d := DayRow{Day: bars[i].title, Counts: make([]int, len(Outcomes))}
+		for k, st := range Outcomes {
 			d.Counts[k] = bars[i].counts[st]
 			d.Total += d.Counts[k]
 		}

@@ -1,4 +1,4 @@
-package web
+package chart
 
 import (
 	"time"
@@ -10,11 +10,11 @@ import (
 // maxAxisLabels keeps the campaign chart's time axis readable at 360 px.
 const maxAxisLabels = 6
 
-// attemptBars are a batch's attempts, a bar per bucket from the first
+// Attempts are a batch's attempts, a bar per bucket from the first
 // attempt's to the last's, labelled at most maxAxisLabels times. A
 // voicemail attempt counts as no answer: no person picked up.
-func attemptBars(ab dashstore.AttemptBuckets, loc *time.Location) []bar {
-	bars := make([]bar, ab.N)
+func Attempts(ab dashstore.AttemptBuckets, loc *time.Location) []Bar {
+	bars := make([]Bar, ab.N)
 	every := (ab.N + maxAxisLabels - 1) / maxAxisLabels
 	layout := "15:04"
 	switch {
@@ -46,8 +46,8 @@ func attemptBars(ab dashstore.AttemptBuckets, loc *time.Location) []bar {
 	return bars
 }
 
-// stepName says a bucket size in words ("5 minutes", "hour").
-func stepName(d time.Duration) string {
+// StepName says a bucket size in words ("5 minutes", "hour").
+func StepName(d time.Duration) string {
 	switch {
 	case d == time.Minute:
 		return "minute"
