@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/app"
 	"github.com/agentd/agentd/app/doctor"
+	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/voice/speech"
@@ -52,7 +54,7 @@ It changes nothing and may run beside a running server. Exit status 1 when a che
 			ConfigErr: cfgErr, DBPath: cfg.DBPath, Inspect: inspectFile, Dialer: cfg.Calls.Dialer,
 			SIP: cfg.Calls.Telephony.SIP, LiveKit: cfg.Calls.Telephony.LiveKit,
 			Embedder: emb, EmbedderErr: embErr, Reranker: rr, RerankerErr: rrErr, Model: model, ModelErr: modelErr,
-			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr,
+			STT: stt, STTErr: sttErr, TTS: tts, TTSErr: ttsErr, MCP: features.ProbeMCP(cfg.DBPath, cfg.Webhooks.AllowPrivate, 5*time.Second),
 		})
 		if g.json {
 			if err := printJSON(c.OutOrStdout(), rep); err != nil {

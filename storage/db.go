@@ -61,6 +61,9 @@ type Stores struct {
 	Widget *widgetstore.Store
 	// Analyses is post-call analysis (plans, queue and results).
 	Analyses *analysisstore.Store
+	// Secrets seals secrets kept inside a feature's values (the header
+	// values of agents' mcp tools): the secret key's box, or plain text.
+	Secrets sqldb.Sealer
 
 	c *sqldb.DB
 }
@@ -84,9 +87,11 @@ func Open(ctx context.Context, path string) (*Stores, error) {
 		c.Close()
 		return nil, err
 	}
+	db.Secrets = sqldb.PlainText{}
 	if box != nil {
 		db.Webhooks.UseSealer(box)
 		db.Conversations.UseSealer(box)
+		db.Secrets = box
 	}
 	return db, nil
 }

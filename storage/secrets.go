@@ -89,6 +89,7 @@ func RotateSecretKey(ctx context.Context, db *Stores, newKey []byte) (int, error
 func useSealer(db *Stores, to *secretbox.Box) {
 	db.Webhooks.UseSealer(to)
 	db.Conversations.UseSealer(to)
+	db.Secrets = to
 }
 
 // resealAll rewrites the webhook and the tools secrets. Each store's is one
@@ -100,5 +101,9 @@ func resealAll(ctx context.Context, db *Stores, from, to sqldb.Sealer) (int, err
 		return 0, err
 	}
 	m, err := db.Conversations.ResealSecrets(ctx, from, to)
-	return n + m, err
+	if err != nil {
+		return 0, err
+	}
+	a, err := db.Agents.ResealToolHeaders(ctx, from, to)
+	return n + m + a, err
 }

@@ -7,6 +7,7 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -69,12 +70,17 @@ func (s *Service) List(ctx context.Context, orgID string, q Query) ([]agentstore
 	if q.Limit < 1 || q.Limit > maxLimit || q.Offset < 0 {
 		return nil, false, errs.Invalidf("limit must be 1 to %d and offset >= 0", maxLimit)
 	}
-	return s.db.Agents.ListAgents(ctx, orgID, agentstore.AgentFilter{Type: q.Type, Status: q.Status, Limit: q.Limit, Offset: q.Offset})
+	as, more, err := s.db.Agents.ListAgents(ctx, orgID, agentstore.AgentFilter{Type: q.Type, Status: q.Status, Limit: q.Limit, Offset: q.Offset})
+	for i := range as {
+		as[i].Tools = MaskTools(as[i].Tools)
+	}
+	return as, more, err
 }
 
 // Get reads an agent of the organization; any other is "agent not found".
 func (s *Service) Get(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.db.Agents.GetAgent(ctx, orgID, id)
+	a.Tools = MaskTools(a.Tools)
 	return a, agentErr(err)
 }
 
@@ -95,7 +101,14 @@ func (s *Service) CreateWith(ctx context.Context, orgID string, in Input, also a
 	if err := s.checkCollections(ctx, orgID, a.Knowledge); err != nil {
 		return agentstore.Agent{}, err
 	}
-	a, err := s.db.Agents.CreateAgentWith(ctx, a, also)
+	plain := a.Tools
+	sealed, err := sealTools(s.db.Secrets, plain, nil)
+	if err != nil {
+		return agentstore.Agent{}, err
+	}
+	a.Tools = sealed
+	a, err = s.db.Agents.CreateAgentWith(ctx, a, also)
+	a.Tools = plain // header values shown this once
 	return a, agentErr(err)
 }
 
@@ -118,10 +131,24 @@ func (s *Service) UpdateWith(ctx context.Context, orgID, id string, in Input, al
 			return agentstore.Agent{}, err
 		}
 	}
+	var plain json.RawMessage
 	a, err := s.db.Agents.UpdateAgentWith(ctx, orgID, id, func(a *agentstore.Agent) error {
+		prev := a.Tools
 		in.apply(a)
-		return validate(a)
+		if err := validate(a); err != nil || !present(in.Tools) {
+			return err
+		}
+		// New tools: header values sealed, a masked one keeps the stored.
+		plain = a.Tools
+		sealed, err := sealTools(s.db.Secrets, plain, prev)
+		a.Tools = sealed
+		return err
 	}, also)
+	if plain != nil {
+		a.Tools = plain // the values given shown this once
+	} else {
+		a.Tools = MaskTools(a.Tools)
+	}
 	return a, agentErr(err)
 }
 
@@ -132,6 +159,7 @@ func (s *Service) Delete(ctx context.Context, orgID, id string) (agentstore.Agen
 		a.Status = "inactive"
 		return nil
 	})
+	a.Tools = MaskTools(a.Tools)
 	return a, agentErr(err)
 }
 

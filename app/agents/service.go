@@ -3,12 +3,15 @@ package agents
 import (
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/kbstore"
+	"github.com/agentd/agentd/storage/sqldb"
 )
 
 // Deps are the stores the agents feature uses.
 type Deps struct {
 	Agents *agentstore.Agents
 	KB     *kbstore.Knowledge // an agent's knowledge collections must exist
+	// Secrets seals the header values of mcp tools (nil: kept as given).
+	Secrets sqldb.Sealer
 }
 
 // Service is the agents feature: the HTTP handlers in app, the dashboard
@@ -16,4 +19,7 @@ type Deps struct {
 type Service struct{ db Deps }
 
 // New returns the agents feature over its stores.
-func New(d Deps) *Service { return &Service{db: d} }
+func New(d Deps) *Service {
+	d.Secrets = sqldb.OrPlainText(d.Secrets)
+	return &Service{db: d}
+}

@@ -25,7 +25,8 @@ const (
 )
 
 // validateTools checks the tools array: objects with string id, name and
-// description only; id and name non-empty, ids unique.
+// description only; id and name non-empty, ids unique; and {type: "mcp"}
+// entries (mcp.go).
 func validateTools(raw json.RawMessage) (json.RawMessage, error) {
 	if !present(raw) {
 		return json.RawMessage("[]"), nil
@@ -37,13 +38,29 @@ func validateTools(raw json.RawMessage) (json.RawMessage, error) {
 	if len(items) > maxTools {
 		return nil, invalidf("tools", "at most %d tools", maxTools)
 	}
-	tools := make([]tool, 0, len(items))
+	tools := make([]any, 0, len(items))
 	seen := map[string]bool{}
+	servers := map[string]bool{} // mcp entries' names
 	for i, item := range items {
 		path := "tools." + itoa(i)
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal(item, &m); err != nil || m == nil {
 			return nil, invalidf(path, "must be an object {id, name, description}")
+		}
+		if _, ok := m["type"]; ok {
+			t, err := validateMCP(path, m)
+			if err != nil {
+				return nil, err
+			}
+			if servers[t.Name] {
+				return nil, invalidf(path+".name", "%q is used by another mcp tool", t.Name)
+			}
+			if len(servers) == MaxMCPServers {
+				return nil, invalidf(path, "at most %d mcp tools", MaxMCPServers)
+			}
+			servers[t.Name] = true
+			tools = append(tools, t)
+			continue
 		}
 		var t tool
 		for k, v := range m {

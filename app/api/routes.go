@@ -7,6 +7,7 @@ import (
 
 	callsapi "github.com/agentd/agentd/app/api/calls"
 	campaignsapi "github.com/agentd/agentd/app/api/campaigns"
+	mcpapi "github.com/agentd/agentd/app/api/mcp"
 )
 
 // routes is the one route table: every endpoint with its method, path, error
@@ -143,6 +144,9 @@ func (s *Server) routes() {
 	cv("POST", "/api/v1/openai/chat/completions", capConversationWrite, "chatCompletions", 4<<20, FamilyOpenAI, "OpenAI-compatible chat completion: model is an agent id; agentd adds instructions, passages and the agent's tools", s.conv.ChatCompletions)
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Create or rotate the organization's tools secret, which signs url tool calls (shown once; the previous one signs beside it for 24 h)", s.conv.RotateToolsSecret)
+
+	s.handle(route{method: "POST", path: "/mcp", family: FamilyV2, operation: "mcp", bodyLimit: mcpapi.BodyLimit,
+		summary: "agentd's MCP server (Model Context Protocol, streamable HTTP): tools for agents, knowledge, calls, campaigns and conversations"}, s.mcp.Serve)
 
 	// The chat widget (app/api/widget over app/widget): public, no API key;
 	// the page's Origin (allowedDomains) and the visitor token decide.

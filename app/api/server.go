@@ -31,6 +31,7 @@ import (
 	kbapi "github.com/agentd/agentd/app/api/kb"
 	keysapi "github.com/agentd/agentd/app/api/keys"
 	listingsapi "github.com/agentd/agentd/app/api/listings"
+	mcpapi "github.com/agentd/agentd/app/api/mcp"
 	sessionsapi "github.com/agentd/agentd/app/api/sessions"
 	webhooksapi "github.com/agentd/agentd/app/api/webhooks"
 	widgetapi "github.com/agentd/agentd/app/api/widget"
@@ -40,6 +41,7 @@ import (
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
+	agentdmcp "github.com/agentd/agentd/app/mcp"
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/web"
@@ -156,6 +158,7 @@ type Server struct {
 	// re-checks the event streams' credentials.
 	guard    *events.StreamGuard
 	conv     *convapi.Handlers     // conversations (app/api/conversations)
+	mcp      *mcpapi.Handlers      // /mcp (app/api/mcp over app/mcp)
 	widget   *widgetapi.Handlers   // the chat widget's public routes (app/api/widget)
 	analysis *analysisapi.Handlers // post-call analysis (app/api/analysis)
 	site     *web.Site             // the dashboard (app/web)
@@ -206,6 +209,8 @@ func New(cfg Config, d Deps) *Server {
 	s.analysis = s.newAnalysisAPI(d.Analysis, d.AgentTests) // before the handlers that read analyses through it
 	s.callsAPI = callsapi.New(callsapi.Deps{Calls: d.Calls, Analysis: s.analysis, Recordings: d.Recordings})
 	s.conv = s.newConvAPI(d.Conversations)
+	s.mcp = mcpapi.New(agentdmcp.New(agentdmcp.Deps{Agents: d.Agents, Calls: d.Calls, KB: d.KB, Conversations: d.Conversations,
+		Analysis: d.Analysis, Log: cfg.Log, Version: cfg.Version}, agentdmcp.Options{}))
 	s.widget = s.newWidgetAPI(d.Widget)
 	s.newFeatureAPIs()
 	s.routes()

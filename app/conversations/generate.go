@@ -23,6 +23,7 @@ const (
 type agentTool struct {
 	ID, Name, Description, URL string
 	Parameters                 json.RawMessage
+	mcp                        *mcpTool // an mcp tool (mcp.go), not a url one
 }
 
 // passageCloser keeps a passage from closing its own delimiters.
@@ -101,12 +102,13 @@ func functionName(s string) string {
 func agentTools(a agentstore.Agent) map[string]agentTool {
 	var ts []struct {
 		ID, Name, Description, URL string
+		Type                       string // "mcp": an MCP server's entry (mcp.go)
 		Parameters                 json.RawMessage
 	}
 	json.Unmarshal(a.Tools, &ts)
 	out := map[string]agentTool{}
 	for _, t := range ts {
-		if t.URL == "" {
+		if t.URL == "" || t.Type != "" {
 			continue
 		}
 		out[functionName(t.Name)] = agentTool{ID: t.ID, Name: t.Name, Description: t.Description, URL: t.URL, Parameters: t.Parameters}
@@ -131,6 +133,7 @@ func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge,
 		msgs = append(msgs, user)
 	}
 	ours := agentTools(in.agent)
+	res.toolCalls = append(res.toolCalls, s.addMCPTools(ctx, in, ours)...) // notes of unreachable servers
 	var tools []llm.Tool
 	if len(k.CollectionIDs) > 0 {
 		tools = append(tools, llm.Tool{Name: toolSearchKnowledge, Description: "Search the knowledge base for passages about a question.", Parameters: searchParams})
@@ -234,6 +237,9 @@ func (s *Service) runTool(ctx context.Context, in runInput, k agents.Knowledge, 
 	t, ok := ours[c.Name]
 	if !ok {
 		return toolError("no tool named %q", c.Name)
+	}
+	if t.mcp != nil {
+		return s.callMCP(ctx, t, args)
 	}
 	return s.callURL(ctx, in, t, c, args)
 }

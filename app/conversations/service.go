@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/app/conversations/mcptools"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
@@ -63,6 +64,10 @@ type Deps struct {
 	Listings  Listings // nil: listings are never searched
 	Tools     Poster
 	Log       *slog.Logger
+	// MCP calls the agents' mcp tools (nil: they are not offered);
+	// Secrets opens their header values.
+	MCP     *mcptools.Client
+	Secrets sqldb.Sealer
 }
 
 // Config tunes the engine.

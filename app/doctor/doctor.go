@@ -87,7 +87,10 @@ type Input struct {
 	STT            *speech.STT
 	TTS            *speech.TTS
 	STTErr, TTSErr error
-	Now            func() time.Time // nil: time.Now
+	// MCP probes the MCP servers agents use (nil: not checked): how many
+	// answered, and a line per one that did not.
+	MCP func(ctx context.Context) (ok int, failed []string, err error)
+	Now func() time.Time // nil: time.Now
 }
 
 // Thresholds of the disk and clock checks.
@@ -120,7 +123,7 @@ func Run(ctx context.Context, in Input) Report {
 	}{
 		{"config", r.config}, {"database", r.database}, {"integrity", r.integrity}, {"disk", r.disk},
 		{"dialer", r.dialer}, {"embedder", r.embedder}, {"reranker", r.reranker}, {"model", r.model},
-		{"speech-to-text", r.stt}, {"text-to-speech", r.tts}, {"clock", r.clock},
+		{"speech-to-text", r.stt}, {"text-to-speech", r.tts}, {"clock", r.clock}, {"mcp", r.mcp},
 	}
 	rep := Report{OK: true}
 	for _, c := range checks {

@@ -48,7 +48,7 @@ func TestHealthyInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Dialer: "sim", Embedder: emb})
-	if !r.OK || r.Failed() != 0 || len(r.Checks) != 11 {
+	if !r.OK || r.Failed() != 0 || len(r.Checks) != 12 {
 		t.Fatalf("%+v", r)
 	}
 	m := byCheck(r)
@@ -135,6 +135,34 @@ func TestModelCheck(t *testing.T) {
 	r = Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: newDB(t), Model: m})
 	if c := byCheck(r)["model"]; c.Status != Fail || !strings.Contains(c.Detail, "openai at 127.0.0.1") || r.OK {
 		t.Fatalf("%+v", c)
+	}
+}
+
+// An MCP server that does not answer is a warning naming the agent and
+// the server, never a failure.
+func TestMCPCheck(t *testing.T) {
+	path := newDB(t)
+	for _, c := range []struct {
+		ok     int
+		failed []string
+		err    error
+		want   Status
+		detail string
+	}{
+		{0, nil, nil, OK, "no agent uses an MCP server"},
+		{2, nil, nil, OK, "2 MCP servers"},
+		{1, []string{"agent Orders: crm: MCP server unreachable: no answer in time"}, nil, Warn, "agent Orders: crm"},
+		{0, nil, errors.New("database is locked"), Warn, "not checked"},
+	} {
+		r := Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path, Dialer: "sim",
+			MCP: func(context.Context) (int, []string, error) { return c.ok, c.failed, c.err }})
+		m := byCheck(r)["mcp"]
+		if m.Status != c.want || !strings.Contains(m.Detail, c.detail) {
+			t.Errorf("%+v: %+v", c, m)
+		}
+	}
+	if m := byCheck(Run(t.Context(), Input{Inspect: storage.InspectFile, DBPath: path}))["mcp"]; m.Status != Skip {
+		t.Errorf("without a probe: %+v", m)
 	}
 }
 

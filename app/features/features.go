@@ -128,7 +128,7 @@ func (s *Set) build(ctx context.Context, cfg Config) error {
 	}
 	stores := s.Stores
 	s.log = cfg.Log
-	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB})
+	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB, Secrets: stores.Secrets})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openRecordings, s.openVoice, s.openCalls} {
@@ -249,7 +249,7 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 	guard := safehttp.New(safehttp.Options{AllowPrivate: cfg.Webhooks.AllowPrivate, Resolver: cfg.Webhooks.Resolver,
 		MaxBody: conversations.MaxToolAnswer + 1})
 	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
-		Listings: s.Listings, Log: s.log}
+		Listings: s.Listings, Log: s.log, MCP: s.openMCP(cfg), Secrets: s.Stores.Secrets}
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens,
 		TurnTimeout: cfg.LLM.TurnTimeout, ToolTimeout: cfg.LLM.ToolTimeout})
 	s.Conversations = svc
