@@ -155,7 +155,7 @@ type View struct {
 	CreatedAt    string          `json:"createdAt"`
 	UpdatedAt    string          `json:"updatedAt"`
 	EndedAt      *string         `json:"endedAt"`
-	Messages     []Message       `json:"messages,omitempty"`
+	Messages     []Message       `json:"messages,omitzero"` // [] when read one by one and empty
 }
 
 // NewView is the API view of a stored conversation.
@@ -280,6 +280,9 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (View, error) {
 	msgs, err := s.d.Store.Messages(ctx, id)
 	if err != nil {
 		return View{}, err
+	}
+	if msgs == nil {
+		msgs = []convstore.Message{} // clients expect "messages": []
 	}
 	return NewView(c, msgs), nil
 }
