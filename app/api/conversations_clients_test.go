@@ -41,11 +41,61 @@ func TestOpenAIUpstreamStatus(t *testing.T) {
 		e.model.Push(llmtest.Reply{Status: 401})
 		code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, map[string]any{"model": e.agentID, "stream": stream,
 			"messages": []any{map[string]any{"role": "user", "content": "x"}}})
-		var out struct{ Error struct{ Message, Type string } }
+		var out struct {
+			Error struct{ Message, Type string }
+		}
 		json.Unmarshal(b, &out)
 		if code != 502 || !strings.HasPrefix(out.Error.Message, "model service openai at 127.0.0.1:") ||
 			!strings.HasSuffix(out.Error.Message, " (scripted) answered HTTP 401") || strings.Contains(string(b), "scripted failure") {
 			t.Fatalf("stream %v: %d %s", stream, code, b)
 		}
+	}
+}
+
+// Fields agentd cannot honour are a 400 in OpenAI's shape naming the
+// parameter, and nothing reaches the model: n > 1, logprobs, image or
+// audio parts, a caller tool named like one agentd runs.
+func TestOpenAIRefusesWhatItCannotHonour(t *testing.T) {
+	e := newConvEnv(t, true, nil)
+	user := map[string]any{"role": "user", "content": "When do you open?"}
+	fn := func(name string) []any {
+		return []any{map[string]any{"type": "function", "function": map[string]any{"name": name, "parameters": map[string]any{"type": "object"}}}}
+	}
+	for _, c := range []struct {
+		body  map[string]any
+		param string
+	}{
+		{map[string]any{"n": 2}, "n"},
+		{map[string]any{"logprobs": true}, "logprobs"},
+		{map[string]any{"messages": []any{map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "What is this?"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/a.png"}}}}}}, "messages.0.content.1.type"},
+		{map[string]any{"messages": []any{user, map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "AAAA", "format": "wav"}}}}}}, "messages.1.content.0.type"},
+		{map[string]any{"tools": append(fn("hang_up"), fn("search_knowledge")...)}, "tools.1.function.name"},
+	} {
+		body := map[string]any{"model": e.agentID, "messages": []any{user}}
+		for k, v := range c.body {
+			body[k] = v
+		}
+		code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, body)
+		var out struct {
+			Error struct {
+				Message, Type, Param string
+			}
+		}
+		json.Unmarshal(b, &out)
+		if code != 400 || out.Error.Type != "invalid_request_error" || out.Error.Param != c.param || out.Error.Message == "" {
+			t.Errorf("%v: %d %s", c.body, code, b)
+		}
+	}
+	if n := e.model.Requests.Load(); n != 0 {
+		t.Fatalf("%d requests reached the model", n)
+	}
+	// What it can honour still passes: n 1, logprobs false, a caller tool of its own name.
+	e.model.Push(llmtest.Reply{Content: "At 7:00."})
+	if code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, map[string]any{"model": e.agentID,
+		"messages": []any{user}, "n": 1, "logprobs": false, "tools": fn("hang_up")}); code != 200 {
+		t.Fatalf("n 1: %d %s", code, b)
 	}
 }
