@@ -99,3 +99,57 @@ func TestOpenAIRefusesWhatItCannotHonour(t *testing.T) {
 		t.Fatalf("n 1: %d %s", code, b)
 	}
 }
+
+// When the model service reports no usage, agentd counts it with its own
+// tokenizer, streamed and not; the builtin engine counts too.
+func TestOpenAIUsageCounted(t *testing.T) {
+	type usage struct {
+		Prompt     int `json:"prompt_tokens"`
+		Completion int `json:"completion_tokens"`
+		Total      int `json:"total_tokens"`
+	}
+	check := func(name string, u usage) {
+		t.Helper()
+		if u.Prompt < 8 || u.Completion < 3 || u.Total != u.Prompt+u.Completion {
+			t.Errorf("%s: usage %+v", name, u)
+		}
+	}
+	ask := func(e *convEnv, stream bool) usage {
+		t.Helper()
+		body := map[string]any{"model": e.agentID, "stream": stream, "messages": []any{map[string]any{"role": "user", "content": "When does the bakery open?"}}}
+		if stream {
+			body["stream_options"] = map[string]any{"include_usage": true}
+		}
+		code, b := e.bearer("POST", "/api/v1/openai/chat/completions", e.key, body)
+		if code != 200 {
+			t.Fatalf("%d %s", code, b)
+		}
+		var out struct{ Usage *usage }
+		if !stream {
+			json.Unmarshal(b, &out)
+		} else {
+			for _, ev := range readSSE(t, b) {
+				if ev.data != "[DONE]" {
+					json.Unmarshal([]byte(ev.data), &out)
+				}
+			}
+		}
+		if out.Usage == nil {
+			t.Fatalf("no usage: %s", b)
+		}
+		return *out.Usage
+	}
+	e := newConvEnv(t, true, nil)
+	for _, stream := range []bool{false, true} {
+		e.model.Push(llmtest.Reply{Content: "The bakery opens at 7:00 from Monday to Saturday.", NoUsage: true})
+		check(map[bool]string{false: "whole", true: "streamed"}[stream], ask(e, stream))
+	}
+	// Reported usage is kept as reported.
+	e.model.Push(llmtest.Reply{Content: "At 7:00.", PromptTokens: 500, CompletionTokens: 4})
+	if u := ask(e, false); u.Prompt != 500 || u.Completion != 4 {
+		t.Fatalf("reported usage replaced: %+v", u)
+	}
+	b := newConvEnv(t, false, nil)
+	check("builtin", ask(b, false))
+	check("builtin streamed", ask(b, true))
+}
