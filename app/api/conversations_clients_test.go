@@ -153,3 +153,27 @@ func TestOpenAIUsageCounted(t *testing.T) {
 	check("builtin", ask(b, false))
 	check("builtin streamed", ask(b, true))
 }
+
+// models.retrieve: an agent that can answer is a model; an unknown,
+// inactive or other organization's agent is 404 in OpenAI's shape.
+func TestOpenAIModelRetrieve(t *testing.T) {
+	e := newConvEnv(t, false, nil)
+	code, b := e.bearer("GET", "/api/v1/openai/models/"+e.agentID, e.key, nil)
+	var m struct{ ID, Object, Name, OwnedBy string }
+	json.Unmarshal(b, &m)
+	if code != 200 || m.ID != e.agentID || m.Object != "model" || m.Name != "Baker" {
+		t.Fatalf("%d %s", code, b)
+	}
+	_, otherKey := e.newOrg("other")
+	other := e.createAgent(otherKey, map[string]any{"name": "O", "type": "chat"})
+	e.doJSON("DELETE", "/api/v1/agents/"+e.agentID, e.key, nil, nil)
+	for _, c := range []struct{ id, key string }{{"nope", e.key}, {other, e.key}, {e.agentID, e.key}} {
+		code, b := e.bearer("GET", "/api/v1/openai/models/"+c.id, c.key, nil)
+		if code != 404 || !strings.Contains(string(b), `"type":"not_found_error"`) {
+			t.Errorf("%s: %d %s", c.id, code, b)
+		}
+	}
+	if code, b := e.bearer("GET", "/api/v1/openai/models/"+other, "", nil); code != 401 {
+		t.Errorf("no key: %d %s", code, b)
+	}
+}

@@ -247,6 +247,12 @@ func (s *Service) Start(ctx context.Context, orgID, channel string, in StartInpu
 
 // agent reads an active agent of the organization: another
 // organization's is not found, an inactive one a conflict.
+// Agent is the organization's agent that can answer: not found, or a
+// conflict when inactive.
+func (s *Service) Agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
+	return s.agent(ctx, orgID, id)
+}
+
 func (s *Service) agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.d.Agents.GetAgent(ctx, orgID, id)
 	if errors.Is(err, sqldb.ErrNotFound) {

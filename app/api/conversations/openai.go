@@ -306,3 +306,17 @@ func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.P
 func modelView(a agentstore.Agent) map[string]any {
 	return map[string]any{"id": a.ID, "object": "model", "created": a.CreatedAt.Unix(), "owned_by": "agentd", "name": a.Name}
 }
+
+// Model answers GET /api/v1/openai/models/{id} (models.retrieve): the
+// agent as a model; an inactive agent is not listed, so it is not found.
+func (h *Handlers) Model(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	a, err := h.d.Conv.Agent(r.Context(), httpx.OrgID(r), p.ByName("id"))
+	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {
+		return errs.Wrap(errs.NotFound, "model not found: no agent "+p.ByName("id")+" that can answer (GET /api/v1/openai/models)", err)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, modelView(a))
+	return nil
+}
