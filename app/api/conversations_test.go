@@ -186,13 +186,15 @@ func TestConversationUpstreamFailures(t *testing.T) {
 		msg   string
 	}{
 		{"500", llmtest.Reply{Status: 500}, 502, "model service openai at 127.0.0.1"},
-		{"503", llmtest.Reply{Status: 503}, 502, "unavailable"},
+		{"503", llmtest.Reply{Status: 503}, 502, "(scripted) answered HTTP 503"},
+		{"401", llmtest.Reply{Status: 401}, 502, "(scripted) answered HTTP 401"},
+		{"504", llmtest.Reply{Status: 504}, 504, "(scripted) answered HTTP 504"},
 		{"dropped", llmtest.Reply{Content: "We open at seven and close", DropAfter: 2}, 502, "unavailable"},
 		{"slow", llmtest.Reply{Content: "late", Delay: 5 * time.Second}, 504, "did not answer in time"},
 	} {
 		e.model.Push(c.reply)
 		code, _, b := e.say(e.key, id, "When does the bakery open?")
-		if code != c.code || !strings.Contains(string(b), c.msg) {
+		if code != c.code || !strings.Contains(string(b), c.msg) || strings.Contains(string(b), "scripted failure") {
 			t.Errorf("%s: %d %s", c.name, code, b)
 		}
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -80,7 +81,30 @@ func (m *mux) router(path string) *httprouter.Router {
 	return nil
 }
 
+// has reports whether a route answers method on path.
+func (m *mux) has(method, path string) bool {
+	if _, ok := m.exact[path][method]; ok {
+		return true
+	}
+	for _, p := range m.prefixes {
+		if strings.HasPrefix(path, p) {
+			if h, _, _ := m.routers[p].Lookup(method, path); h != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (m *mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// HEAD is GET without the body (RFC 9110 9.3.2), on every GET route.
+	if r.Method == http.MethodHead && m.has(http.MethodGet, r.URL.Path) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		g := r.WithContext(ctx)
+		g.Method = http.MethodGet
+		w, r = &headWriter{ResponseWriter: w, cancel: cancel}, g
+	}
 	if byMethod, ok := m.exact[r.URL.Path]; ok {
 		if h, ok := byMethod[r.Method]; ok {
 			h(w, r, nil)
@@ -97,3 +121,21 @@ func (m *mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.notFound.ServeHTTP(w, r)
 }
+
+// headWriter answers a HEAD served by a GET handler. net/http drops the
+// body of a HEAD (and counts it for Content-Length); the first flush ends
+// the handler, so a stream (server-sent events) sends its headers and stops
+// instead of running on with nothing to send.
+type headWriter struct {
+	http.ResponseWriter
+	cancel context.CancelFunc
+}
+
+func (h *headWriter) FlushError() error {
+	err := http.NewResponseController(h.ResponseWriter).Flush()
+	h.cancel()
+	return err
+}
+
+// Unwrap lets http.ResponseController reach the real writer for deadlines.
+func (h *headWriter) Unwrap() http.ResponseWriter { return h.ResponseWriter }

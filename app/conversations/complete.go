@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"
@@ -78,6 +79,9 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 	if err != nil {
 		return Completion{}, err
 	}
+	if err := toolClash(a, in.Tools); err != nil {
+		return Completion{}, err
+	}
 	if in.CallID != "" {
 		if err := liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
 			return Completion{}, err
@@ -119,4 +123,19 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 	}
 	return Completion{Content: res.content, ToolCalls: res.pending, FinishReason: res.finish, Usage: res.usage,
 		Citations: nonNil(res.citations)}, nil
+}
+
+// toolClash refuses a caller tool named like one agentd runs (its search
+// tools, the agent's url tools): the model would see two tools under one
+// name, and agentd could not tell whose call it got.
+func toolClash(a agentstore.Agent, tools []llm.Tool) error {
+	ours := agentTools(a)
+	for i, t := range tools {
+		_, agents := ours[t.Name]
+		if t.Name == toolSearchKnowledge || t.Name == toolSearchListings || agents {
+			return errs.InvalidField(fmt.Sprintf("tools.%d.function.name", i),
+				fmt.Sprintf("%q is the name of a tool agentd runs for this agent: rename the caller's tool", t.Name))
+		}
+	}
+	return nil
 }

@@ -56,6 +56,21 @@ func (s *Service) countMessage(m llm.Message) int {
 	return n
 }
 
+// countUsage is a round's usage by agentd's tokenizer (cl100k, as the
+// prompt is trimmed), for a model service that reports none: clients
+// showing or billing usage get an estimate, not zeros.
+func (s *Service) countUsage(msgs []llm.Message, tools []llm.Tool, content string, calls []llm.ToolCall) llm.Usage {
+	p := 3 // every answer is primed with the assistant's header
+	for _, m := range msgs {
+		p += s.countMessage(m)
+	}
+	for _, t := range tools {
+		p += 8 + s.tokens.CountTokens(t.Name) + s.tokens.CountTokens(t.Description) + s.tokens.CountTokens(string(t.Parameters))
+	}
+	c := s.countMessage(llm.Message{Content: content, ToolCalls: calls}) - 4
+	return llm.Usage{PromptTokens: p, CompletionTokens: c, TotalTokens: p + c}
+}
+
 // fit trims the prompt to the context budget (less a reserve for the
 // answer): the oldest history first, then the weakest passages. The
 // history kept starts with a user message, so no tool result is orphaned.
@@ -160,7 +175,11 @@ func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge,
 		if err != nil {
 			return result{}, err
 		}
-		res.usage.Add(resp.Usage)
+		u := resp.Usage
+		if u.PromptTokens == 0 && u.CompletionTokens == 0 {
+			u = s.countUsage(msgs, offered, resp.Content, resp.ToolCalls) // the service reported none
+		}
+		res.usage.Add(u)
 		content.WriteString(resp.Content)
 		res.finish = resp.FinishReason
 		if len(resp.ToolCalls) == 0 || offered == nil {

@@ -160,7 +160,7 @@ type View struct {
 	CreatedAt    string          `json:"createdAt"`
 	UpdatedAt    string          `json:"updatedAt"`
 	EndedAt      *string         `json:"endedAt"`
-	Messages     []Message       `json:"messages,omitempty"`
+	Messages     []Message       `json:"messages,omitzero"` // [] when read one by one and empty
 }
 
 // NewView is the API view of a stored conversation.
@@ -252,6 +252,12 @@ func (s *Service) Start(ctx context.Context, orgID, channel string, in StartInpu
 
 // agent reads an active agent of the organization: another
 // organization's is not found, an inactive one a conflict.
+// Agent is the organization's agent that can answer: not found, or a
+// conflict when inactive.
+func (s *Service) Agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
+	return s.agent(ctx, orgID, id)
+}
+
 func (s *Service) agent(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.d.Agents.GetAgent(ctx, orgID, id)
 	if errors.Is(err, sqldb.ErrNotFound) {
@@ -285,6 +291,9 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (View, error) {
 	msgs, err := s.d.Store.Messages(ctx, id)
 	if err != nil {
 		return View{}, err
+	}
+	if msgs == nil {
+		msgs = []convstore.Message{} // clients expect "messages": []
 	}
 	return NewView(c, msgs), nil
 }

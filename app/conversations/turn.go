@@ -139,7 +139,13 @@ func (s *Service) runTurn(ctx context.Context, in runInput) (result, error) {
 		}
 	}
 	if s.cfg.Model == nil {
-		return s.builtin(in.agent, ps, in.onDelta), nil
+		res := s.builtin(in.agent, ps, in.onDelta)
+		msgs := in.history
+		if in.user != "" {
+			msgs = append(msgs[:len(msgs):len(msgs)], llm.Message{Role: "user", Content: in.user})
+		}
+		res.usage = s.countUsage(msgs, nil, res.content, nil)
+		return res, nil
 	}
 	return s.generate(ctx, in, k, ps)
 }

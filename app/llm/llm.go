@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 
 	"github.com/agentd/agentd/internal/errs"
 )
@@ -106,6 +107,20 @@ func tooLarge(name string, err error) error {
 func unavailable(name string, err error) error {
 	e := errs.Wrap(errs.BadGateway, "model service "+name+" unavailable", err)
 	e.Code = CodeUnavailable
+	return e
+}
+
+// answered is a status other than 200 from the model service: the message
+// names the service, the model and the status so the operator sees a 401
+// (bad key) or a 400 (bad model name) from the API; the body only wrapped,
+// for the log, since it may repeat what the caller sent.
+func answered(name, model string, err *StatusError) error {
+	kind, code := errs.BadGateway, CodeUnavailable
+	if err.Status == http.StatusGatewayTimeout || err.Status == http.StatusRequestTimeout {
+		kind, code = errs.GatewayTimeout, CodeTimeout
+	}
+	e := errs.Wrap(kind, fmt.Sprintf("model service %s (%s) answered HTTP %d", name, model, err.Status), err)
+	e.Code = code
 	return e
 }
 

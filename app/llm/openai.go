@@ -83,11 +83,7 @@ func (o *OpenAI) Chat(ctx context.Context, req Request, onDelta func(string)) (R
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		err := &StatusError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(msg))}
-		if resp.StatusCode == http.StatusGatewayTimeout || resp.StatusCode == http.StatusRequestTimeout {
-			return Response{}, timeout(o.Name(), err)
-		}
-		return Response{}, unavailable(o.Name(), err)
+		return Response{}, answered(o.Name(), o.model(req), &StatusError{Status: resp.StatusCode, Body: string(bytes.TrimSpace(msg))})
 	}
 	var out Response
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
@@ -168,11 +164,16 @@ func WireMessages(ms []Message) []wireMessage {
 	return out
 }
 
-func (o *OpenAI) encode(req Request) ([]byte, error) {
-	model := req.Model
-	if model == "" {
-		model = o.cfg.Model
+// model is the model a request asks for: its own or the configured one.
+func (o *OpenAI) model(req Request) string {
+	if req.Model != "" {
+		return req.Model
 	}
+	return o.cfg.Model
+}
+
+func (o *OpenAI) encode(req Request) ([]byte, error) {
+	model := o.model(req)
 	body := map[string]any{}
 	for k, v := range req.Extra {
 		body[k] = v

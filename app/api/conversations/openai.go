@@ -3,6 +3,7 @@ package conversations
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,8 +57,14 @@ type oaPart struct {
 	Text string `json:"text"`
 }
 
-// oaContent is content as a string, an array of parts, or null.
-type oaContent string
+// oaContent is content as a string, an array of parts, or null: its text,
+// and the first part that is not text (image_url, input_audio, file), which
+// the model path cannot take and so is refused rather than dropped.
+type oaContent struct {
+	text    string
+	other   string // the type of the first part that is not text
+	otherAt int
+}
 
 func (c *oaContent) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
@@ -65,7 +72,7 @@ func (c *oaContent) UnmarshalJSON(b []byte) error {
 	}
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
-		*c = oaContent(s)
+		c.text = s
 		return nil
 	}
 	var parts []oaPart
@@ -73,10 +80,13 @@ func (c *oaContent) UnmarshalJSON(b []byte) error {
 		return errs.InvalidField("messages.content", "must be a string or an array of text parts")
 	}
 	var sb strings.Builder
-	for _, p := range parts {
+	for i, p := range parts {
+		if p.Type != "text" && p.Type != "input_text" && c.other == "" {
+			c.other, c.otherAt = p.Type, i
+		}
 		sb.WriteString(p.Text)
 	}
-	*c = oaContent(sb.String())
+	c.text = sb.String()
 	return nil
 }
 
@@ -108,6 +118,8 @@ type oaTool struct {
 
 type oaRequest struct {
 	Model         string      `json:"model"`
+	N             *int        `json:"n"`
+	Logprobs      *bool       `json:"logprobs"`
 	Messages      []oaMessage `json:"messages"`
 	Stream        bool        `json:"stream"`
 	Tools         []oaTool    `json:"tools"`
@@ -130,6 +142,13 @@ func (h *Handlers) completionInput(body []byte, callID string) (conversations.Co
 	if req.Model == "" {
 		return conversations.CompleteInput{}, req, errs.InvalidField("model", "required: the id of an agent (GET /api/v1/openai/models)")
 	}
+	// Fields agentd cannot honour are refused, not silently dropped.
+	if req.N != nil && *req.N > 1 {
+		return conversations.CompleteInput{}, req, errs.InvalidField("n", "agentd answers with one choice: n must be 1")
+	}
+	if req.Logprobs != nil && *req.Logprobs {
+		return conversations.CompleteInput{}, req, errs.InvalidField("logprobs", "agentd does not return log probabilities: logprobs must be false")
+	}
 	in := conversations.CompleteInput{AgentID: req.Model, CallID: callID}
 	roles := map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 	for i, m := range req.Messages {
@@ -140,7 +159,11 @@ func (h *Handlers) completionInput(body []byte, callID string) (conversations.Co
 		if role == "developer" {
 			role = "system"
 		}
-		lm := llm.Message{Role: role, Content: string(m.Content), ToolCallID: m.ToolCallID}
+		if m.Content.other != "" {
+			return in, req, errs.InvalidField(fmt.Sprintf("messages.%d.content.%d.type", i, m.Content.otherAt),
+				fmt.Sprintf("%q parts are not supported: agentd's model path takes text only", m.Content.other))
+		}
+		lm := llm.Message{Role: role, Content: m.Content.text, ToolCallID: m.ToolCallID}
 		for _, c := range m.ToolCalls {
 			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
@@ -282,4 +305,18 @@ func (h *Handlers) Models(w http.ResponseWriter, r *http.Request, _ httprouter.P
 
 func modelView(a agentstore.Agent) map[string]any {
 	return map[string]any{"id": a.ID, "object": "model", "created": a.CreatedAt.Unix(), "owned_by": "agentd", "name": a.Name}
+}
+
+// Model answers GET /api/v1/openai/models/{id} (models.retrieve): the
+// agent as a model; an inactive agent is not listed, so it is not found.
+func (h *Handlers) Model(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	a, err := h.d.Conv.Agent(r.Context(), httpx.OrgID(r), p.ByName("id"))
+	if errs.Is(err, errs.Conflict) || errs.Is(err, errs.NotFound) {
+		return errs.Wrap(errs.NotFound, "model not found: no agent "+p.ByName("id")+" that can answer (GET /api/v1/openai/models)", err)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, modelView(a))
+	return nil
 }

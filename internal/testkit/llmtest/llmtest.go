@@ -42,6 +42,9 @@ type Reply struct {
 	HugeLine         int
 	PromptTokens     int
 	CompletionTokens int
+	// NoUsage is a server that reports no usage (many local servers):
+	// usage null when whole, no usage chunk when streamed.
+	NoUsage bool
 }
 
 // Message is one message of a received request.
@@ -256,6 +259,9 @@ func finish(rep Reply) string {
 }
 
 func usage(rep Reply) map[string]int {
+	if rep.NoUsage {
+		return nil
+	}
 	return map[string]int{"prompt_tokens": rep.PromptTokens, "completion_tokens": rep.CompletionTokens,
 		"total_tokens": rep.PromptTokens + rep.CompletionTokens}
 }
@@ -339,6 +345,10 @@ func (s *Server) stream(w http.ResponseWriter, req Request, rep Reply) {
 		}
 	}
 	send(map[string]any{}, finish(rep), nil)
+	if rep.NoUsage {
+		fmt.Fprint(w, "data: [DONE]\n\n")
+		return
+	}
 	b, _ := json.Marshal(map[string]any{"id": "chatcmpl-scripted", "object": "chat.completion.chunk",
 		"model": req.Model, "choices": []any{}, "usage": usage(rep)})
 	fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
