@@ -126,8 +126,12 @@ func TestJitterBufferLossyStream(t *testing.T) {
 	st := s.Stats()
 	// A packet or two may still come late on a machine so loaded that
 	// the sender's own timers slip well past the 40 ms (the delay then
-	// grows); everything else must be heard.
-	if heard != n-len(peer.lost)-st.Late || st.Late > 3 {
+	// grows); everything else must be heard. A stall of the reader itself
+	// over 100 ms makes the buffer start again from the newest packet
+	// (a resync, by design: a caller must not hear the past); the frames
+	// it dropped then are counted by Resyncs, not heard, so the exact
+	// count is checked only on a run without one. Order and loss still are.
+	if st.Resyncs == 0 && (heard != n-len(peer.lost)-st.Late || st.Late > 3) {
 		t.Errorf("heard %d packets' frames, sent %d (lost %d, late %d); stats %+v", heard, n-len(peer.lost), len(peer.lost), st.Late, st)
 	}
 	if len(peer.lost) < 5 {
