@@ -218,6 +218,12 @@ var ErrEnded = fmt.Errorf("conversation has ended: %w", sqldb.ErrConflict)
 // transaction, numbered after the ones already stored; IDs and times are
 // set here and the stored messages returned.
 func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Message) ([]Message, error) {
+	return s.appendTurn(ctx, orgID, convID, msgs, true)
+}
+
+// appendTurn is AppendTurn; with transcript false a call's turn is not
+// added to the call's transcript (AppendVoiceTurn).
+func (s *Store) appendTurn(ctx context.Context, orgID, convID string, msgs []Message, transcript bool) ([]Message, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	// The count is raised first: the UPDATE takes the conversation's row
 	// lock, so concurrent turns of one conversation (from several
@@ -254,7 +260,7 @@ func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 				return err
 			}
 		}
-		if callID.Valid { // a voice call's turns are its transcript too
+		if callID.Valid && transcript { // a voice call's turns are its transcript too
 			return appendCallTranscript(ctx, tx, callID.String, msgs, now)
 		}
 		return nil
