@@ -23,6 +23,7 @@ import (
 	"github.com/agentd/agentd/app/features"
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/internal/metrics"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
@@ -156,7 +157,7 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 		go ServeMetrics(ctx, a.metricsLn, reg, cfg.Log)
 	}
 	a.f, err = features.Open(ctx, features.Config{DBPath: cfg.DBPath, Workers: true, Metrics: reg, Calls: cfg.Calls, KB: cfg.KB,
-		Webhooks: cfg.Webhooks, LLM: cfg.LLM, Widget: cfg.Widget, Log: cfg.Log,
+		Webhooks: cfg.Webhooks, LLM: cfg.LLM, Widget: cfg.Widget, Log: cfg.Log, Recordings: recordings.Config{Dir: t.TempDir()},
 		Analysis: analysis.Config{Poll: cfg.AnalysisPoll, RetryBase: cfg.AnalysisRetry}})
 	if err != nil {
 		ln.Close()
@@ -167,7 +168,7 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 		ReadTimeout: cfg.ReadTimeout, EnforceV1Roles: cfg.EnforceV1Roles, Webhooks: cfg.Webhooks, Metrics: reg, Log: cfg.Log},
 		Deps{Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
 			Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
-			Analysis: f.Analysis, AgentTests: f.AgentTests,
+			Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
 			Stores: Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
 				Dashboard: f.Stores.Dashboard, Shared: f.Stores.Postgres()}})
 	base := cfg.PublicURL

@@ -20,12 +20,12 @@ func TestDashboardBesideTheAPI(t *testing.T) {
 		t.Fatalf("openapi: %d", code)
 	}
 	for p := range doc.Paths {
-		if !strings.HasPrefix(p, "/api/") && p != "/healthz" {
+		if !strings.HasPrefix(p, "/api/") && p != "/healthz" && p != "/mcp" { // /mcp: the MCP endpoint
 			t.Errorf("the OpenAPI document lists %s", p)
 		}
 	}
 	for _, rt := range e.app.srv.table {
-		if !strings.HasPrefix(rt.path, "/api/") && rt.path != "/healthz" {
+		if !strings.HasPrefix(rt.path, "/api/") && rt.path != "/healthz" && rt.path != "/mcp" {
 			t.Errorf("page route %s %s in the API route table", rt.method, rt.path)
 		}
 	}
