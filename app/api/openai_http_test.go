@@ -277,6 +277,23 @@ func TestOpenAINodeClient(t *testing.T) {
 			Status  int
 			Message string
 		}
+		Retrieved struct{ ID, Object string }
+		Response  struct {
+			ID, Text string
+			Usage    struct {
+				Total int `json:"total_tokens"`
+			}
+		}
+		ResponseStream struct {
+			Events     []string
+			Text       string
+			OutputText *string
+			Usage      struct {
+				Total int `json:"total_tokens"`
+			}
+		}
+		FollowUp     struct{ Text, Previous string }
+		ResponseCall []struct{ Name, CallID string }
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node output %s: %v", out, err)
@@ -295,6 +312,23 @@ func TestOpenAINodeClient(t *testing.T) {
 	}
 	if got.Error.Status != 404 || !strings.Contains(got.Error.Message, "agent not found") {
 		t.Errorf("error %+v", got.Error)
+	}
+	if got.Retrieved.ID != e.agentID || got.Retrieved.Object != "model" {
+		t.Errorf("models.retrieve %+v", got.Retrieved)
+	}
+	if !strings.HasPrefix(got.Response.ID, "resp_") || got.Response.Text != "We open at seven." || got.Response.Usage.Total != 44 {
+		t.Errorf("responses.create %+v", got.Response)
+	}
+	ev := strings.Join(got.ResponseStream.Events, ",")
+	if got.ResponseStream.Text != "We open at seven." || got.ResponseStream.Usage.Total != 44 || !strings.HasPrefix(ev, "response.created,response.in_progress,") ||
+		!strings.HasSuffix(ev, ",response.output_item.done,response.completed") {
+		t.Errorf("responses.create streamed %+v", got.ResponseStream)
+	}
+	if got.FollowUp.Text != "We open at seven." || got.FollowUp.Previous != got.Response.ID {
+		t.Errorf("responses.stream with previous_response_id %+v", got.FollowUp)
+	}
+	if len(got.ResponseCall) != 1 || got.ResponseCall[0].Name != "hang_up" || got.ResponseCall[0].CallID != "call_h" {
+		t.Errorf("responses.create with a tool %+v", got.ResponseCall)
 	}
 }
 
