@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -221,14 +218,6 @@ func TestOpenAIErrors(t *testing.T) {
 
 // The official openai npm client, streaming and not, against agentd.
 func TestOpenAINodeClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: CI installs it (.ci/run)")
-	}
-	dir, _ := filepath.Abs("../../test/openai-node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
-		t.Skip("test/openai-node/node_modules is missing: run npm ci there (.ci/run does)")
-	}
 	e := newConvEnv(t, true, nil)
 	e.model.Answer(func(r llmtest.Request) llmtest.Reply {
 		if slicesContains(r.ToolNames(), "hang_up") {
@@ -236,21 +225,8 @@ func TestOpenAINodeClient(t *testing.T) {
 		}
 		return llmtest.Reply{Content: "We open at seven.", PromptTokens: 40, CompletionTokens: 4}
 	})
-	cmd := exec.Command(node, "client.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTD_BASE_URL="+e.url+"/api/v1/openai", "AGENTD_KEY="+e.key, "AGENTD_AGENT="+e.agentID)
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("node client timed out")
-	}
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
+	out := nodeScript(t, "openai-node", "openai", "client.mjs",
+		"AGENTD_BASE_URL="+e.url+"/api/v1/openai", "AGENTD_KEY="+e.key, "AGENTD_AGENT="+e.agentID)
 	var got struct {
 		Models []string
 		Whole  struct {
