@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // hostPage is a site's page embedding the snippet under a strict CSP that
@@ -266,4 +268,43 @@ func TestWidgetDashboardInBrowser(t *testing.T) {
 	if txt := get(ctx, t, "page", chromedp.Text(css("main"))); !strings.Contains(strings.ToLower(txt), "not found") {
 		t.Fatalf("another organization's conversation: %q", txt)
 	}
+}
+
+// With a model, the widget shows a chip for each source the answer cites
+// ([n]) and none for an answer citing nothing; config.title is the header.
+func TestWidgetCitedChipsInBrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	e := newWidgetEnv(t, true, map[string]any{"title": "Lisbon bakery"})
+	site := httptest.NewServer(hostPage(e.url, e.agentID))
+	t.Cleanup(site.Close)
+	port := site.URL[strings.LastIndex(site.URL, ":")+1:]
+	if code, _, b := e.do("PATCH", "/api/v1/agents/"+e.agentID, e.key, map[string]any{"config": map[string]any{
+		"title": "Lisbon bakery", "allowedDomains": []string{"http://localhost:" + port}}}); code != 200 {
+		t.Fatalf("list the site: %d %s", code, b)
+	}
+	e.model.Push(llmtest.Reply{Content: "We open at 7:00 [1]."}, llmtest.Reply{Content: "I can't say."})
+	wait := func(what, cond string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](in(cond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](in(`return r.innerHTML`)))
+			t.Fatalf("%s: %v\nwidget: %s", what, err, html)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate("http://localhost:"+port+"/")); err != nil {
+		t.Fatal(err)
+	}
+	wait("title", `return r.querySelector("header h2").textContent === "Lisbon bakery"`)
+	send := func(text string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, do(in(`const p = r.querySelector(".panel"); if (p.hidden) r.querySelector(".launch").click(); return true`)),
+			chromedp.KeyEvent(text), chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("When does the bakery open?")
+	wait("cited answer", `const b = [...r.querySelectorAll(".msg.bot:not(.greeting)")]; return b.length === 1 && !b[0].hasAttribute("aria-busy") &&
+		b[0].querySelectorAll(".cite").length === 1 && b[0].querySelector(".cite").textContent === "Opening hours"`)
+	send("Is the moon made of bread?")
+	wait("uncited answer", `const b = [...r.querySelectorAll(".msg.bot:not(.greeting)")]; return b.length === 2 && !b[1].hasAttribute("aria-busy") &&
+		b[1].textContent.includes("I can't say.") && b[1].querySelectorAll(".cite").length === 0`)
 }
