@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
@@ -235,4 +236,59 @@ func (e *convEnv) rsStream(t *testing.T, body map[string]any) (events []string, 
 		}
 	}
 	return events, data
+}
+
+// With x-agentd-call-id the Responses turns go to the call's conversation
+// (channel voice), continued with previous_response_id; store: false keeps
+// nothing to continue from; a stream cut after its first words ends with
+// error and response.failed.
+func TestOpenAIResponsesCallStoreAndFailure(t *testing.T) {
+	e := newConvEnv(t, true, nil, fastSim(time.Minute))
+	call := e.voiceAgent(e.orgID)
+	callID := e.outbound(e.key, call.ID, "+15550002222")
+	prev := ""
+	for i, q := range []string{"When do you open?", "And close?"} {
+		e.model.Push(llmtest.Reply{Content: "Answer " + q})
+		body := map[string]any{"model": call.ID, "input": q}
+		if prev != "" {
+			body["previous_response_id"] = prev
+		}
+		code, b := e.bearer("POST", "/api/v1/openai/responses", e.key, body, "x-agentd-call-id", callID)
+		var out rsOut
+		if json.Unmarshal(b, &out); code != 200 {
+			t.Fatalf("turn %d: %d %s", i, code, b)
+		}
+		prev = out.ID
+	}
+	if !strings.Contains(e.model.Last().All(), "Answer When do you open?") {
+		t.Fatalf("second turn without the first: %s", e.model.Last().All())
+	}
+	var l conversationListBody
+	e.doJSON("GET", "/api/v1/conversations", e.key, nil, &l)
+	if l.Data.Total != 1 || l.Data.Conversations[0].Channel != "voice" || *l.Data.Conversations[0].CallID != callID {
+		t.Fatalf("conversations %+v", l)
+	}
+	if v := e.conversation(e.key, l.Data.Conversations[0].ID); len(v.Messages) != 4 || v.Messages[3].Content != "Answer And close?" {
+		t.Fatalf("call conversation %+v", v.Messages)
+	}
+
+	e.model.Push(llmtest.Reply{Content: "Not kept."})
+	code, unstored, b := e.respond(t, map[string]any{"model": e.agentID, "input": "hi", "store": false})
+	if code != 200 || unstored.OutputText != "Not kept." {
+		t.Fatalf("store false: %d %s", code, b)
+	}
+	if code, _, b := e.respond(t, map[string]any{"model": e.agentID, "input": "again", "previous_response_id": unstored.ID}); code != 400 {
+		t.Fatalf("continuing an unstored response: %d %s", code, b)
+	}
+	e.doJSON("GET", "/api/v1/conversations", e.key, nil, &l)
+	if l.Data.Total != 1 {
+		t.Fatalf("store false made a conversation: %+v", l)
+	}
+
+	e.model.Push(llmtest.Reply{Content: "one two three four five six", DropAfter: 2})
+	events, data := e.rsStream(t, map[string]any{"model": e.agentID, "input": "When do you open?", "stream": true})
+	n := len(events)
+	if n < 3 || events[n-2] != "error" || events[n-1] != "response.failed" || !bytes.Contains(data[n-2], []byte("model service")) {
+		t.Fatalf("cut stream: %v %s", events, data[n-1])
+	}
 }
