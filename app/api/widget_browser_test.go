@@ -153,8 +153,14 @@ func TestWidgetInBrowser(t *testing.T) {
 		return l.width * l.height === 0 || l.right <= p.left || l.left >= p.right || l.bottom <= p.top || l.top >= p.bottom`)
 	check("the agent's name in the header", `return r.querySelector("header h2").textContent === "Baker"`)
 	run("shot 360", shoot(shots, "widget-360"))
+	run("phone on its side", chromedp.EmulateViewport(740, 360))
+	wait("covers the screen on its side", `const b = r.querySelector(".panel").getBoundingClientRect();
+		return b.left === 0 && b.top === 0 && b.right === innerWidth && b.bottom === innerHeight && innerWidth === 740`)
+	run("shot 740x360", shoot(shots, "widget-740x360"))
+	run("upright again", chromedp.EmulateViewport(360, 740))
 	run("close on the phone", do(in(`r.querySelector(".close").click(); return true`)))
 	check("launcher back", `const l = r.querySelector(".launch").getBoundingClientRect(); return r.querySelector(".panel").hidden && l.width === 56 && l.right <= 360 && l.bottom <= 740`)
+	run("shot 360 closed", shoot(shots, "widget-360-closed"))
 	open()
 
 	// New conversation starts over, and the next reload stays fresh.

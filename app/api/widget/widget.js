@@ -54,10 +54,10 @@
     "form button{border:0;border-radius:10px;background:var(--p);color:#fff;padding:0 14px;cursor:pointer;font:inherit}",
     "button:disabled{opacity:.55;cursor:default}",
     ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
-    // Phones: the open panel is the whole screen (these selectors outrank
-    // the position rules above) and the launcher steps aside; the header's
-    // close button closes it.
-    "@media (max-width:480px){:host(:not(.preview)) .panel.panel{position:fixed;inset:0;width:auto;height:auto;max-height:none;border:0;border-radius:0}",
+    // Phones (upright or on their side): the open panel is the whole screen
+    // (these selectors outrank the position rules above) and the launcher
+    // steps aside; the header's close button closes it.
+    "@media (max-width:480px),(max-height:480px){:host(:not(.preview)) .panel.panel{position:fixed;inset:0;width:auto;height:auto;max-height:none;border:0;border-radius:0}",
     ":host(.open:not(.preview)) .launch{display:none}header button{padding:8px 10px}}"
   ].join("");
 
