@@ -257,6 +257,15 @@ func TestWidgetDashboardInBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("preview does not follow the form: %v", err)
 	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => `+preview+`.querySelector("header h2")?.textContent === "Baker")()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview header is not the agent's name: %v", err)
+	}
+	run("edit title", chromedp.SendKeys(css("#a-title"), "Padaria"))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => `+preview+`.querySelector("header h2")?.textContent === "Padaria")()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview header does not follow the title: %v", err)
+	}
 	run("shot agent", shoot(shots, "agent-widget"))
 	if html := get(ctx, t, "page", chromedp.OuterHTML(css("main"))); strings.Contains(html, "an empty list allows none") {
 		t.Fatal("warning shown for an agent with domains")

@@ -430,6 +430,7 @@
       st.off = true;
       send.disabled = true;
       panel.hidden = false;
+      path.setAttribute("d", CROSS);
       launch.setAttribute("aria-expanded", "true");
       return;
     }
