@@ -59,6 +59,7 @@ func TestValidateFieldPaths(t *testing.T) {
 		{`{"name":"a","type":"voice","config":{"endCallMessage":"` + strings.Repeat("m", 1001) + `"}}`, "config.endCallMessage", "config.endCallMessage: at most 1000 characters"},
 		{`{"name":"a","type":"chat","config":{"voice":"alloy"}}`, "config.voice",
 			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay)"},
+		{`{"name":"a","type":"chat","config":{"title":"` + strings.Repeat("t", 101) + `"}}`, "config.title", "config.title: at most 100 characters"},
 		{`{"name":"a","type":"chat","config":{"allowedDomains":["ok.com","https://x.com/"]}}`, "config.allowedDomains.1",
 			`config.allowedDomains.1: "https://x.com/" is not a site (example.com, *.example.com, https://example.com or http://localhost:8080)`},
 		{`{"name":"a","type":"chat","tools":[{"id":"t","name":"n"},{"id":"t","name":"m"}]}`, "tools.1.id", `tools.1.id: "t" is used by another tool`},

@@ -37,7 +37,7 @@ func callItem(id string, c llm.ToolCall, args, status string) map[string]any {
 	return map[string]any{"type": "function_call", "id": id, "call_id": c.ID, "name": c.Name, "arguments": args, "status": status}
 }
 
-// rsView is a response object; out is nil while it is in progress.
+// rsView writes the response object of one request, in progress or done.
 type rsView struct {
 	id      string
 	created int64
