@@ -109,6 +109,16 @@ func TestOpenAIResponses(t *testing.T) {
 		t.Fatalf("the round trip's messages: %s", last.Body)
 	}
 
+	// Once its conversation has ended, a response is not continued (409),
+	// and the model is not asked.
+	if code := e.doJSON("POST", "/api/v1/conversations/"+convs.Data.Conversations[0].ID+"/end", e.key, nil, nil); code != 200 {
+		t.Fatalf("end: %d", code)
+	}
+	asked := e.model.Requests.Load()
+	if code, _, b := e.respond(t, map[string]any{"model": e.agentID, "previous_response_id": done.ID, "input": "More?"}); code != 409 || e.model.Requests.Load() != asked {
+		t.Fatalf("continuing an ended conversation: %d %s", code, b)
+	}
+
 	// An item_reference to an earlier answer resolves to its text.
 	e.model.Push(llmtest.Reply{Content: "Yes."})
 	if code, _, b := e.respond(t, map[string]any{"model": e.agentID, "input": []any{

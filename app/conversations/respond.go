@@ -146,6 +146,12 @@ func (s *Service) Respond(ctx context.Context, orgID string, calls CallReader, i
 			return Response{}, err
 		}
 		msgs, convID = ms, prev.ConversationID
+		// An ended conversation takes no more turns: say so before the model runs.
+		if c, err := s.d.Store.Get(ctx, orgID, convID); err != nil {
+			return Response{}, convErr(err)
+		} else if c.Status != "active" && in.CallID == "" && in.Store {
+			return Response{}, errs.New(errs.Conflict, "conversation has ended: previous_response_id names a turn of an ended conversation")
+		}
 	}
 	lastRef := ""
 	for i, it := range in.Input {
