@@ -14,7 +14,7 @@ func addLLMFlags(c *cobra.Command, cfg *llm.Config) {
 	f := c.Flags()
 	f.Var(cliflags.OneOf(&cfg.Kind, cliflags.String("AGENTD_LLM", "builtin"), "builtin", "openai"), "llm",
 		"model agents answer with: builtin (quotes the knowledge base, generates nothing, no network) or openai (any OpenAI-compatible /chat/completions) (env AGENTD_LLM)")
-	f.StringVar(&cfg.URL, "llm-url", cliflags.String("AGENTD_LLM_URL", ""), "base URL of the OpenAI-compatible service, e.g. http://127.0.0.1:11434/v1 (env AGENTD_LLM_URL)")
+	f.StringVar(&cfg.URL, "llm-url", cliflags.String("AGENTD_LLM_URL", ""), "base URL of the OpenAI-compatible service, with or without /v1, e.g. http://127.0.0.1:11434/v1 (env AGENTD_LLM_URL)")
 	f.StringVar(&cfg.Model, "llm-model", cliflags.String("AGENTD_LLM_MODEL", ""), "model name; an agent's model field overrides it (env AGENTD_LLM_MODEL)")
 	f.StringVar(&cfg.APIKey, "llm-api-key", cliflags.String("AGENTD_LLM_API_KEY", ""), "API key of the model service, sent as a Bearer token (env AGENTD_LLM_API_KEY)")
 	f.DurationVar(&cfg.Timeout, "llm-timeout", cliflags.Duration("AGENTD_LLM_TIMEOUT", 60*time.Second), "time one model call may take; slower is a 504 (env AGENTD_LLM_TIMEOUT)")

@@ -9,12 +9,13 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/agentd/agentd/internal/baseurl"
 )
 
 // OpenAIConfig configures an OpenAI-compatible embeddings service: OpenAI,
@@ -65,9 +66,9 @@ type OpenAI struct {
 
 // NewOpenAI validates cfg, fills in defaults and returns the embedder.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("openai embedder: base URL %q must be an absolute http(s) URL", cfg.BaseURL)
+	u, err := baseurl.V1(cfg.BaseURL) // with or without /v1: the same service
+	if err != nil {
+		return nil, fmt.Errorf("openai embedder: base URL %q: %v", cfg.BaseURL, err)
 	}
 	switch {
 	case strings.TrimSpace(cfg.Model) == "":
@@ -105,7 +106,7 @@ func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	endpoint := strings.TrimSuffix(u.String(), "/v1") + "/v1/embeddings"
+	endpoint := u.String() + "/embeddings"
 	return &OpenAI{cfg: cfg, endpoint: endpoint}, nil
 }
 

@@ -133,14 +133,15 @@ func (e *testEnv) conversation(key, id string) convView {
 	return out.Data
 }
 
-// The agent's instructions and a passage of its collection reach the
-// model; the passage is cited; the answer and usage are stored.
+// The agent's instructions and the numbered passages of its collection
+// reach the model; the passage the answer cites as [1] is its citation,
+// and only that one; the answer and usage are stored.
 func TestConversationModelTurn(t *testing.T) {
 	e := newConvEnv(t, true, nil)
-	e.model.Push(llmtest.Reply{Content: "We open at 7:00.", PromptTokens: 120, CompletionTokens: 5})
+	e.model.Push(llmtest.Reply{Content: "We open at 7:00 [1].", PromptTokens: 120, CompletionTokens: 5})
 	id := e.startConversation(e.key, e.agentID)
 	code, m, b := e.say(e.key, id, "When does the bakery open?")
-	if code != 200 || m.Content != "We open at 7:00." || m.Role != "assistant" {
+	if code != 200 || m.Content != "We open at 7:00 [1]." || m.Role != "assistant" {
 		t.Fatalf("answer: %d %s", code, b)
 	}
 	got := e.model.Last()
@@ -153,8 +154,20 @@ func TestConversationModelTurn(t *testing.T) {
 	if last := got.Messages[len(got.Messages)-1]; last.Role != "user" || last.Text() != "When does the bakery open?" {
 		t.Fatalf("last message %+v", last)
 	}
-	if len(m.Citations) == 0 || m.Citations[0].ExternalID != "hours" || !strings.Contains(m.Citations[0].Text, "7:00") {
+	if sys := got.Messages[0].Text(); !strings.Contains(sys, `<passage n="1" `) || !strings.Contains(sys, "like [1]") {
+		t.Fatalf("passages not numbered: %s", sys)
+	}
+	if len(m.Citations) != 1 || m.Citations[0].ExternalID != "hours" || !strings.Contains(m.Citations[0].Text, "7:00") {
 		t.Fatalf("citations %+v", m.Citations)
+	}
+	// Two passages in the prompt, the answer cites the second: only it is listed.
+	e.model.Push(llmtest.Reply{Content: "Returns within 30 days [2]."})
+	code, m2, b := e.say(e.key, e.startConversation(e.key, e.agentID), "Opening hours and returns: when do you open, and can I return bread?")
+	sys := e.model.Last().Messages[0].Text()
+	second := sys[strings.Index(sys, `<passage n="2" `)+1:]
+	if code != 200 || !strings.Contains(sys, `<passage n="1" `) || !strings.Contains(sys, `<passage n="2" `) || len(m2.Citations) != 1 ||
+		!strings.Contains(second[:strings.Index(second, ">")], `title="`+m2.Citations[0].Title+`"`) {
+		t.Fatalf("cited [2]: %d %s\nprompt: %s", code, b, sys)
 	}
 	if m.Usage == nil || m.Usage.PromptTokens != 120 || m.Usage.CompletionTokens != 5 {
 		t.Fatalf("usage %+v", m.Usage)
@@ -165,12 +178,15 @@ func TestConversationModelTurn(t *testing.T) {
 		t.Fatalf("second turn: %d %s", code, b)
 	}
 	all := e.model.Last().All()
-	if !strings.Contains(all, "user: When does the bakery open?") || !strings.Contains(all, "assistant: We open at 7:00.") {
+	if !strings.Contains(all, "user: When does the bakery open?") || !strings.Contains(all, "assistant: We open at 7:00 [1].") {
 		t.Fatalf("history missing: %s", all)
 	}
 	v := e.conversation(e.key, id)
 	if v.MessageCount != 4 || len(v.Messages) != 4 || v.Messages[0].Role != "user" || v.Messages[3].Content != "No, closed on Sundays." {
 		t.Fatalf("stored conversation %+v", v)
+	}
+	if n := len(v.Messages[3].Citations); n != 0 { // it cites no passage: it used none
+		t.Fatalf("an answer citing nothing lists %d citations", n)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
 // hostPage is a site's page embedding the snippet under a strict CSP that
@@ -108,6 +110,7 @@ func TestWidgetInBrowser(t *testing.T) {
 	check("host font kept out", `return !getComputedStyle(r.querySelector(".panel")).fontFamily.includes("serif") || getComputedStyle(r.querySelector(".panel")).fontFamily.includes("sans-serif")`)
 	check("host CSS untouched", `return getComputedStyle(document.getElementById("hostmsg")).backgroundColor === "rgb(250, 240, 200)"`)
 	open()
+	check("launcher is a close control", `const l = r.querySelector(".launch"); return l.getAttribute("aria-label") === "Close chat" && l.querySelector("path").getAttribute("d").startsWith("M6.4")`)
 	wait("greeting", `const g = r.querySelector(".msg.greeting"); return !!g && g.textContent.includes("Ask me about the Lisbon bakery")`)
 	check("focus in the message box", `return r.activeElement && r.activeElement.id === "agentd-input"`)
 	check("aria", `return r.querySelector('[role="log"]').getAttribute("aria-live") === "polite" && r.querySelector(".launch").getAttribute("aria-expanded") === "true"`)
@@ -140,21 +143,55 @@ func TestWidgetInBrowser(t *testing.T) {
 	run("escape", chromedp.KeyEvent(kb.Escape))
 	check("closed", `return r.querySelector(".panel").hidden && r.activeElement === r.querySelector(".launch")`)
 
-	// 360 px: the open panel fits the screen.
+	// 360 px: the open panel is the whole screen and the launcher covers
+	// none of it (bounding boxes); the header's button closes it.
 	run("phone", chromedp.EmulateViewport(360, 740))
 	open()
-	wait("fits", `const b = r.querySelector(".panel").getBoundingClientRect(); return b.left >= 0 && b.right <= 360 && b.top >= 0 && b.bottom <= 740 && b.width > 300`)
+	wait("covers the screen", `const b = r.querySelector(".panel").getBoundingClientRect();
+		return b.left === 0 && b.top === 0 && b.right === innerWidth && b.bottom === innerHeight && innerWidth === 360`)
+	check("launcher clear of the panel", `const p = r.querySelector(".panel").getBoundingClientRect(), l = r.querySelector(".launch").getBoundingClientRect();
+		return l.width * l.height === 0 || l.right <= p.left || l.left >= p.right || l.bottom <= p.top || l.top >= p.bottom`)
+	check("the agent's name in the header", `return r.querySelector("header h2").textContent === "Baker"`)
 	run("shot 360", shoot(shots, "widget-360"))
+	run("phone on its side", chromedp.EmulateViewport(740, 360))
+	wait("covers the screen on its side", `const b = r.querySelector(".panel").getBoundingClientRect();
+		return b.left === 0 && b.top === 0 && b.right === innerWidth && b.bottom === innerHeight && innerWidth === 740`)
+	run("shot 740x360", shoot(shots, "widget-740x360"))
+	run("upright again", chromedp.EmulateViewport(360, 740))
+	run("close on the phone", do(in(`r.querySelector(".close").click(); return true`)))
+	check("launcher back", `const l = r.querySelector(".launch").getBoundingClientRect(); return r.querySelector(".panel").hidden && l.width === 56 && l.right <= 360 && l.bottom <= 740`)
+	run("shot 360 closed", shoot(shots, "widget-360-closed"))
+	open()
 
 	// New conversation starts over, and the next reload stays fresh.
 	run("new", do(in(`r.querySelector(".new").click(); return true`)))
 	check("fresh", `return r.querySelectorAll(".msg").length === 1 && !!r.querySelector(".msg.greeting") && !localStorage.getItem("agentd-widget:`+e.agentID+`")`)
 
-	// The same page from an unlisted origin: "unavailable", not a broken page.
+	// The same page from an unlisted origin: "unavailable", not a broken
+	// page, and one console warning telling the site owner what to check.
+	cctx, stopConsole := context.WithCancel(ctx)
+	var warnings []string
+	consoleDone := make(chan struct{})
+	go func() {
+		defer close(consoleDone)
+		for m, err := range chromedp.Console(cctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleWarning && strings.Contains(m.Text, "agentd widget") {
+				warnings = append(warnings, m.Text)
+			}
+		}
+	}()
 	run("unlisted", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(unlisted))
 	wait("launcher (unlisted)", `return !!r.querySelector(".launch")`)
 	open()
 	wait("unavailable", `const n = r.querySelector(".note.err"); return !!n && n.textContent.includes("unavailable") && r.querySelector("textarea").disabled`)
+	stopConsole()
+	<-consoleDone
+	if origin := strings.TrimSuffix(unlisted, "/"); len(warnings) != 1 || !strings.Contains(warnings[0], origin) || !strings.Contains(warnings[0], "allowedDomains") {
+		t.Fatalf("console warnings on the refused origin %s: %q", origin, warnings)
+	}
 	check("page intact", `return document.getElementById("hostmsg").textContent === "Fresh bread every morning."`)
 	if code, h, b := e.pub("POST", "/api/public/chat/"+e.agentID+"/sessions", strings.TrimSuffix(unlisted, "/"), "", map[string]any{}); code != 403 || h.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("unlisted session: %d %v %s", code, h, b)
@@ -220,6 +257,15 @@ func TestWidgetDashboardInBrowser(t *testing.T) {
 		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
 		t.Fatalf("preview does not follow the form: %v", err)
 	}
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => `+preview+`.querySelector("header h2")?.textContent === "Baker")()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview header is not the agent's name: %v", err)
+	}
+	run("edit title", chromedp.SendKeys(css("#a-title"), "Padaria"))
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](`(() => `+preview+`.querySelector("header h2")?.textContent === "Padaria")()`,
+		chromedp.WithPollingTimeout(10*time.Second))); err != nil {
+		t.Fatalf("preview header does not follow the title: %v", err)
+	}
 	run("shot agent", shoot(shots, "agent-widget"))
 	if html := get(ctx, t, "page", chromedp.OuterHTML(css("main"))); strings.Contains(html, "an empty list allows none") {
 		t.Fatal("warning shown for an agent with domains")
@@ -237,4 +283,43 @@ func TestWidgetDashboardInBrowser(t *testing.T) {
 	if txt := get(ctx, t, "page", chromedp.Text(css("main"))); !strings.Contains(strings.ToLower(txt), "not found") {
 		t.Fatalf("another organization's conversation: %q", txt)
 	}
+}
+
+// With a model, the widget shows a chip for each source the answer cites
+// ([n]) and none for an answer citing nothing; config.title is the header.
+func TestWidgetCitedChipsInBrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	e := newWidgetEnv(t, true, map[string]any{"title": "Lisbon bakery"})
+	site := httptest.NewServer(hostPage(e.url, e.agentID))
+	t.Cleanup(site.Close)
+	port := site.URL[strings.LastIndex(site.URL, ":")+1:]
+	if code, _, b := e.do("PATCH", "/api/v1/agents/"+e.agentID, e.key, map[string]any{"config": map[string]any{
+		"title": "Lisbon bakery", "allowedDomains": []string{"http://localhost:" + port}}}); code != 200 {
+		t.Fatalf("list the site: %d %s", code, b)
+	}
+	e.model.Push(llmtest.Reply{Content: "We open at 7:00 [1]."}, llmtest.Reply{Content: "I can't say."})
+	wait := func(what, cond string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[bool](in(cond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](in(`return r.innerHTML`)))
+			t.Fatalf("%s: %v\nwidget: %s", what, err, html)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate("http://localhost:"+port+"/")); err != nil {
+		t.Fatal(err)
+	}
+	wait("title", `return r.querySelector("header h2").textContent === "Lisbon bakery"`)
+	send := func(text string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, do(in(`const p = r.querySelector(".panel"); if (p.hidden) r.querySelector(".launch").click(); return true`)),
+			chromedp.KeyEvent(text), chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("When does the bakery open?")
+	wait("cited answer", `const b = [...r.querySelectorAll(".msg.bot:not(.greeting)")]; return b.length === 1 && !b[0].hasAttribute("aria-busy") &&
+		b[0].querySelectorAll(".cite").length === 1 && b[0].querySelector(".cite").textContent === "Opening hours"`)
+	send("Is the moon made of bread?")
+	wait("uncited answer", `const b = [...r.querySelectorAll(".msg.bot:not(.greeting)")]; return b.length === 2 && !b[1].hasAttribute("aria-busy") &&
+		b[1].textContent.includes("I can't say.") && b[1].querySelectorAll(".cite").length === 0`)
 }

@@ -68,6 +68,13 @@ func (s *Service) runTools(ctx context.Context, in runInput, k agents.Knowledge,
 	sem := make(chan struct{}, MaxParallelTools)
 	var wg sync.WaitGroup
 	var mu sync.Mutex // res (citations) is shared by the calls
+	cite := func(c Citation) int {
+		mu.Lock()
+		defer mu.Unlock()
+		var n int
+		res.citations, n = addCitation(res.citations, c)
+		return n
+	}
 	for i, c := range calls {
 		switch {
 		case i >= MaxToolCallsPerAnswer:
@@ -82,13 +89,9 @@ func (s *Service) runTools(ctx context.Context, in runInput, k agents.Knowledge,
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			var own result
-			r := s.runTool(ctx, in, k, ours, c, &own)
+			r := s.runTool(ctx, in, k, ours, c, cite)
 			mu.Lock()
 			out[i] = r
-			for _, cit := range own.citations {
-				res.citations = addCitation(res.citations, cit)
-			}
 			mu.Unlock()
 		}()
 	}

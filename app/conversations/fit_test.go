@@ -23,7 +23,7 @@ func TestFitTrimsToBudget(t *testing.T) {
 	}
 	user := llm.Message{Role: "user", Content: "And on Sundays?"}
 	ps := []passage{{Citation: Citation{SourceID: "s1", Title: "Hours", Text: "Open 7 to 19."}, score: 2}}
-	sys, kept := s.fit("Be brief.", ps, history, user)
+	sys, kept, _ := s.fit("Be brief.", ps, history, user)
 	budget := 1024 - 256
 	total := s.countMessage(user) + s.countMessage(llm.Message{Content: sys})
 	for _, m := range kept {
@@ -38,7 +38,7 @@ func TestFitTrimsToBudget(t *testing.T) {
 	// Passages too big for the budget go, weakest first.
 	big := []passage{{Citation: Citation{SourceID: "a", Text: "best " + strings.Repeat("word ", 300)}, score: 3},
 		{Citation: Citation{SourceID: "b", Text: "weak " + strings.Repeat("word ", 600)}, score: 1}}
-	sys, _ = s.fit("Be brief.", big, nil, user)
+	sys, _, _ = s.fit("Be brief.", big, nil, user)
 	if !strings.Contains(sys, `source_id="a"`) || strings.Contains(sys, `source_id="b"`) {
 		t.Fatalf("passages kept: %s", sys[:200])
 	}

@@ -106,3 +106,20 @@ func TestNewConfig(t *testing.T) {
 		}
 	}
 }
+
+// --llm-url is the same service with or without the trailing /v1 (the
+// convention of every upstream flag, internal/baseurl).
+func TestOpenAIBaseURLForms(t *testing.T) {
+	s := llmtest.New(t)
+	root := strings.TrimSuffix(s.URL, "/v1")
+	for _, u := range []string{s.URL, s.URL + "/", root, root + "/"} {
+		s.Push(llmtest.Reply{Content: "ok"})
+		r, err := newClient(t, u, 5*time.Second).Chat(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}}, nil)
+		if err != nil || r.Content != "ok" {
+			t.Fatalf("--llm-url %s: %+v %v", u, r, err)
+		}
+	}
+	if _, err := llm.NewOpenAI(llm.OpenAIConfig{URL: "127.0.0.1:11434"}); err == nil {
+		t.Fatal("a URL without a scheme was accepted")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/internal/baseurl"
 	"github.com/agentd/agentd/internal/errs"
 )
 
@@ -33,10 +34,11 @@ type OpenAI struct {
 
 // NewOpenAI builds the client; the URL must be http or https.
 func NewOpenAI(cfg OpenAIConfig) (*OpenAI, error) {
-	cfg.URL = strings.TrimRight(cfg.URL, "/")
-	if !strings.HasPrefix(cfg.URL, "http://") && !strings.HasPrefix(cfg.URL, "https://") {
-		return nil, fmt.Errorf("--llm-url %q: use an http or https base URL, e.g. http://127.0.0.1:11434/v1", cfg.URL)
+	u, err := baseurl.V1(cfg.URL) // with or without /v1: the same service
+	if err != nil {
+		return nil, fmt.Errorf("--llm-url %q: %v", cfg.URL, err)
 	}
+	cfg.URL = u.String()
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 60 * time.Second
 	}

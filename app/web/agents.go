@@ -52,6 +52,7 @@ type agentForm struct {
 	CallerIDRotation                          bool
 	// Chat settings.
 	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains, MaxPerDay string
+	Title                                                                           string
 }
 
 // agentPageData is the agent form page: the form, and on an existing agent
@@ -174,7 +175,7 @@ func readAgentForm(r *http.Request) agentForm {
 		DisplayRole: v("displayRole"), Tools: v("tools"), Voice: v("voice"), Speed: v("speed"),
 		Interruption: v("interruption"), MaxConcurrent: v("maxConcurrentCalls"), CallerIDRotation: v("callerIdRotation") == "on", Theme: v("theme"), PrimaryColor: v("primaryColor"), Position: v("position"),
 		Greeting: v("greeting"), Placeholder: v("placeholder"), AllowedDomains: v("allowedDomains"),
-		MaxPerDay: v("maxMessagesPerDay")}
+		MaxPerDay: v("maxMessagesPerDay"), Title: v("title")}
 }
 
 // formOf fills the form from a stored agent.
@@ -208,7 +209,7 @@ func formOf(a agentstore.Agent) agentForm {
 	f.CallerIDRotation, _ = cfg["callerIdRotation"].(bool)
 	f.Theme, f.PrimaryColor, f.Position = str("theme"), str("primaryColor"), str("position")
 	f.Greeting, f.Placeholder, f.AllowedDomains = str("greeting"), str("placeholder"), str("allowedDomains")
-	f.MaxPerDay = str("maxMessagesPerDay")
+	f.MaxPerDay, f.Title = str("maxMessagesPerDay"), str("title")
 	return f
 }
 
@@ -217,7 +218,7 @@ func formOf(a agentstore.Agent) agentForm {
 // config is kept as it is (a form never drops what it does not show).
 var formConfigKeys = map[string][]string{
 	"voice": {"voice", "speed", "interruptionThreshold", "maxConcurrentCalls", "callerIdRotation"},
-	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "allowedDomains", "maxMessagesPerDay"},
+	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "title", "allowedDomains", "maxMessagesPerDay"},
 }
 
 // input turns the form into the agents feature's input. stored is the
@@ -291,6 +292,7 @@ func (f agentForm) settings() (map[string]any, error) {
 		set("position", f.Position)
 		set("greeting", f.Greeting)
 		set("placeholder", f.Placeholder)
+		set("title", f.Title)
 		if f.AllowedDomains != "" {
 			var ds []string
 			for _, d := range strings.FieldsFunc(f.AllowedDomains, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {

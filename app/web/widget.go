@@ -28,12 +28,15 @@ func (s *Site) widgetData(r *http.Request, a agentstore.Agent) *widgetData {
 		origin = scheme + "://" + r.Host
 	}
 	var c struct {
-		Theme, PrimaryColor, Position, Greeting, Placeholder string
-		AllowedDomains                                       []string
+		Theme, PrimaryColor, Position, Greeting, Placeholder, Title string
+		AllowedDomains                                              []string
 	}
 	json.Unmarshal(a.Config, &c)
+	if c.Title == "" {
+		c.Title = a.Name // as the widget shows it
+	}
 	settings, _ := json.Marshal(map[string]string{"theme": c.Theme, "primaryColor": c.PrimaryColor,
-		"position": c.Position, "greeting": c.Greeting, "placeholder": c.Placeholder})
+		"position": c.Position, "greeting": c.Greeting, "placeholder": c.Placeholder, "title": c.Title})
 	return &widgetData{Origin: origin, NoDomains: len(c.AllowedDomains) == 0, Domains: c.AllowedDomains, Settings: string(settings),
 		Snippet: fmt.Sprintf(`<script src="%s/widget.js" data-agent="%s" async></script>`, origin, a.ID)}
 }

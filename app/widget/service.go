@@ -156,19 +156,23 @@ type Settings struct {
 	Position       string   `json:"position"`
 	Greeting       string   `json:"greeting"`
 	Placeholder    string   `json:"placeholder"`
+	Title          string   `json:"title"`
 	AllowedDomains []string `json:"-"`
 	MaxPerDay      int      `json:"-"`
 }
 
 func settings(a agentstore.Agent) Settings {
 	var c struct {
-		Theme, PrimaryColor, Position, Greeting, Placeholder string
-		AllowedDomains                                       []string
-		MaxMessagesPerDay                                    int
+		Theme, PrimaryColor, Position, Greeting, Placeholder, Title string
+		AllowedDomains                                              []string
+		MaxMessagesPerDay                                           int
 	}
 	json.Unmarshal(a.Config, &c)
 	s := Settings{Theme: c.Theme, PrimaryColor: c.PrimaryColor, Position: c.Position, Greeting: c.Greeting,
-		Placeholder: c.Placeholder, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay}
+		Placeholder: c.Placeholder, Title: c.Title, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay}
+	if s.Title == "" {
+		s.Title = a.Name
+	}
 	if s.Theme == "" {
 		s.Theme = "light"
 	}

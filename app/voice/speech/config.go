@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/agentd/agentd/internal/baseurl"
 )
 
 // The services, as failure reasons name them.
@@ -77,7 +79,7 @@ func newClient(cfg Config, flag, service, path, defModel string) (*client, error
 	default:
 		return nil, fmt.Errorf("%s %q: use openai or none", flag, cfg.Kind)
 	}
-	base, err := baseURL(cfg.URL)
+	base, err := baseurl.V1(cfg.URL) // with or without /v1: the same service
 	if err != nil {
 		return nil, fmt.Errorf("%s-url %q: %v", flag, cfg.URL, err)
 	}
@@ -102,23 +104,6 @@ func newClient(cfg Config, flag, service, path, defModel string) (*client, error
 		c = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	return &client{service: service, endpoint: base.String() + path, host: base.Host, cfg: cfg, http: c}, nil
-}
-
-// baseURL takes the service's base URL with or without the trailing /v1
-// (http://127.0.0.1:8000 and http://127.0.0.1:8000/v1 are the same) and
-// returns it ending in /v1.
-func baseURL(raw string) (*url.URL, error) {
-	if raw == "" {
-		return nil, errors.New("required, e.g. http://127.0.0.1:8000/v1")
-	}
-	u, err := url.Parse(strings.TrimRight(raw, "/"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, errors.New("use an http or https base URL, e.g. http://127.0.0.1:8000/v1")
-	}
-	if !strings.HasSuffix(u.Path, "/v1") {
-		u.Path += "/v1"
-	}
-	return u, nil
 }
 
 // Host is the service's host, for logs and the doctor (never the key).

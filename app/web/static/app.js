@@ -280,13 +280,14 @@ function liveConversations() {
 // previewWidget hands the chat settings of the agent form to the widget's
 // preview as they are edited.
 function previewWidget(box) {
-  const fields = { theme: "a-theme", primaryColor: "a-color", position: "a-position", greeting: "a-greeting", placeholder: "a-placeholder" };
+  const fields = { theme: "a-theme", primaryColor: "a-color", position: "a-position", greeting: "a-greeting", placeholder: "a-placeholder", title: "a-title", name: "a-name" };
   const send = () => {
     const detail = {};
     for (const [k, id] of Object.entries(fields)) {
       const el = document.getElementById(id);
       if (el) detail[k] = el.value;
     }
+    detail.title = detail.title || detail.name; // the header, as the widget shows it
     box.dispatchEvent(new CustomEvent("agentd:preview", { detail }));
   };
   for (const id of Object.values(fields)) {
