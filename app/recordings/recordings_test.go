@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/wav"
 )
 
@@ -137,10 +138,7 @@ func TestRetention(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Deleted() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Within(5*time.Second, func() bool { return s.Deleted() != 0 })
 	cancel()
 	select {
 	case err := <-done:
@@ -190,7 +188,7 @@ func TestCloseWhileRecording(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // a span of frames written beside Close: the test's input, not a wait
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
