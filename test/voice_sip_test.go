@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -100,7 +101,13 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
 	if outbound {
-		time.Sleep(300 * time.Millisecond) // sipp holds its port
+		testkit.Eventually(t, 5*time.Second, func() bool { // sipp holds its port: binding it fails
+			u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sippPort})
+			if err == nil {
+				u.Close()
+			}
+			return err != nil
+		}, "sipp did not bind its port %d", sippPort)
 		if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 			t.Fatalf("outbound: %d %s", r.status, r.body)
 		}
