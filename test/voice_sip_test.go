@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,13 +100,7 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
 	if outbound {
-		testkit.Eventually(t, 5*time.Second, func() bool { // sipp holds its port: binding it fails
-			u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: sippPort})
-			if err == nil {
-				u.Close()
-			}
-			return err != nil
-		}, "sipp did not bind its port %d", sippPort)
+		sipptest.WaitBound(t, sippPort) // sipp holds its port
 		if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 			t.Fatalf("outbound: %d %s", r.status, r.body)
 		}

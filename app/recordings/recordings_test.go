@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -178,6 +179,7 @@ func TestCloseWhileRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
+	var wrote atomic.Int64
 	go func() {
 		for {
 			select {
@@ -185,10 +187,11 @@ func TestCloseWhileRecording(t *testing.T) {
 				return
 			default:
 				f.RecordFrame(frame(1), frame(2))
+				wrote.Add(1)
 			}
 		}
 	}()
-	time.Sleep(20 * time.Millisecond) // a span of frames written beside Close: the test's input, not a wait
+	testkit.Eventually(t, 5*time.Second, func() bool { return wrote.Load() >= 50 }, "frames recorded before Close")
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

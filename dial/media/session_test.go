@@ -158,8 +158,8 @@ func TestSessionRecordAndClear(t *testing.T) {
 	ra, rb := &tapRecorder{}, &tapRecorder{}
 	a.Record(ra)
 	b.Record(rb)
-	a.Write(tone(440, 4*SampleRate))   // 4 s queued
-	time.Sleep(500 * time.Millisecond) // half a second of audio sent before Clear: the test's input
+	a.Write(tone(440, 4*SampleRate)) // 4 s queued
+	testkit.Eventually(t, 5*time.Second, func() bool { return a.Sent() >= SampleRate/2 }, "half a second of audio sent")
 	a.Clear()
 	sent := a.Sent()
 	testkit.Never(t, 500*time.Millisecond, func() bool { return a.Sent() != sent }, "audio sent after Clear (%d at Clear)", sent)
