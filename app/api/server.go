@@ -100,6 +100,7 @@ type Config struct {
 // few stores the HTTP layer reads itself: the auth epoch and keys of its
 // middleware, the readers the conversation API lists with.
 type Deps struct {
+	Dashboard     *dashboard.Service // the dashboard's aggregates (app/web)
 	Access        *access.Service
 	Agents        *agents.Service
 	DNC           *dnc.Service
@@ -114,7 +115,6 @@ type Deps struct {
 	Analysis      *analysis.Service
 	AgentTests    agenttest.Runner
 	Recordings    *recordings.Service
-	Dashboard     *dashboard.Service // the dashboard's aggregates
 	Stores        Stores
 }
 
