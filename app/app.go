@@ -91,11 +91,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 
 // apiDeps are the opened features and stores the API is built from.
 func apiDeps(f *features.Set) api.Deps {
-	return api.Deps{Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
+	return api.Deps{Dashboard: f.Dashboard, Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
 		Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
 		Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
 		Stores: api.Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
-			Dashboard: f.Stores.Dashboard, Shared: f.Stores.Postgres()}}
+			Shared: f.Stores.Postgres()}}
 }
 
 // Addr is the address the server listens on (useful with port 0).

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/testbin"
@@ -108,17 +109,13 @@ func TestAnalysisIsolationAndShutdown(t *testing.T) {
 	}
 	// Until the slow one is with the model and the bomb is with the model
 	// or refused (its plan no longer parses).
-	deadline := time.Now().Add(10 * time.Second)
-	for (analysisRequests(model) < 1 || (analysisRequests(model) < 2 && status(bombKey, bombConv) == "pending")) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Within(10*time.Second, func() bool {
+		return analysisRequests(model) >= 1 && (analysisRequests(model) >= 2 || status(bombKey, bombConv) != "pending")
+	})
 	began := time.Now()
 	s.must("POST", "/api/v1/conversations/"+fastConv+"/end", fastKey, nil)
-	for status(fastKey, fastConv) != "completed" {
-		if time.Since(began) > 5*time.Second {
-			t.Fatalf("the other organization's analysis is %q after %s", status(fastKey, fastConv), time.Since(began))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.Within(5*time.Second, func() bool { return status(fastKey, fastConv) == "completed" }) {
+		t.Fatalf("the other organization's analysis is %q after %s", status(fastKey, fastConv), time.Since(began))
 	}
 	t.Logf("the other organization's analysis completed in %s", time.Since(began).Round(time.Millisecond))
 	if st := status(bombKey, bombConv); st != "failed" {
@@ -172,22 +169,16 @@ func TestAnalysisModelRefusalNotRetried(t *testing.T) {
 	conv := dataID(t, s.must("POST", "/api/v1/conversations", key, map[string]any{"agentId": agent}))
 	s.must("POST", "/api/v1/conversations/"+conv+"/messages", key, map[string]any{"content": "hello"})
 	s.must("POST", "/api/v1/conversations/"+conv+"/end", key, nil)
-	deadline := time.Now().Add(10 * time.Second)
 	var a map[string]any
-	for {
+	testkit.Within(10*time.Second, func() bool {
 		a, _ = s.must("GET", "/api/v1/conversations/"+conv+"/analysis", key, nil).json()["data"].(map[string]any)
-		if a["status"] != "pending" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return a["status"] != "pending"
+	})
 	if a["status"] != "failed" || !strings.Contains(fmt.Sprint(a["error"]), "status 400") {
 		t.Fatalf("analysis after a 400: %v", a)
 	}
-	time.Sleep(3 * time.Second) // the old worker asked again after 2 s
-	if n := analysisRequests(model); n != 1 {
-		t.Fatalf("the model was asked %d times after a 400", n)
-	}
+	// The old worker asked again after 2 s: nothing may ask in 3.
+	testkit.Never(t, 3*time.Second, func() bool { return analysisRequests(model) != 1 }, "the model was asked again after a 400")
 }
 
 // yamlBomb is a test file of about 91 KB: one 31 KB anchor used 20,000
@@ -287,19 +278,14 @@ func TestAnalysisSIGTERMWhileBusy(t *testing.T) {
 		}
 		s.must("POST", "/api/v1/conversations/"+conv+"/end", key, nil)
 		// Until the model has the analysis (or, the bomb refused, it ended).
-		deadline := time.Now().Add(10 * time.Second)
-		for !asked(org) && time.Now().Before(deadline) {
+		testkit.Within(10*time.Second, func() bool {
 			st, _ := s.must("GET", "/api/v1/conversations/"+conv+"/analysis", key, nil).json()["data"].(map[string]any)["status"].(string)
-			if st != "pending" {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return asked(org) || st != "pending"
+		})
 	}
 	if !asked("slow") {
 		t.Fatal("the slow analysis never reached the model")
 	}
-	time.Sleep(200 * time.Millisecond)
 	began := time.Now()
 	err := s.Stop(15 * time.Second)
 	if d := time.Since(began); d > 4*time.Second {

@@ -35,7 +35,7 @@ func TestIdleProcessesMakeNoWrites(t *testing.T) {
 	// checks) has no end to wait on, and the idle period is what is measured.
 	time.Sleep(2 * time.Second)
 	before := stats.snapshot(t)
-	time.Sleep(10 * time.Second)
+	time.Sleep(10 * time.Second) // the idle period measured
 	diff := stats.since(t, before)
 	writes, total := 0, 0
 	var lines []string

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/wav"
 )
 
@@ -112,24 +113,13 @@ func TestRecordingRetention(t *testing.T) {
 	past := time.Now().Add(-2 * time.Hour)
 	os.Chtimes(old, past, past)
 	s := start(t, dir, "--recording-dir", recDir, "--recording-retention", "1h")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(old); os.IsNotExist(err) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the expired recording is still there")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { _, err := os.Stat(old); return os.IsNotExist(err) },
+		"the expired recording is still there")
 	if _, err := os.Stat(fresh); err != nil {
 		t.Fatalf("a recording within the retention was deleted: %v", err)
 	}
-	for !strings.Contains(s.Logs.String(), "deleted expired recordings") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no log line; logs:\n%s", s.Logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.Within(10*time.Second, func() bool { return strings.Contains(s.Logs.String(), "deleted expired recordings") }) {
+		t.Fatalf("no log line; logs:\n%s", s.Logs.String())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 	"github.com/agentd/agentd/internal/testkit/speechtest"
@@ -99,7 +100,7 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
 	if outbound {
-		time.Sleep(300 * time.Millisecond) // sipp holds its port
+		sipptest.WaitBound(t, sippPort) // sipp holds its port
 		if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 			t.Fatalf("outbound: %d %s", r.status, r.body)
 		}
@@ -112,14 +113,13 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 		Data struct{ Calls []struct{ ID string } }
 	}
 	var id string
-	deadline := time.Now().Add(10 * time.Second)
-	for id == "" && time.Now().Before(deadline) {
+	testkit.Within(10*time.Second, func() bool {
 		json.Unmarshal(s.must("GET", "/api/v1/calls?direction="+direction, s.Key, nil).body, &list)
 		if len(list.Data.Calls) == 1 {
 			id = list.Data.Calls[0].ID
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return id != ""
+	})
 	if id == "" {
 		t.Fatalf("no %s call recorded", direction)
 	}
@@ -137,13 +137,10 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 			RecordingURL string
 		}
 	}
-	for time.Now().Before(deadline) {
+	testkit.Within(10*time.Second, func() bool {
 		json.Unmarshal(s.must("GET", "/api/v1/calls/"+id, s.Key, nil).body, &call)
-		if call.Data.Status == "completed" && call.Data.Latency != nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return call.Data.Status == "completed" && call.Data.Latency != nil
+	})
 	var tr []string
 	for _, l := range call.Data.Transcript {
 		tr = append(tr, l.Role+": "+l.Text)
@@ -168,12 +165,10 @@ func voiceOverSIP(t *testing.T, outbound bool, first string) {
 	var an struct {
 		Data struct{ Status, Summary string }
 	}
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	testkit.Within(15*time.Second, func() bool {
 		json.Unmarshal(s.must("GET", "/api/v1/calls/"+id+"/analysis", s.Key, nil).body, &an)
-		if an.Data.Status == "completed" {
-			break
-		}
-	}
+		return an.Data.Status == "completed"
+	})
 	if an.Data.Status != "completed" || !strings.Contains(an.Data.Summary, "chocolate cake") ||
 		!strings.Contains(model.Last().All(), "I would like to order a chocolate cake") {
 		t.Errorf("analysis %+v; the model got:\n%s", an.Data, model.Last().All())

@@ -21,3 +21,11 @@ type Service struct {
 
 // New returns the access service over d.
 func New(d Deps) *Service { return &Service{orgs: d.Orgs, calls: d.Calls} }
+
+// The organizations store's records, named here so callers above the
+// features (the dashboard) need no storage package.
+type (
+	APIKey  = orgstore.APIKey
+	User    = orgstore.User
+	Session = orgstore.Session
+)

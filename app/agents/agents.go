@@ -77,6 +77,19 @@ func (s *Service) List(ctx context.Context, orgID string, q Query) ([]agentstore
 	return as, more, err
 }
 
+// PickLimit is the most agents a dashboard picker lists.
+const PickLimit = 200
+
+// Pick lists up to PickLimit of the organization's agents, newest first,
+// for the dashboard's pickers (a select of agents, not a paged list).
+func (s *Service) Pick(ctx context.Context, orgID string) ([]Agent, error) {
+	as, _, err := s.db.Agents.ListAgents(ctx, orgID, agentstore.AgentFilter{Limit: PickLimit})
+	for i := range as {
+		as[i].Tools = MaskTools(as[i].Tools)
+	}
+	return as, err
+}
+
 // Get reads an agent of the organization; any other is "agent not found".
 func (s *Service) Get(ctx context.Context, orgID, id string) (agentstore.Agent, error) {
 	a, err := s.db.Agents.GetAgent(ctx, orgID, id)

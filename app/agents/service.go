@@ -23,3 +23,10 @@ func New(d Deps) *Service {
 	d.Secrets = sqldb.OrPlainText(d.Secrets)
 	return &Service{db: d}
 }
+
+// The agents store's records, named here so callers above the features
+// (the dashboard) need no storage package.
+type (
+	Agent = agentstore.Agent
+	Job   = agentstore.Job
+)

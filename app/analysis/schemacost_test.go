@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // costly is a schema within every bound (32 KB, 10,000 expanded nodes)
@@ -41,10 +43,7 @@ func TestValidateStopsAtDeadline(t *testing.T) {
 	if err != errValidateTimeout {
 		t.Fatalf("costly validation: %v", err)
 	}
-	deadline := time.Now().Add(time.Second)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Within(time.Second, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		t.Errorf("%d goroutines left after a stopped validation (%d before)", n, before)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -99,14 +100,12 @@ func (e *env) analysis(t *testing.T, orgID, convID string) analysisstore.Analysi
 // waitStatus polls until the analysis leaves pending or limit passes.
 func (e *env) waitStatus(t *testing.T, orgID, convID string, limit time.Duration) analysisstore.Analysis {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		a := e.analysis(t, orgID, convID)
-		if a.Status != analysisstore.StatusPending || time.Now().After(deadline) {
-			return a
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var a analysisstore.Analysis
+	testkit.Within(limit, func() bool {
+		a = e.analysis(t, orgID, convID)
+		return a.Status != analysisstore.StatusPending
+	})
+	return a
 }
 
 func isAnalysis(r llmtest.Request) bool {
@@ -133,9 +132,7 @@ func TestSlowAnalysisHoldsBackNoOther(t *testing.T) {
 	defer func() { cancel(); <-stopped }()
 
 	slow := e.ended(t, slowOrg, slowAgent, "slow org here")
-	for e.model.Requests.Load() == 0 { // the slow one is with the model
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return e.model.Requests.Load() != 0 }, "the slow analysis reached the model")
 	began := time.Now()
 	fast := e.ended(t, fastOrg, fastAgent, "hello")
 	a := e.waitStatus(t, fastOrg, fast, 10*time.Second)
@@ -180,9 +177,7 @@ func TestRunStopsWhileModelHangs(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan struct{})
 	go func() { s.Run(ctx); close(stopped) }()
-	for e.model.Requests.Load() == 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return e.model.Requests.Load() != 0 }, "the analysis reached the model")
 	began := time.Now()
 	cancel()
 	select {
@@ -221,9 +216,14 @@ func TestModelRefusalFailsAndRetriesAreBounded(t *testing.T) {
 	}
 
 	down := e.ended(t, org, agent, "hello")
-	for i := 0; i < 3*analysis.MaxAttempts; i++ {
+	// Each retry is due 1 ms after the last attempt: run the worker until
+	// the row is final, then a few more times (a final row is not retried).
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		s.RunOnce(context.Background())
-		time.Sleep(2 * time.Millisecond)
+		return e.analysis(t, org, down).Status != analysisstore.StatusPending
+	}, "the analysis of a model always down still pending")
+	for range analysis.MaxAttempts {
+		s.RunOnce(context.Background())
 	}
 	a = e.analysis(t, org, down)
 	json.Unmarshal(a.Result, &res)

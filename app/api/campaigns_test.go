@@ -94,11 +94,9 @@ func TestBatchPauseResume(t *testing.T) {
 	atPause := len(testbin.DialLog(t, logPath))
 	// A wait for something not to happen (no dial while paused) has no
 	// event to wait on: six pacing slots of the dialer's log staying still.
-	time.Sleep(600 * time.Millisecond)
+	testkit.Never(t, 600*time.Millisecond, func() bool { return len(testbin.DialLog(t, logPath)) > atPause+1 },
+		"more than one dial after the pause (one pacing slot)")
 	after := len(testbin.DialLog(t, logPath))
-	if after > atPause+1 {
-		t.Fatalf("%d dials after the pause (more than one pacing slot)", after-atPause)
-	}
 	b := e.getBatch(e.key, id)
 	if b.Status != "paused" || b.Name != "spring promo" || b.Total != 30 || b.Counts["scheduled"] < 30-after-1 || b.Agent.ID != agent.ID {
 		t.Fatalf("paused batch: %+v (dials %d)", b, after)
@@ -150,10 +148,8 @@ func TestBatchCancel1000(t *testing.T) {
 	atCancel := testbin.DialLog(t, logPath)
 	// No event says "nothing more will be dialled": a second of the
 	// dialer's log staying still (ten pacing slots) is the check.
-	time.Sleep(time.Second)
-	if after := testbin.DialLog(t, logPath); len(after) != len(atCancel) {
-		t.Fatalf("%d calls dialled after the batch was cancelled", len(after)-len(atCancel))
-	}
+	testkit.Never(t, time.Second, func() bool { return len(testbin.DialLog(t, logPath)) != len(atCancel) },
+		"calls dialled after the batch was cancelled")
 	waitFor(t, "every call final", 10*time.Second, func() bool {
 		b := e.getBatch(e.key, id)
 		return b.Counts["connecting"]+b.Counts["ringing"]+b.Counts["active"]+b.Counts["queued"]+b.Counts["scheduled"] == 0

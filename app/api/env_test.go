@@ -166,11 +166,11 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 	f := a.f
 	a.srv = New(Config{Version: cfg.Version, InternalKey: cfg.InternalKey, PublicURL: cfg.PublicURL,
 		ReadTimeout: cfg.ReadTimeout, EnforceV1Roles: cfg.EnforceV1Roles, Webhooks: cfg.Webhooks, Metrics: reg, Log: cfg.Log},
-		Deps{Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
+		Deps{Dashboard: f.Dashboard, Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
 			Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
 			Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
 			Stores: Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
-				Dashboard: f.Stores.Dashboard, Shared: f.Stores.Postgres()}})
+				Shared: f.Stores.Postgres()}})
 	base := cfg.PublicURL
 	if base == "" {
 		base = "http://" + ln.Addr().String()

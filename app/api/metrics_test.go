@@ -223,7 +223,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 func BenchmarkMetricsMiddleware(b *testing.B) {
 	db := storetest.Open(b, filepath.Join(b.TempDir(), "a.db"))
 	s := New(Config{Version: "test", Log: discardLogger()}, Deps{Access: features.NewAccess(db),
-		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents, Dashboard: db.Dashboard}})
+		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents}})
 	s.handle(route{method: "GET", path: "/bench/:id", auth: authNone, summary: "bench"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			w.WriteHeader(http.StatusNoContent)

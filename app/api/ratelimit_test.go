@@ -27,7 +27,7 @@ func newBareServer(t testing.TB) (*Server, *httptest.Server, *storage.Stores) {
 	t.Helper()
 	db := storetest.Open(t, dbtest.Path(t, "a.db"))
 	s := New(Config{Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))}, Deps{Access: features.NewAccess(db),
-		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents, Dashboard: db.Dashboard}})
+		Stores: Stores{Epoch: db, Orgs: db.Orgs, Calls: db.Calls, Agents: db.Agents}})
 	s.handle(route{method: "GET", path: "/api/v1/test/ping", family: FamilyCalls, summary: "test"},
 		func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
 			httpx.WriteJSON(w, 200, map[string]any{"ok": true})

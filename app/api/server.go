@@ -37,6 +37,7 @@ import (
 	widgetapi "github.com/agentd/agentd/app/api/widget"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
@@ -50,7 +51,6 @@ import (
 	"github.com/agentd/agentd/internal/metrics"
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/callstore"
-	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/orgstore"
 )
 
@@ -98,8 +98,9 @@ type Config struct {
 
 // Deps are the opened features (app/features) the handlers call and the
 // few stores the HTTP layer reads itself: the auth epoch and keys of its
-// middleware, the readers the conversation API and the dashboard list with.
+// middleware, the readers the conversation API lists with.
 type Deps struct {
+	Dashboard     *dashboard.Service // the dashboard's aggregates (app/web)
 	Access        *access.Service
 	Agents        *agents.Service
 	DNC           *dnc.Service
@@ -119,11 +120,10 @@ type Deps struct {
 
 // Stores are the stores the HTTP layer reads directly.
 type Stores struct {
-	Epoch     authEpoch
-	Orgs      *orgstore.Orgs
-	Calls     *callstore.Calls
-	Agents    *agentstore.Agents
-	Dashboard *dashstore.Dashboard
+	Epoch  authEpoch
+	Orgs   *orgstore.Orgs
+	Calls  *callstore.Calls
+	Agents *agentstore.Agents
 	// Shared says several processes share the database (PostgreSQL): the
 	// rate limit is kept there.
 	Shared bool

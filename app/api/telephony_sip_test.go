@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/dial/sipdial"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
@@ -33,22 +34,17 @@ func TestTelephonySIPStatusWalkthrough(t *testing.T) {
 
 	id := e.outbound(e.key, agent.ID, "+14155550100") // fails unless the answer says queued
 	seen := []string{"queued"}
-	deadline := time.Now().Add(15 * time.Second)
 	var last callView
-	for {
+	// Sampling every status the call passes through, not waiting for
+	// one: a steady 20 ms poll (no event reports each transition here).
+	if !testkit.WithinEvery(15*time.Second, 20*time.Millisecond, func() bool {
 		last = e.getCall(e.key, id)
 		if last.Status != seen[len(seen)-1] {
 			seen = append(seen, last.Status)
 		}
-		if last.Status == "completed" || strings.Contains("failed busy no_answer cancelled", last.Status) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("call still %s after 15 s; seen %v", last.Status, seen)
-		}
-		// Sampling every status the call passes through, not waiting for
-		// one: a steady 20 ms poll (no event reports each transition here).
-		time.Sleep(20 * time.Millisecond)
+		return last.Status == "completed" || strings.Contains("failed busy no_answer cancelled", last.Status)
+	}) {
+		t.Fatalf("call still %s after 15 s; seen %v", last.Status, seen)
 	}
 	t.Logf("statuses seen: %s", strings.Join(seen, " -> "))
 	if got, want := strings.Join(seen, " -> "), "queued -> connecting -> ringing -> active -> completed"; got != want {

@@ -14,8 +14,8 @@ import (
 // and error mapping. Its templates are embedded: a parse error is a bug.
 func (s *Server) newSite(d Deps) *web.Site {
 	svcs := web.Services{Recordings: d.Recordings, Agents: d.Agents, Calls: d.Calls, Analysis: d.Analysis, Conversations: d.Conversations,
-		DNC: d.DNC, Settings: d.Settings, Events: d.Events, KB: d.KB, Listings: d.Listings}
-	site, err := web.New(web.Config{Access: s.access, Services: svcs, Agents: d.Stores.Agents, Dashboard: d.Stores.Dashboard, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
+		DNC: d.DNC, Settings: d.Settings, Events: d.Events, KB: d.KB, Listings: d.Listings, Dashboard: d.Dashboard}
+	site, err := web.New(web.Config{Access: s.access, Services: svcs, Log: s.log, Now: s.now, CrossOrigin: s.crossOrigin,
 		SecureCookie: strings.HasPrefix(s.cfg.PublicURL, "https://"), PublicURL: strings.TrimSuffix(s.cfg.PublicURL, "/"),
 		Explain: func(err error) (int, string) {
 			e := httpx.ToError(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
@@ -80,6 +81,8 @@ type Set struct {
 	// through Conversations.
 	Analysis   *analysis.Service
 	AgentTests agenttest.Runner
+	// Dashboard is the dashboard's read model (its pages' aggregates).
+	Dashboard *dashboard.Service
 	// Recordings keeps voice calls' audio (off without a folder).
 	Recordings *recordings.Service
 	// Voice is the voice loop, the SIP dialer's Talker (nil unless both
@@ -131,6 +134,7 @@ func (s *Set) build(ctx context.Context, cfg Config) error {
 	s.Agents = agents.New(agents.Deps{Agents: stores.Agents, KB: stores.KB, Secrets: stores.Secrets})
 	s.DNC = dnc.New(dnc.Deps{Calls: stores.Calls})
 	s.Settings = settings.New(settings.Deps{Calls: stores.Calls})
+	s.Dashboard = dashboard.New(dashboard.Deps{Dashboard: stores.Dashboard})
 	for _, open := range []func(context.Context, Config) error{s.openEvents, s.openKB, s.openListings, s.openConversations, s.openWidget, s.openAnalysis, s.openRecordings, s.openVoice, s.openCalls} {
 		if err := open(ctx, cfg); err != nil {
 			return err

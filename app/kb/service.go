@@ -107,3 +107,10 @@ func (s *Service) SearchTuning() embed.SearchTuning { return s.tuning }
 // VectorIndex is the in-memory vector index, shared with listings so the
 // process holds one.
 func (s *Service) VectorIndex() *search.VectorIndex { return s.index }
+
+// The knowledge store's records, named here so callers above the features
+// (the dashboard) need no storage package.
+type (
+	Collection = kbstore.Collection
+	Source     = kbstore.Source
+)

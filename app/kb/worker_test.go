@@ -81,7 +81,7 @@ func TestCrashedClaimIsTakenOver(t *testing.T) {
 	db.Close()
 	// The dead process's lease (300 ms) runs out on the clock: no event
 	// marks it, and the restarted worker (wake-only) claims once at start.
-	time.Sleep(400 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond) // the lease's span on the store's clock: no event marks its end
 	k, _ := startKB(t, openDB(t, path), org, testCfg(newTestEmbedder(t, 64)))
 	if s := k.waitProcessed(col)[0]; s.Status != "completed" {
 		t.Fatalf("orphaned source: %+v", s)

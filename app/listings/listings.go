@@ -76,3 +76,7 @@ func (s *Service) List(ctx context.Context, orgID, category string) ([]listingst
 	}
 	return s.DB.Listings.ActiveListings(ctx, orgID, cat, MaxList)
 }
+
+// Listing is a stored listing, named here so callers above the features
+// (the dashboard) need no storage package.
+type Listing = listingstore.Listing

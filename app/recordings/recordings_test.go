@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/wav"
 )
 
@@ -137,10 +139,7 @@ func TestRetention(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- s.Run(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Deleted() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Within(5*time.Second, func() bool { return s.Deleted() != 0 })
 	cancel()
 	select {
 	case err := <-done:
@@ -180,6 +179,7 @@ func TestCloseWhileRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
+	var wrote atomic.Int64
 	go func() {
 		for {
 			select {
@@ -187,10 +187,11 @@ func TestCloseWhileRecording(t *testing.T) {
 				return
 			default:
 				f.RecordFrame(frame(1), frame(2))
+				wrote.Add(1)
 			}
 		}
 	}()
-	time.Sleep(20 * time.Millisecond)
+	testkit.Eventually(t, 5*time.Second, func() bool { return wrote.Load() >= 50 }, "frames recorded before Close")
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ func TestDTMFReachesModel(t *testing.T) {
 	r := newRig(t, nil, nil)
 	r.model.Push(llmtest.Reply{Content: "You chose option one."})
 	r.start()
-	time.Sleep(200 * time.Millisecond)
 	r.media.press("12#")
 	waitFor(t, 10*time.Second, "the answer", func() bool { return len(r.transcript()) >= 2 })
 	if got := r.model.Last(); !strings.Contains(got.All(), "user: [keypad: 1 2 #]") {

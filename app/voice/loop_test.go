@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -101,10 +102,7 @@ func TestNoFirstMessageWaits(t *testing.T) {
 	r.texts("Hello?")
 	r.model.Push(llmtest.Reply{Content: "Hi, this is Ada."})
 	r.start()
-	time.Sleep(600 * time.Millisecond)
-	if bs := bursts(r.media.agentLog()); len(bs) != 0 {
-		t.Fatalf("the agent spoke first: %v", bs)
-	}
+	testkit.Never(t, 600*time.Millisecond, func() bool { return len(bursts(r.media.agentLog())) != 0 }, "the agent spoke first")
 	r.media.say(voiceOf(t, "Hello?"))
 	waitFor(t, 10*time.Second, "the answer", func() bool { return len(bursts(r.media.agentLog())) == 1 })
 }

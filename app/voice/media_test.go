@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // testMedia is an in-memory call transport on a real 20 ms clock, as
@@ -182,13 +183,7 @@ func bursts(log []float64) [][2]int {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, d, cond, "waiting for %s", what)
 }
 
 var speechCache sync.Map

@@ -8,7 +8,6 @@ import (
 
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/agentstore"
 )
 
 const agentsPerPage = 25
@@ -24,7 +23,7 @@ var (
 )
 
 type agentsData struct {
-	Agents []agentstore.Agent
+	Agents []agents.Agent
 	Type   string
 	Pager  pager
 }
@@ -60,7 +59,7 @@ type agentForm struct {
 type agentPageData struct {
 	Form        agentForm
 	New         bool
-	Jobs        []agentstore.Job
+	Jobs        []agents.Job
 	Types       []string
 	Statuses    []string
 	Positions   []string
@@ -112,7 +111,7 @@ func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
 func (s *Site) createAgent(w http.ResponseWriter, r *http.Request, u user) error {
 	f := readAgentForm(r)
 	in, err := f.input(nil)
-	var a agentstore.Agent
+	var a agents.Agent
 	if err == nil {
 		a, err = s.f.Agents.Create(r.Context(), u.OrgID, in)
 	}
@@ -179,7 +178,7 @@ func readAgentForm(r *http.Request) agentForm {
 }
 
 // formOf fills the form from a stored agent.
-func formOf(a agentstore.Agent) agentForm {
+func formOf(a agents.Agent) agentForm {
 	f := agentForm{ID: a.ID, Name: a.Name, Type: a.Type, Status: a.Status, Model: a.Model, Instructions: a.Instructions,
 		Phones: strings.Join(a.PhoneNumbers, "\n"), Specialty: a.Specialty, DisplayRole: a.DisplayRole}
 	if t := strings.TrimSpace(string(a.Tools)); t != "" && t != "[]" && t != "null" {

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/callstore"
-	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // callStatuses are the statuses the calls filter offers.
@@ -30,7 +29,7 @@ type callsData struct {
 	Filter   callFilter
 	Calls    []calls.Record
 	Pager    pager
-	Agents   []agentstore.Agent
+	Agents   []agents.Agent
 	Statuses []string
 	Filtered bool
 }
@@ -46,7 +45,7 @@ func (s *Site) callsPage(w http.ResponseWriter, r *http.Request, u user) error {
 	}
 	var bad error
 	o.From, o.To, bad = s.dayRange(f.From, f.To)
-	ags, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	ags, err := s.f.Agents.Pick(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -119,7 +118,7 @@ func (s *Site) callPage(w http.ResponseWriter, r *http.Request, u user) error {
 	if err != nil {
 		return err
 	}
-	d := callData{Call: c, Final: callstore.CallFinal(c.Status), Timeline: timeline(c), Recording: s.f.Recordings.Has(u.OrgID, c.ID)}
+	d := callData{Call: c, Final: calls.Final(c.Status), Timeline: timeline(c), Recording: s.f.Recordings.Has(u.OrgID, c.ID)}
 	if c.ResultView != nil && len(c.Transcript) > 0 {
 		_ = json.Unmarshal(c.Transcript, &d.Transcript) // validated when stored; null stays empty
 	}
@@ -157,10 +156,10 @@ func timeline(c calls.Record) []timelineEntry {
 		add(a.EndedAt, what, "st-"+a.Status)
 	}
 	add(c.AnsweredAt, "answered", "st-active")
-	if c.Status != callstore.CallCompleted || len(c.AttemptHistory) == 0 {
+	if c.Status != calls.StatusCompleted || len(c.AttemptHistory) == 0 {
 		add(c.EndedAt, "ended: "+label(c.Status), "st-"+c.Status)
 	}
-	if c.NextAttemptAt != nil && !callstore.CallFinal(c.Status) {
+	if c.NextAttemptAt != nil && !calls.Final(c.Status) {
 		add(c.NextAttemptAt, "next attempt due", "")
 	}
 	if c.ResultView != nil {
@@ -182,7 +181,7 @@ func (s *Site) cancelCall(w http.ResponseWriter, r *http.Request, u user) error 
 const batchesPerPage = 20
 
 type batchesData struct {
-	Batches []dashstore.BatchProgress
+	Batches []dashboard.BatchProgress
 	Pager   pager
 	Order   []string
 	Names   map[string]string // batch id -> campaign name
@@ -190,7 +189,7 @@ type batchesData struct {
 
 func (s *Site) batchesPage(w http.ResponseWriter, r *http.Request, u user) error {
 	offset := pageParams(r)
-	bs, total, err := s.cfg.Dashboard.BatchProgresses(r.Context(), u.OrgID, batchesPerPage, offset)
+	bs, total, err := s.f.Dashboard.Batches(r.Context(), u.OrgID, batchesPerPage, offset)
 	if err != nil {
 		return err
 	}

@@ -10,12 +10,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/web/chart"
 
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // Campaigns: a batch of calls started from the dashboard (pasted numbers or
@@ -86,15 +86,15 @@ type campaignForm struct {
 
 type newCampaignData struct {
 	Form   campaignForm
-	Agents []agentstore.Agent
+	Agents []agents.Agent
 	// Result is the answer to the last dry run (or a start that failed).
 	Result *calls.BatchData
 	DryRun bool
 }
 
-func (s *Site) voiceAgents(r *http.Request, u user) ([]agentstore.Agent, error) {
-	as, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
-	var voice []agentstore.Agent
+func (s *Site) voiceAgents(r *http.Request, u user) ([]agents.Agent, error) {
+	as, err := s.f.Agents.Pick(r.Context(), u.OrgID)
+	var voice []agents.Agent
 	for _, a := range as {
 		if a.Type == "voice" {
 			voice = append(voice, a)
@@ -249,7 +249,7 @@ func (s *Site) campaignPage(w http.ResponseWriter, r *http.Request, u user) erro
 	for _, o := range d.Outcomes {
 		d.Done += o.N
 	}
-	ab, err := s.cfg.Dashboard.BatchAttempts(r.Context(), u.OrgID, b.ID)
+	ab, err := s.f.Dashboard.BatchAttempts(r.Context(), u.OrgID, b.ID)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,9 @@ package web
 import (
 	"net/http"
 
+	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/agentstore"
 )
 
 // channels are the conversation channels the filter offers.
@@ -19,7 +19,7 @@ type conversationsData struct {
 	Filter        convFilter
 	Conversations []conversations.View
 	AgentNames    map[string]string
-	Agents        []agentstore.Agent
+	Agents        []agents.Agent
 	Channels      []string
 	Pager         pager
 	Filtered      bool
@@ -47,7 +47,7 @@ func (s *Site) conversationsPage(w http.ResponseWriter, r *http.Request, u user)
 	if lq.From, lq.To, badDay = s.dayRange(f.From, f.To); badDay != nil {
 		bad = badDay // the days' error wins, as it was checked last
 	}
-	ags, _, err := s.cfg.Agents.ListAgents(r.Context(), u.OrgID, agentstore.AgentFilter{Limit: 200})
+	ags, err := s.f.Agents.Pick(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func (s *Site) conversationPage(w http.ResponseWriter, r *http.Request, u user) 
 		return err
 	}
 	d := conversationData{Conversation: v, AgentName: v.AgentID}
-	if a, err := s.cfg.Agents.GetAgent(r.Context(), u.OrgID, v.AgentID); err == nil {
+	if a, err := s.f.Agents.Get(r.Context(), u.OrgID, v.AgentID); err == nil {
 		d.AgentName = a.Name
 	}
 	s.render(w, r, http.StatusOK, "conversation", page{Title: "Conversation", Nav: "conversations", User: u, Data: d})

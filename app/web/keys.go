@@ -7,14 +7,13 @@ import (
 
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/orgstore"
 )
 
 const keysPerPage = 25
 
 // keyRow is one API key as the list shows it.
 type keyRow struct {
-	Key    orgstore.APIKey
+	Key    access.APIKey
 	Status string
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/kbstore"
 )
 
 const (
@@ -21,7 +20,7 @@ const (
 var sourceStatuses = []string{"pending", "processing", "completed", "failed"}
 
 type collectionsData struct {
-	Collections []kbstore.Collection
+	Collections []kb.Collection
 	Pager       pager
 	Backlog     int
 }
@@ -32,7 +31,7 @@ func (s *Site) collectionsPage(w http.ResponseWriter, r *http.Request, u user) e
 	if err != nil {
 		return err
 	}
-	backlog, err := s.cfg.Dashboard.OrgKBBacklog(r.Context(), u.OrgID)
+	backlog, err := s.f.Dashboard.KBBacklog(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}
@@ -66,8 +65,8 @@ type sourceForm struct {
 }
 
 type collectionData struct {
-	Collection kbstore.Collection
-	Sources    []kbstore.Source
+	Collection kb.Collection
+	Sources    []kb.Source
 	Web        []kb.WebView
 	Status     string
 	Statuses   []string
@@ -180,7 +179,7 @@ func (s *Site) deleteSource(w http.ResponseWriter, r *http.Request, u user) erro
 }
 
 type searchData struct {
-	Collection kbstore.Collection
+	Collection kb.Collection
 	Query      string
 	Mode       string
 	Modes      []string

@@ -8,10 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/dashstore"
-	"github.com/agentd/agentd/storage/listingstore"
 )
 
 // Listing search has no offset: "more" asks for a longer list, up to the
@@ -23,7 +22,7 @@ const (
 
 // listingRow is one listing as the table shows it.
 type listingRow struct {
-	Listing listingstore.Listing
+	Listing listings.Listing
 	Price   string
 	Attrs   []attr
 	Score   *float64
@@ -32,7 +31,7 @@ type listingRow struct {
 type attr struct{ Key, Value string }
 
 type listingsData struct {
-	Categories []dashstore.CategoryCount
+	Categories []dashboard.CategoryCount
 	Category   string
 	Query      string
 	MinPrice   string
@@ -46,7 +45,7 @@ func (s *Site) listingsPage(w http.ResponseWriter, r *http.Request, u user) erro
 	q := r.URL.Query()
 	d := listingsData{Category: q.Get("category"), Query: q.Get("q"), MinPrice: q.Get("minPrice"),
 		MaxPrice: q.Get("maxPrice"), Attrs: q.Get("attrs")}
-	cats, err := s.cfg.Dashboard.ListingCategories(r.Context(), u.OrgID)
+	cats, err := s.f.Dashboard.ListingCategories(r.Context(), u.OrgID)
 	if err != nil {
 		return err
 	}

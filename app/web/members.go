@@ -5,13 +5,12 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/storage/orgstore"
 )
 
 const membersPerPage = 50
 
 type membersData struct {
-	Members []orgstore.User
+	Members []access.User
 	Roles   []string
 	Pager   pager
 	Self    string // the signed-in user's id: no remove button on their row

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/web/chart"
-
-	"github.com/agentd/agentd/storage/callstore"
 )
 
 // outcomeCount is one outcome's count for a template.
@@ -38,24 +36,16 @@ func (s *Site) overview(w http.ResponseWriter, r *http.Request, u user) error {
 	loc := s.cfg.Location
 	now := s.cfg.Now().In(loc)
 	midnight := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, loc)
-	ov, err := s.cfg.Dashboard.CallOverview(ctx, u.OrgID, midnight)
-	if err != nil {
-		return err
-	}
-	backlog, err := s.cfg.Dashboard.OrgKBBacklog(ctx, u.OrgID)
-	if err != nil {
-		return err
-	}
 	// One read covers both charts: the week's days from midnight 6 days
 	// ago, today's hours among them.
 	first := midnight.AddDate(0, 0, -(chart.Days - 1))
-	hours, err := s.cfg.Dashboard.CallsPerHour(ctx, u.OrgID, first, now.Truncate(time.Hour))
+	o, err := s.f.Dashboard.Overview(ctx, u.OrgID, midnight, first, now)
 	if err != nil {
 		return err
 	}
-	d := overviewData{Ended: ov.Ended(), Answered: ov.Answered, Queued: ov.Queued, Scheduled: ov.Scheduled,
-		Active: ov.Active, KBBacklog: backlog, Outcomes: chart.Outcomes, ZoneName: zoneName(now)}
-	d.Dialled = d.Ended - ov.EndedByStatus[callstore.CallCancelled]
+	ov, hours := o.Calls, o.Hours
+	d := overviewData{Ended: ov.Ended(), Answered: ov.Answered, Dialled: o.Dialled, Queued: ov.Queued, Scheduled: ov.Scheduled,
+		Active: ov.Active, KBBacklog: o.KBBacklog, Outcomes: chart.Outcomes, ZoneName: zoneName(now)}
 	for _, st := range chart.Outcomes {
 		d.Today = append(d.Today, outcomeCount{st, ov.EndedByStatus[st]})
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/agentd/agentd/app/analysis"
 	"github.com/agentd/agentd/app/calls"
 	"github.com/agentd/agentd/app/conversations"
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/kb"
@@ -38,9 +39,6 @@ import (
 	"github.com/agentd/agentd/app/recordings"
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/internal/errs"
-	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/dashstore"
-	"github.com/agentd/agentd/storage/orgstore"
 )
 
 //go:embed templates/*.html static/*
@@ -57,10 +55,6 @@ type Config struct {
 	// Services are the feature services the pages call. A nil
 	// Conversations or Analysis makes the pages say the engine is not wired.
 	Services Services
-	// Agents and Dashboard are the stores the pages read directly: agent
-	// names for pickers and the dashboard's aggregate queries.
-	Agents    *agentstore.Agents
-	Dashboard *dashstore.Dashboard
 	// Now is the clock (UTC); nil means time.Now.
 	Now func() time.Time
 	// Location is the time zone pages show times in and "today" is counted
@@ -132,6 +126,7 @@ type Services struct {
 	KB            *kb.Service
 	Listings      *listings.Service
 	Recordings    *recordings.Service
+	Dashboard     *dashboard.Service // the pages' aggregates (the read model)
 }
 
 // Routes lists every dashboard route.
@@ -229,7 +224,7 @@ func (s *Site) Routes() []Route {
 
 // user is the signed-in user of a page request.
 type user struct {
-	orgstore.Session
+	access.Session
 	token string
 }
 

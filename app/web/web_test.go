@@ -15,6 +15,7 @@ import (
 	"github.com/agentd/agentd/app/access"
 	"github.com/agentd/agentd/app/agents"
 	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/dashboard"
 	"github.com/agentd/agentd/app/dnc"
 	"github.com/agentd/agentd/app/events"
 	"github.com/agentd/agentd/app/features"
@@ -67,8 +68,9 @@ func newSiteEnv(t testing.TB) *siteEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	svcs := Services{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil)}
-	site, err := New(Config{Access: features.NewAccess(db), Services: svcs, Agents: db.Agents, Dashboard: db.Dashboard, Log: log, Location: time.UTC, Explain: testExplain})
+	svcs := Services{Agents: agents.New(agents.Deps{Agents: db.Agents, KB: db.KB}), DNC: dnc.New(dnc.Deps{Calls: db.Calls}), Settings: settings.New(settings.Deps{Calls: db.Calls}), Calls: cs, KB: kbs, Listings: listings.New(listings.Deps{Listings: db.Listings}, nil), Events: events.New(events.Deps{Webhooks: db.Webhooks, Events: db.Events}, nil),
+		Dashboard: dashboard.New(dashboard.Deps{Dashboard: db.Dashboard})}
+	site, err := New(Config{Access: features.NewAccess(db), Services: svcs, Log: log, Location: time.UTC, Explain: testExplain})
 	if err != nil {
 		t.Fatal(err)
 	}

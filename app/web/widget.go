@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/app/agents"
 )
 
 // widgetData is what a chat agent's page shows of the widget: the snippet
@@ -18,7 +18,7 @@ type widgetData struct {
 	Settings  string // JSON for the preview's data-settings
 }
 
-func (s *Site) widgetData(r *http.Request, a agentstore.Agent) *widgetData {
+func (s *Site) widgetData(r *http.Request, a agents.Agent) *widgetData {
 	origin := s.cfg.PublicURL
 	if origin == "" {
 		scheme := "http"

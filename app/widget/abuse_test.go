@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
@@ -96,9 +97,7 @@ func TestCapCountedBeforeTheModel(t *testing.T) {
 		model.Push(llmtest.Reply{Content: "We open at seven.", Delay: 10 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() {
-			for model.Requests.Load() <= int64(i) {
-				time.Sleep(2 * time.Millisecond)
-			}
+			testkit.Within(10*time.Second, func() bool { return model.Requests.Load() > int64(i) })
 			cancel() // the visitor goes away while the model works
 		}()
 		if err := b.send(ctx, b.session(agent), "192.0.2.1"); !errors.Is(err, context.Canceled) {

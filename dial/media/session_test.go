@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 var loopback = netip.MustParseAddr("127.0.0.1")
@@ -158,12 +159,12 @@ func TestSessionRecordAndClear(t *testing.T) {
 	a.Record(ra)
 	b.Record(rb)
 	a.Write(tone(440, 4*SampleRate)) // 4 s queued
-	time.Sleep(500 * time.Millisecond)
+	testkit.Eventually(t, 5*time.Second, func() bool { return a.Sent() >= SampleRate/2 }, "half a second of audio sent")
 	a.Clear()
 	sent := a.Sent()
-	time.Sleep(500 * time.Millisecond)
-	if after := a.Sent(); after != sent || sent < 300*SampleRate/1000 || sent > 700*SampleRate/1000 {
-		t.Fatalf("Sent %d at Clear, %d after: want ~0.5 s and nothing more", sent, after)
+	testkit.Never(t, 500*time.Millisecond, func() bool { return a.Sent() != sent }, "audio sent after Clear (%d at Clear)", sent)
+	if sent < 300*SampleRate/1000 || sent > 700*SampleRate/1000 {
+		t.Fatalf("Sent %d at Clear: want ~0.5 s", sent)
 	}
 	a.Record(nil)
 	b.Record(nil)
@@ -184,16 +185,10 @@ func TestSessionRecordAndClear(t *testing.T) {
 func TestSessionHold(t *testing.T) {
 	a, b := pair(t, allFormats, allFormats)
 	count := func() int { return a.Stats().PacketsSent }
-	time.Sleep(100 * time.Millisecond)
+	testkit.Eventually(t, 2*time.Second, func() bool { return count() >= 3 }, "packets flowing before the hold")
 	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendonly"})
 	held := count()
-	time.Sleep(200 * time.Millisecond)
-	if n := count(); n > held+1 {
-		t.Fatalf("%d packets sent on hold", n-held)
-	}
+	testkit.Never(t, 200*time.Millisecond, func() bool { return count() > held+1 }, "packets sent on hold")
 	a.Update(Desc{Addr: loopback, Port: b.Port(), Proto: "RTP/AVP", Formats: allFormats, Direction: "sendrecv"})
-	time.Sleep(200 * time.Millisecond)
-	if n := count(); n < held+5 {
-		t.Fatalf("%d packets sent after hold ended", n-held)
-	}
+	testkit.Eventually(t, 2*time.Second, func() bool { return count() >= held+5 }, "packets sent after the hold ended")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/dial"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 )
 
@@ -80,16 +81,14 @@ func startBaresip(t *testing.T, speak float64, extra ...string) *baresip {
 			t.Logf("baresip log:\n%s", out)
 		}
 	})
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		out, _ := os.ReadFile(filepath.Join(dir, "baresip.log"))
-		if strings.Contains(string(out), "baresip is ready") {
-			return b
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("baresip did not start:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var out []byte
+	if !testkit.Within(5*time.Second, func() bool {
+		out, _ = os.ReadFile(filepath.Join(dir, "baresip.log"))
+		return strings.Contains(string(out), "baresip is ready")
+	}) {
+		t.Fatalf("baresip did not start:\n%s", out)
 	}
+	return b
 }
 
 // wavFile is pcm as a 16-bit mono 8 kHz WAV file.
@@ -157,8 +156,10 @@ func TestSIPMediaBaresipCallee(t *testing.T) {
 	if rms < 2000 || hz < 950 || hz > 1050 {
 		t.Errorf("the talker heard rms %.0f at %.0f Hz, want baresip's 1000 Hz tone", rms, hz)
 	}
-	time.Sleep(300 * time.Millisecond) // baresip closes its dump on BYE
-	rms, hz = toneHeard(bs.heard(t))
+	testkit.Within(5*time.Second, func() bool { // baresip closes its dump on BYE
+		rms, hz = toneHeard(bs.heard(t))
+		return rms >= 2000 && hz >= 420 && hz <= 460
+	})
 	if rms < 2000 || hz < 420 || hz > 460 {
 		t.Errorf("baresip heard rms %.0f at %.0f Hz, want the talker's 440 Hz tone", rms, hz)
 	}
@@ -193,8 +194,10 @@ func TestSIPMediaBaresipCaller(t *testing.T) {
 	if rms < 2000 || hz < 950 || hz > 1050 {
 		t.Errorf("the talker heard rms %.0f at %.0f Hz, want baresip's 1000 Hz tone", rms, hz)
 	}
-	time.Sleep(300 * time.Millisecond)
-	rms, hz = toneHeard(bs.heard(t))
+	testkit.Within(5*time.Second, func() bool { // baresip closes its dump on BYE
+		rms, hz = toneHeard(bs.heard(t))
+		return rms >= 2000 && hz >= 420 && hz <= 460
+	})
 	if rms < 2000 || hz < 420 || hz > 460 {
 		t.Errorf("baresip heard rms %.0f at %.0f Hz, want the talker's 440 Hz tone", rms, hz)
 	}

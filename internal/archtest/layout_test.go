@@ -45,6 +45,24 @@ func TestHandlersOnlyInAPITree(t *testing.T) {
 	}
 }
 
+// The dashboard takes services, not stores: app/web and its packages
+// (their non-test files) import nothing under storage/. What a page reads
+// is a method of a feature (app/dashboard is the aggregates' read model),
+// whose records it names through the feature (agents.Agent, ...). Its
+// tests may open the stores to build the services.
+func TestDashboardTakesServices(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, webPkg) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if under(imp, storagePkg) {
+				t.Errorf("%s imports %s: the dashboard calls the features' services (web.Services), never a store", p.ImportPath, imp)
+			}
+		}
+	}
+}
+
 // Only cmd reaches the composition root and package app: package app (its
 // Open) opens app/features, cmd opens either; every other package is given
 // the services it uses. Tests may open the features (features.Open is their

@@ -50,3 +50,14 @@ func WithinEvery(within, period time.Duration, cond func() bool) bool {
 		time.Sleep(period) // the helper's own poll
 	}
 }
+
+// Never checks that cond does not come to hold for the whole of within,
+// polling it as Eventually does, and fails the test with what, formatted,
+// as soon as it does. A check that something does not happen has no event
+// to wait on: the span is the test's input, and a breach shows at once.
+func Never(t testing.TB, within time.Duration, cond func() bool, what string, args ...any) {
+	t.Helper()
+	if Within(within, cond) {
+		t.Fatalf("within %v: %s", within, fmt.Sprintf(what, args...))
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/app/conversations/mcptools"
 	"github.com/agentd/agentd/internal/safehttp"
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 type orderArgs struct {
@@ -138,19 +139,16 @@ func TestListChanged(t *testing.T) {
 	srv.AddTool(&sdk.Tool{Name: "refund", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		return &sdk.CallToolResult{}, nil
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var listed string
+	if !testkit.Within(5*time.Second, func() bool {
 		ts, err := c.Tools(ctx, s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(names(ts), "refund") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("list not refreshed after the change: %s", names(ts))
-		}
-		time.Sleep(20 * time.Millisecond)
+		listed = names(ts)
+		return strings.Contains(listed, "refund")
+	}) {
+		t.Fatalf("list not refreshed after the change: %s", listed)
 	}
 }
 

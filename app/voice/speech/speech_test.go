@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/voice/speech"
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/speechtest"
 )
 
@@ -158,13 +159,7 @@ func TestSpeakCloseStopsTheAnswer(t *testing.T) {
 	if _, err := st.Next(); err == nil || errors.Is(err, speech.ErrUnavailable) {
 		t.Fatalf("Next after Close: %v", err)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for srv.Canceled.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the server kept sending after Close")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 2*time.Second, func() bool { return srv.Canceled.Load() != 0 }, "the server kept sending after Close")
 }
 
 // A 1 kHz tone at 24 kHz comes out a 1 kHz tone at 8 kHz; a 5 kHz tone,
@@ -409,6 +404,8 @@ func TestCloseWhileNextWaits(t *testing.T) {
 			}
 		}
 	}()
+	// Next is then blocked on the chunk held back 3 s: no event shows a
+	// goroutine blocked in a read, so give it that moment.
 	time.Sleep(200 * time.Millisecond)
 	closed := time.Now()
 	st.Close()

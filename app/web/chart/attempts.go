@@ -3,8 +3,8 @@ package chart
 import (
 	"time"
 
-	"github.com/agentd/agentd/storage/callstore"
-	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/dashboard"
 )
 
 // maxAxisLabels keeps the campaign chart's time axis readable at 360 px.
@@ -13,7 +13,7 @@ const maxAxisLabels = 6
 // Attempts are a batch's attempts, a bar per bucket from the first
 // attempt's to the last's, labelled at most maxAxisLabels times. A
 // voicemail attempt counts as no answer: no person picked up.
-func Attempts(ab dashstore.AttemptBuckets, loc *time.Location) []Bar {
+func Attempts(ab dashboard.AttemptBuckets, loc *time.Location) []Bar {
 	bars := make([]Bar, ab.N)
 	every := (ab.N + maxAxisLabels - 1) / maxAxisLabels
 	layout := "15:04"
@@ -36,7 +36,7 @@ func Attempts(ab dashstore.AttemptBuckets, loc *time.Location) []Bar {
 		}
 		st := c.Status
 		if st == "voicemail" {
-			st = callstore.CallNoAnswer
+			st = calls.StatusNoAnswer
 		}
 		if bars[c.Bucket].counts == nil {
 			bars[c.Bucket].counts = map[string]int{}

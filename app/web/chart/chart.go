@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/storage/callstore"
-	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/app/calls"
+	"github.com/agentd/agentd/app/dashboard"
 )
 
 // Days is the span of the overview's week: today and the 6 days
@@ -20,7 +20,7 @@ import (
 const Days = 7
 
 // Outcomes are the final call statuses the charts stack, in order.
-var Outcomes = []string{callstore.CallCompleted, callstore.CallNoAnswer, callstore.CallBusy, callstore.CallFailed, callstore.CallCancelled}
+var Outcomes = []string{calls.StatusCompleted, calls.StatusNoAnswer, calls.StatusBusy, calls.StatusFailed, calls.StatusCancelled}
 
 // label is a status as a person reads it.
 func label(s string) string { return strings.ReplaceAll(s, "_", " ") }
@@ -50,7 +50,7 @@ type Bar struct {
 
 // Today are the 24 hours of the day starting at midnight, labelled
 // every 3 hours; hours after now stay empty.
-func Today(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) []Bar {
+func Today(hours []dashboard.HourCount, midnight time.Time, loc *time.Location) []Bar {
 	bars := make([]Bar, 24)
 	for i := range bars {
 		t := midnight.Add(time.Duration(i) * time.Hour).In(loc)
@@ -74,7 +74,7 @@ func Today(hours []dashstore.HourCount, midnight time.Time, loc *time.Location) 
 
 // Week are the days from first (a midnight) to today, one bar a day,
 // the same days as Daily.
-func Week(hours []dashstore.HourCount, first time.Time, loc *time.Location) []Bar {
+func Week(hours []dashboard.HourCount, first time.Time, loc *time.Location) []Bar {
 	bars := make([]Bar, Days)
 	index := map[string]int{}
 	for i := range bars {

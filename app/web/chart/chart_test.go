@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/storage/dashstore"
+	"github.com/agentd/agentd/app/dashboard"
 )
 
 // Today's chart stacks each hour's outcomes and titles every bar with its
@@ -14,7 +14,7 @@ import (
 func TestCharts(t *testing.T) {
 	first := time.Date(2026, 11, 16, 0, 0, 0, 0, time.UTC)
 	today := first.AddDate(0, 0, 6)
-	hours := []dashstore.HourCount{
+	hours := []dashboard.HourCount{
 		{Hour: first.Add(9 * time.Hour), Status: "completed", N: 3},
 		{Hour: first.Add(9 * time.Hour), Status: "busy", N: 1},
 		{Hour: first.Add(30 * time.Hour), Status: "failed", N: 7},
@@ -63,7 +63,7 @@ func TestAttemptBarsAxis(t *testing.T) {
 		step  time.Duration
 		first string
 	}{{1, time.Minute, "09:00"}, {21, time.Minute, "09:00"}, {48, 5 * time.Minute, "09:00"}, {31, time.Hour, "Mon 09:00"}, {40, 24 * time.Hour, "Mon 2 Mar"}} {
-		bars := Attempts(dashstore.AttemptBuckets{Start: start, Step: tc.step, N: tc.n}, time.UTC)
+		bars := Attempts(dashboard.AttemptBuckets{Start: start, Step: tc.step, N: tc.n}, time.UTC)
 		labels := 0
 		for _, b := range bars {
 			if b.label != "" {

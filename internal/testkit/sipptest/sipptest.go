@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/internal/testkit"
 )
 
 // Options change how sipp runs; the zero value is a UDP callee taking any
@@ -140,6 +142,22 @@ func FreePort(t testing.TB) int {
 	}
 	t.Fatal("no free port")
 	return 0
+}
+
+// WaitBound waits until a process holds UDP port on 127.0.0.1 (a sipp
+// started by hand binds its port some time after it starts): binding the
+// port fails then. It fails the test after 5 s.
+func WaitBound(t testing.TB, port int) {
+	t.Helper()
+	if !testkit.Within(5*time.Second, func() bool {
+		u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err == nil {
+			u.Close()
+		}
+		return err != nil
+	}) {
+		t.Fatalf("nothing bound UDP port %d within 5 s", port)
+	}
 }
 
 // waitReady waits until sipp holds its port (or exits early).
