@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/baresiptest"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
@@ -183,19 +184,18 @@ func (c voiceCall) lines() []string {
 func (v *voiceRig) finished(t *testing.T, direction string) voiceCall {
 	t.Helper()
 	var c voiceCall
-	for deadline := time.Now().Add(40 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	final := func() bool {
 		var list struct{ Data struct{ Calls []voiceCall } }
 		json.Unmarshal(v.s.must("GET", "/api/v1/calls?direction="+direction, v.s.Key, nil).body, &list)
 		if len(list.Data.Calls) != 1 {
-			continue
+			return false
 		}
 		var one struct{ Data voiceCall }
 		json.Unmarshal(v.s.must("GET", "/api/v1/calls/"+list.Data.Calls[0].ID, v.s.Key, nil).body, &one)
-		if c = one.Data; c.Status == "completed" || c.Status == "failed" {
-			return c
-		}
+		c = one.Data
+		return c.Status == "completed" || c.Status == "failed"
 	}
-	t.Fatalf("no final %s call: %+v\n%s", direction, c, v.s.Logs.String())
+	testkit.Eventually(t, 40*time.Second, final, "no final %s call: %+v\n%s", direction, &c, v.s.Logs)
 	return c
 }
 

@@ -6,6 +6,7 @@ package baresiptest
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 	"github.com/agentd/agentd/internal/wav"
 )
@@ -83,39 +85,38 @@ func Start(t testing.TB, number string, speak []int16, extra ...string) *Phone {
 			t.Logf("baresip log:\n%s", out)
 		}
 	})
-	for deadline := time.Now().Add(5 * time.Second); ; {
+	ready := func() bool {
 		out, _ := os.ReadFile(logPath)
-		if bytes.Contains(out, []byte("baresip is ready")) {
-			return p
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("baresip did not start:\n%s", out)
-		}
-		time.Sleep(50 * time.Millisecond) // polling baresip's log: it has no other ready signal
+		return bytes.Contains(out, []byte("baresip is ready"))
 	}
+	if !testkit.Within(5*time.Second, ready) {
+		out, _ := os.ReadFile(logPath)
+		t.Fatalf("baresip did not start:\n%s", out)
+	}
+	return p
 }
 
 // Heard is the audio baresip received on its one call (its sndfile dump),
 // waiting up to 2 s for the file to be complete after the call ended.
 func (p *Phone) Heard(t testing.TB) []int16 {
 	t.Helper()
+	var pcm []int16
 	var last error
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) { // sndfile closes its dump after BYE
+	complete := func() bool { // sndfile closes its dump after the BYE
 		files, _ := filepath.Glob(filepath.Join(p.Dir, "snd", "dump-*-dec.wav"))
 		if len(files) != 1 {
-			continue
+			last = fmt.Errorf("dumps %v, want one decoded stream", files)
+			return false
 		}
 		raw, err := os.ReadFile(files[0])
-		if err != nil {
-			last = err
-			continue
-		}
-		pcm, _, err := wav.ReadAll(bytes.NewReader(raw))
-		if err == nil && len(pcm) > 0 {
-			return pcm
+		if err == nil {
+			pcm, _, err = wav.ReadAll(bytes.NewReader(raw))
 		}
 		last = err
+		return err == nil && len(pcm) > 0
 	}
-	t.Fatalf("baresip's dump of what it heard: %v", last)
-	return nil
+	if !testkit.Within(2*time.Second, complete) {
+		t.Fatalf("baresip's dump of what it heard: %v", last)
+	}
+	return pcm
 }
