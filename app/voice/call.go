@@ -36,7 +36,8 @@ type call struct {
 	set     settings
 	voice   string
 	speed   float64
-	context string // the call's own data, for the model
+	context string   // the call's own data, for the model
+	notes   []string // what the loop's tools did, for the next turn (turns run one at a time)
 	// language is the callee's preferredLanguage, for speech-to-text.
 	language string
 	out      *output

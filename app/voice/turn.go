@@ -100,7 +100,7 @@ func (c *call) runTurn(t *turn) turnOut {
 	var sp splitter
 	var first time.Time
 	mstart := time.Now()
-	ans, err := c.s.d.Engine.AnswerVoice(mctx, c.org, c.conv, conversations.VoiceInput{Content: user, Context: c.context},
+	ans, err := c.s.d.Engine.AnswerVoice(mctx, c.org, c.conv, conversations.VoiceInput{Content: user, Context: c.takeNotes(), Tools: c.voiceTools()},
 		func(d string) {
 			if first.IsZero() && strings.TrimSpace(d) != "" {
 				first = time.Now()
@@ -132,7 +132,7 @@ func (c *call) runTurn(t *turn) turnOut {
 	}
 	text, cut := heard(res.spans, sent)
 	switch {
-	case barged && text == "" && len(ans.ToolCalls) == 0:
+	case barged && text == "" && len(ans.ToolCalls) == 0 && len(ans.Pending) == 0:
 		// Cut short before a word was heard: the caller goes on.
 		return turnOut{carry: true, carryText: user}
 	case err != nil && ctx.Err() == nil:
@@ -144,6 +144,7 @@ func (c *call) runTurn(t *turn) turnOut {
 		c.log.Warn("text-to-speech failed", "call", c.id, "err", res.err)
 		return c.fail(t, ReasonTTS, fallbackModel)
 	}
+	c.runPending(ctx, &ans, barged)
 	c.keep(ctx, user, ans, text, cut && barged, ans.ToolCalls)
 	out := turnOut{endCall: ans.EndCall && !barged}
 	if !res.firstAudio.IsZero() && !in.speechEnd.IsZero() {
