@@ -236,7 +236,7 @@ func FuzzDetector(f *testing.F) {
 		for n := 0; n < int(repeat)+320; n++ { // 6.4 s: the rules decide by 3 + 2.4 + 0.8 s
 			for i := range pcm {
 				if len(b) > 1 {
-					j := (2*(n*frameSamples+i))%(len(b)-1)
+					j := (2 * (n*frameSamples + i)) % (len(b) - 1)
 					pcm[i] = int16(uint16(b[j]) | uint16(b[j+1])<<8)
 				}
 			}
