@@ -216,6 +216,10 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 			return nil, invalidf(field, "must be true or false")
 		}
 		return b, nil
+	case "voice.voicemail":
+		// What an outbound call answered by a machine does (app/voice/amd):
+		// its presence turns answering-machine detection on.
+		return configVoicemail(field, raw)
 	case "chat.theme":
 		return configString(field, raw, 1, 50)
 	case "chat.primaryColor":
@@ -245,11 +249,57 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		return int(n), nil
 	}
 	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation, firstMessage, endCallMessage, " +
-		"endpointingMs, silenceTimeoutSeconds, recording"
+		"endpointingMs, silenceTimeoutSeconds, recording, voicemail"
 	if typ == "chat" {
 		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay"
 	}
 	return nil, invalidf(field, "not a setting of a %s agent (allowed: %s)", typ, allowed)
+}
+
+// Voicemail is config.voicemail: hang up on a machine, or leave the
+// message after its beep.
+type Voicemail struct {
+	Action  string `json:"action"`
+	Message string `json:"message,omitempty"`
+}
+
+func configVoicemail(field string, raw json.RawMessage) (Voicemail, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return Voicemail{}, invalidf(field, "must be an object {action, message}")
+	}
+	var v Voicemail
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r := m[k]
+		switch k {
+		case "action":
+			s, err := configString(field+".action", r, 1, 20)
+			if err != nil || (s != "hangup" && s != "leave_message") {
+				return Voicemail{}, invalidf(field+".action", "must be hangup or leave_message")
+			}
+			v.Action = s
+		case "message":
+			s, err := configString(field+".message", r, 0, 1000)
+			if err != nil {
+				return Voicemail{}, err
+			}
+			v.Message = strings.TrimSpace(s)
+		default:
+			return Voicemail{}, invalidf(field+"."+k, "not a field of voicemail (allowed: action, message)")
+		}
+	}
+	switch {
+	case v.Action == "":
+		return Voicemail{}, invalidf(field+".action", "is required: hangup or leave_message")
+	case v.Action == "leave_message" && v.Message == "":
+		return Voicemail{}, invalidf(field+".message", "is required to leave a message")
+	}
+	return v, nil
 }
 
 func configString(field string, raw json.RawMessage, minLen, maxLen int) (string, error) {

@@ -24,7 +24,9 @@ type loop struct {
 
 // run is the call's main loop: it returns when the agent ends the call
 // or ctx ends (the far end hung up).
-func (c *call) run(ctx context.Context) dial.TalkEnd {
+// d is answering-machine detection's verdict on a person (or unknown):
+// without a first message, the agent answers their greeting.
+func (c *call) run(ctx context.Context, d detection) dial.TalkEnd {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	frames := make(chan dial.Input, 256)
@@ -62,8 +64,13 @@ func (c *call) run(ctx context.Context) dial.TalkEnd {
 	var digits []string
 	var lastSpeech time.Time
 
-	if c.set.FirstMessage != "" {
+	switch {
+	case c.set.FirstMessage != "":
 		l.cur = c.start(ctx, turnIn{say: c.set.FirstMessage})
+	case d.text != "":
+		l.cur = c.start(ctx, turnIn{text: d.text, speechEnd: time.Now()})
+	case len(d.greeting) > 0:
+		l.cur = c.start(ctx, turnIn{pcm: d.greeting, speechEnd: time.Now()})
 	}
 	for {
 		var done <-chan turnOut
