@@ -200,6 +200,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		run("source status", chromedp.Navigate(colURL), chromedp.WaitVisible(css("table.list")))
 		return get(ctx, t, "status", chromedp.Evaluate[bool](`!!document.querySelector("td .st-completed")`))
 	}, "the source was not processed")
+	// The collection page with its drop zone and web form, on a desktop
+	// and on a phone (nothing wider than the screen).
+	run("collection page", chromedp.Navigate(colURL), chromedp.WaitVisible(css("table.list")), shoot(shots, "collection"),
+		chromedp.EmulateViewport(360, 780), chromedp.Navigate(colURL), chromedp.WaitVisible(css("table.list")), shoot(shots, "collection-360"))
+	if w := get(ctx, t, "page width", chromedp.Evaluate[int](`document.documentElement.scrollWidth`)); w > 360 {
+		t.Errorf("the collection page is %d px wide on a 360 px phone", w)
+	}
+	run("desktop again", chromedp.EmulateViewport(1366, 900))
 	run("playground", chromedp.Navigate(colURL+"/search"), chromedp.WaitVisible(css("#q")),
 		chromedp.SendKeys(css("#q"), "how long do I have for a refund"), chromedp.Submit(css("#q")),
 		chromedp.WaitVisible(css("ol.results .result-head")), shoot(shots, "search"))
