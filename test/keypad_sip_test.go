@@ -64,7 +64,7 @@ func TestSendDTMFOverSIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
-	time.Sleep(300 * time.Millisecond) // sipp holds its port
+	time.Sleep(300 * time.Millisecond)       // sipp holds its port
 	if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 		t.Fatalf("outbound: %d %s", r.status, r.body)
 	}
