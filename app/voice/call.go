@@ -25,6 +25,7 @@ type settings struct {
 	SilenceTimeoutSeconds int                `json:"silenceTimeoutSeconds"`
 	Recording             *bool              `json:"recording"`
 	Voicemail             *voicemailSettings `json:"voicemail"`
+	TransferDestinations  []Destination      `json:"transferDestinations"`
 }
 
 // call is one call the agent talks on.
@@ -40,6 +41,8 @@ type call struct {
 	speed   float64
 	context string   // the call's own data, for the model
 	notes   []string // what the loop's tools did, for the next turn (turns run one at a time)
+	// lastUser is the caller's last words (a warm transfer's briefing).
+	lastUser string
 	// language is the callee's preferredLanguage, for speech-to-text.
 	language string
 	out      *output

@@ -20,6 +20,7 @@ type loop struct {
 	carryPCM  []int16
 	ending    bool   // the last turn (a goodbye) is running
 	reason    string // the call's failure reason once ending
+	frames    <-chan dial.Input
 }
 
 // run is the call's main loop: it returns when the agent ends the call
@@ -44,7 +45,7 @@ func (c *call) run(ctx context.Context, d detection) dial.TalkEnd {
 			}
 		}
 	}()
-	l := &loop{c: c, ctx: ctx}
+	l := &loop{c: c, ctx: ctx, frames: frames}
 	silenceAfter := DefaultSilenceTimeout
 	if c.set.SilenceTimeoutSeconds > 0 {
 		silenceAfter = time.Duration(c.set.SilenceTimeoutSeconds) * time.Second
@@ -205,6 +206,11 @@ func (l *loop) settle(out turnOut) (dial.TalkEnd, bool) {
 		return dial.TalkEnd{Reason: l.reason}, true
 	case out.reason != "":
 		return dial.TalkEnd{Reason: out.reason}, true
+	case out.transfer != nil:
+		if l.transfer(out.transfer) {
+			return dial.TalkEnd{}, true
+		}
+		return dial.TalkEnd{}, false
 	case out.endCall:
 		return dial.TalkEnd{}, true
 	}

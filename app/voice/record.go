@@ -48,3 +48,16 @@ func (r *CallRecords) SaveLatency(ctx context.Context, callID string, l Latency)
 func (r *CallRecords) SaveAnsweredBy(ctx context.Context, callID, answeredBy string, decision time.Duration) error {
 	return r.DB.SaveAnsweredBy(ctx, callID, answeredBy, decision, time.Now())
 }
+
+// SaveTransfer records a transfer attempt with its event.
+func (r *CallRecords) SaveTransfer(ctx context.Context, callID string, a TransferAttempt) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	ev := callstore.EventCallTransferFailed
+	if a.Outcome == TransferDone {
+		ev = callstore.EventCallTransferred
+	}
+	return r.DB.AppendTransfer(ctx, callID, b, ev, time.Now())
+}

@@ -72,13 +72,17 @@ func ParseDigits(arguments string) (string, error) {
 
 // voiceTools are the tools the loop offers beside end_call.
 func (c *call) voiceTools() []llm.Tool {
-	return []llm.Tool{sendDTMFTool}
+	tools := []llm.Tool{sendDTMFTool}
+	if t, ok := c.transferTool(); ok {
+		tools = append(tools, t)
+	}
+	return tools
 }
 
 // runPending runs the loop's tool calls of an answer that has played and
 // adds them, with what the model reads back, to the answer's tool calls.
 // interrupted: the caller spoke over the answer, nothing is run.
-func (c *call) runPending(ctx context.Context, ans *conversations.VoiceAnswer, interrupted bool) {
+func (c *call) runPending(ctx context.Context, ans *conversations.VoiceAnswer, interrupted bool) (transfer *transferRequest) {
 	for _, p := range ans.Pending {
 		var result string
 		switch {
@@ -86,6 +90,14 @@ func (c *call) runPending(ctx context.Context, ans *conversations.VoiceAnswer, i
 			result = toolResult("error", "not done: the caller spoke first")
 		case p.Name == ToolSendDTMF:
 			result = c.sendDigits(ctx, p.Arguments)
+		case p.Name == ToolTransferCall && transfer == nil:
+			d, reason, err := ParseTransfer(p.Arguments, c.set.TransferDestinations)
+			if err != nil {
+				result = toolResult("error", err.Error())
+				break
+			}
+			transfer = &transferRequest{dest: d, reason: reason}
+			result = toolResult("status", "transferring to "+d.Name)
 		default:
 			result = toolResult("error", "unknown tool "+p.Name)
 		}
@@ -94,6 +106,7 @@ func (c *call) runPending(ctx context.Context, ans *conversations.VoiceAnswer, i
 		// context says what the tool did.
 		c.notes = append(c.notes, p.Name+" "+p.Arguments+" -> "+result)
 	}
+	return transfer
 }
 
 // takeNotes is the context of the next turn: the call's data and what

@@ -33,6 +33,7 @@ type turnOut struct {
 	carryText string
 	carryPCM  []int16
 	latency   *TurnLatency
+	transfer  *transferRequest // the model called transfer_call
 }
 
 // turn is a running turn; the loop cancels it on barge-in.
@@ -144,9 +145,10 @@ func (c *call) runTurn(t *turn) turnOut {
 		c.log.Warn("text-to-speech failed", "call", c.id, "err", res.err)
 		return c.fail(t, ReasonTTS, fallbackModel)
 	}
-	c.runPending(ctx, &ans, barged)
+	c.lastUser = user
+	tr := c.runPending(ctx, &ans, barged)
 	c.keep(ctx, user, ans, text, cut && barged, ans.ToolCalls)
-	out := turnOut{endCall: ans.EndCall && !barged}
+	out := turnOut{endCall: ans.EndCall && !barged, transfer: tr}
 	if !res.firstAudio.IsZero() && !in.speechEnd.IsZero() {
 		lat.SpeechFirstByteMs = ms(res.firstByte)
 		lat.VoiceToVoiceMs = ms(res.firstAudio.Sub(in.speechEnd))

@@ -58,6 +58,9 @@ type Calls interface {
 	// SaveAnsweredBy records answering-machine detection's verdict (a
 	// machine makes the call's outcome voicemail).
 	SaveAnsweredBy(ctx context.Context, callID, answeredBy string, decision time.Duration) error
+	// SaveTransfer records a transfer attempt (call.transferred or
+	// call.transfer_failed).
+	SaveTransfer(ctx context.Context, callID string, a TransferAttempt) error
 }
 
 // Agents reads an agent (the agents store).

@@ -54,9 +54,16 @@ func (db *Calls) SaveAnsweredBy(ctx context.Context, callID, answeredBy string, 
 	return nil
 }
 
+// Events of transfers by agentd's voice loop.
+const (
+	EventCallTransferred    = "call.transferred"
+	EventCallTransferFailed = "call.transfer_failed"
+)
+
 // AppendTransfer adds one transfer attempt (a JSON object) to the call's
-// list.
-func (db *Calls) AppendTransfer(ctx context.Context, callID string, attempt json.RawMessage, now time.Time) error {
+// list and writes its event (EventCallTransferred or
+// EventCallTransferFailed) in the same transaction.
+func (db *Calls) AppendTransfer(ctx context.Context, callID string, attempt json.RawMessage, event string, now time.Time) error {
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		var raw string
 		err := tx.QueryRowContext(ctx, "SELECT transfers FROM call_control WHERE call_id = ?", callID).Scan(&raw)
@@ -74,7 +81,10 @@ func (db *Calls) AppendTransfer(ctx context.Context, callID string, attempt json
 		_, err = tx.ExecContext(ctx, `INSERT INTO call_control (call_id, transfers, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (call_id) DO UPDATE SET transfers = excluded.transfers, updated_at = excluded.updated_at`,
 			callID, string(b), sqldb.MS(now))
-		return err
+		if err != nil {
+			return err
+		}
+		return db.emitCalls(ctx, tx, event, []string{callID})
 	})
 	if err != nil {
 		return fmt.Errorf("storage: append transfer: %w", err)
