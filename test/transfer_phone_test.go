@@ -36,16 +36,16 @@ type transferCall struct {
 	events []string
 }
 
-// runTransfer runs scenario as the customer (after askSales, quiet, then
-// a 600 Hz tone for 6 s, when tone is set) with one destination "Sales"
-// at target in mode.
-func runTransfer(t *testing.T, scenario, target, mode string, tone bool) *transferCall {
+// runTransfer runs scenario as the customer (askSales; then, when
+// toneAfter is set, quiet that long and a 600 Hz tone for 8 s) with one
+// destination "Sales" at target in mode.
+func runTransfer(t *testing.T, scenario, target, mode string, toneAfter time.Duration) *transferCall {
 	t.Helper()
 	needTools(t, "sipp", "espeak-ng", "sox")
 	sippDir := t.TempDir()
 	caller := speechtest.Espeak(t, askSales, 8000)
-	if tone {
-		caller = append(append(caller, make([]int16, 6*8000)...), speechtest.Tone(600, 6*time.Second, 8000)...)
+	if toneAfter > 0 {
+		caller = append(append(caller, make([]int16, int(toneAfter.Seconds()*8000))...), speechtest.Tone(600, 8*time.Second, 8000)...)
 	}
 	writeULaw(t, filepath.Join(sippDir, "callee.wav"), caller)
 
@@ -128,7 +128,7 @@ func (tc *transferCall) check(t *testing.T, method, outcome, event, line string)
 // Cold, by REFER: the customer's phone accepts the REFER to sales and
 // reports the target answered (NOTIFY sipfrag 200); agentd hangs up.
 func TestTransferColdByRefer(t *testing.T) {
-	tc := runTransfer(t, "transfer_refer", "sip:sales@127.0.0.1:5999", "cold", false)
+	tc := runTransfer(t, "transfer_refer", "sip:sales@127.0.0.1:5999", "cold", 0)
 	tc.check(t, "refer", "transferred", "call.transferred", "tool: transfer_call: transferred to Sales (cold, refer)")
 }
 
@@ -136,7 +136,7 @@ func TestTransferColdByRefer(t *testing.T) {
 // and joins the two calls: sales hears the customer's 600 Hz tone.
 func TestTransferColdByBridge(t *testing.T) {
 	sales := baresiptest.Start(t, "+14155550199", append(speechtest.Espeak(t, "Hello?", 8000), make([]int16, 30*8000)...))
-	tc := runTransfer(t, "transfer_refuse", "sip:+14155550199@"+sales.Addr, "cold", true)
+	tc := runTransfer(t, "transfer_refuse", "sip:+14155550199@"+sales.Addr, "cold", 6*time.Second)
 	tc.check(t, "bridge", "transferred", "call.transferred", "tool: transfer_call: transferred to Sales (cold, bridge)")
 	heard := sales.Heard(t)
 	saveAudio(t, "transfer-cold-sales-heard.wav", heard)
@@ -152,7 +152,9 @@ func TestTransferColdByBridge(t *testing.T) {
 // briefing first, then the customer's tone.
 func TestTransferWarmBriefsFirst(t *testing.T) {
 	sales := baresiptest.Start(t, "+14155550199", append(speechtest.Espeak(t, "Hello?", 8000), make([]int16, 30*8000)...))
-	tc := runTransfer(t, "transfer_wait", "sip:+14155550199@"+sales.Addr, "warm", true)
+	// The briefing takes about 9 s: the customer's tone starts 14 s after
+	// their request.
+	tc := runTransfer(t, "transfer_wait", "sip:+14155550199@"+sales.Addr, "warm", 14*time.Second)
 	tc.check(t, "bridge", "transferred", "call.transferred", "tool: transfer_call: transferred to Sales (warm, bridge)")
 	if tr := tc.record.Transfers; len(tr) == 1 && !strings.Contains(tr[0].Detail, "wants to order a cake") {
 		t.Errorf("briefing %q: want the reason in it", tr[0].Detail)
@@ -176,7 +178,7 @@ func TestTransferWarmBriefsFirst(t *testing.T) {
 // customer and says so; the attempt is recorded failed.
 func TestTransferWarmReturnsWhenBusy(t *testing.T) {
 	busy := sipptest.Start(t, "busy", sipptest.Options{Calls: 1})
-	tc := runTransfer(t, "transfer_wait", "sip:+14155550199@"+busy.Addr, "warm", false)
+	tc := runTransfer(t, "transfer_wait", "sip:+14155550199@"+busy.Addr, "warm", 0)
 	tc.check(t, "bridge", "busy", "call.transfer_failed", "agent: I'm sorry, I couldn't connect you to Sales: the line is busy.")
 	lines := tc.call.lines()
 	if n := len(lines); n == 0 || !strings.HasPrefix(lines[n-1], "agent: I'm sorry") {
@@ -184,19 +186,20 @@ func TestTransferWarmReturnsWhenBusy(t *testing.T) {
 	}
 }
 
-// toneAt is where hz is first the loudest part of a 100 ms window.
+// toneAt is where a 100 ms window first has most (> 80%) of its energy
+// at hz (Goertzel), loud: a tone, not speech.
 func toneAt(pcm []int16, hz float64) (time.Duration, bool) {
 	const win = 800
+	k := 2 * math.Cos(2*math.Pi*hz/8000)
 	for i := 0; i+win <= len(pcm); i += win {
-		var sum float64
-		cross := 0
-		for j := i; j < i+win; j++ {
-			sum += float64(pcm[j]) * float64(pcm[j])
-			if j > i && (pcm[j-1] < 0) != (pcm[j] < 0) {
-				cross++
-			}
+		var sum, s1, s2 float64
+		for _, v := range pcm[i : i+win] {
+			x := float64(v)
+			sum += x * x
+			s1, s2 = x+k*s1-s2, s1
 		}
-		if f := float64(cross) / 2 / 0.1; math.Sqrt(sum/win) > 1000 && math.Abs(f-hz) < 30 {
+		power := s1*s1 + s2*s2 - k*s1*s2
+		if math.Sqrt(sum/win) > 1000 && power/(sum*win/2) > 0.8 {
 			return time.Duration(i) * time.Second / 8000, true
 		}
 	}
