@@ -86,3 +86,36 @@ func FuzzParseDigits(f *testing.F) {
 		}
 	})
 }
+
+func TestParseTransfer(t *testing.T) {
+	dests := []Destination{{Name: "Sales", Number: "+14155550100", Mode: "cold"}, {Name: "Front desk", SIPURI: "sip:desk@pbx", Mode: "warm"}}
+	for in, want := range map[string]string{
+		`{"destination":"sales","reason":"  wants\na cake "}`: "Sales|wants a cake", `{"destination":"Front desk"}`: "Front desk|",
+		`{"destination":"Billing"}`: "", `{"destination":7}`: "", `{}`: "", `[1]`: "",
+	} {
+		d, reason, err := ParseTransfer(in, dests)
+		got := ""
+		if err == nil {
+			got = d.Name + "|" + reason
+		}
+		if got != want {
+			t.Errorf("ParseTransfer(%s) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func FuzzParseTransfer(f *testing.F) {
+	dests := []Destination{{Name: "Sales", Number: "+14155550100"}, {Name: "Desk", SIPURI: "sip:desk@pbx"}}
+	for _, s := range []string{`{"destination":"Sales","reason":"x"}`, `{"destination":"desk"}`, `{"destination":null}`, `{"reason":1}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		d, reason, err := ParseTransfer(in, dests)
+		if err != nil {
+			return
+		}
+		if d.Name != "Sales" && d.Name != "Desk" || len([]rune(reason)) > 500 || strings.ContainsAny(reason, "\n\r\t") {
+			t.Fatalf("ParseTransfer(%q) = %+v %q", in, d, reason)
+		}
+	})
+}
