@@ -89,3 +89,22 @@ func TestVoicemailHumanHearsFirstMessage(t *testing.T) {
 		t.Errorf("a person's call has a result outcome")
 	}
 }
+
+// A short greeting with a machine's words: the audio alone says a person;
+// its transcript says a machine.
+func TestVoicemailWordsMakeAMachine(t *testing.T) {
+	r := newRig(t, map[string]any{"firstMessage": "Hello, this is Ada.", "voicemail": map[string]any{"action": "hangup"}}, nil)
+	r.texts("Hello, you have reached Sam Miller.")
+	done := r.start()
+	r.media.say(voiceOf(t, "Hello, you have reached Sam Miller."))
+	end := r.end(done, 10*time.Second)
+	if end.AnsweredBy != "machine" {
+		t.Errorf("ended %+v", end)
+	}
+	if tr := lines(r.transcript()); !strings.Contains(tr, "answering machine (machine's words)") {
+		t.Errorf("transcript:\n%s", tr)
+	}
+	if h := r.speech.Heard(); len(h) != 1 {
+		t.Errorf("speech-to-text got %d requests, want the greeting", len(h))
+	}
+}
