@@ -8,6 +8,12 @@ import "context"
 // Media another goroutine already reads) or, when aIn is nil, from
 // a.Read. It returns once both directions have stopped.
 func Bridge(ctx context.Context, a Media, aIn <-chan Input, b Media) {
+	// 40 ms of silence ahead of each side's queue: a frame read on one
+	// call's tick and written just after the other's tick still plays in
+	// time, instead of a gap (a click) once and a frame late ever after.
+	cushion := make([]int16, 2*FrameSamples)
+	a.Write(cushion)
+	b.Write(cushion)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan struct{})
