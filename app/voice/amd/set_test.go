@@ -231,9 +231,11 @@ func FuzzDetector(f *testing.F) {
 	f.Add([]byte{0, 1, 2, 3}, uint8(10))
 	f.Add(make([]byte, 320), uint8(200))
 	f.Fuzz(func(t *testing.T, b []byte, repeat uint8) {
-		d := New(Config{})
+		// Short limits keep each input quick; the rules decide by
+		// MaxSilence + MaxGreeting + Pause (600 ms, 30 frames).
+		d := New(Config{MaxSilence: 300 * time.Millisecond, MaxGreeting: 200 * time.Millisecond, Pause: 100 * time.Millisecond})
 		pcm := make([]int16, frameSamples)
-		for n := 0; n < int(repeat)+320; n++ { // 6.4 s: the rules decide by 3 + 2.4 + 0.8 s
+		for n := 0; n < int(repeat)/4+32; n++ {
 			for i := range pcm {
 				if len(b) > 1 {
 					j := (2 * (n*frameSamples + i)) % (len(b) - 1)
@@ -244,7 +246,7 @@ func FuzzDetector(f *testing.F) {
 		}
 		dec, ok := d.Push(pcm)
 		if !ok || (dec.Verdict != Human && dec.Verdict != Machine && dec.Verdict != Unknown) {
-			t.Fatalf("after %d frames: %+v %v", int(repeat)+321, dec, ok)
+			t.Fatalf("after %d frames: %+v %v", int(repeat)/4+33, dec, ok)
 		}
 	})
 }
