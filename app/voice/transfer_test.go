@@ -152,3 +152,25 @@ func TestTransferNoAnswer(t *testing.T) {
 		t.Errorf("transcript:\n%s", tr)
 	}
 }
+
+// Warm, a machine answers at sales: it is hung up on and the agent tells
+// the caller.
+func TestTransferWarmMachine(t *testing.T) {
+	x := &testTransfer{t: t, hello: voiceOf(t, machineGreeting)}
+	r := transferRig(t, "warm", x)
+	r.start()
+	r.media.say(voiceOf(t, "Put me through to sales."))
+	waitFor(t, 20*time.Second, "the apology", func() bool {
+		return strings.Contains(lines(r.transcript()), "agent: I'm sorry, I couldn't connect you to Sales: I only reached voicemail.")
+	})
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	select {
+	case <-x.leg.done:
+	default:
+		t.Error("the machine's leg was not hung up")
+	}
+	if n := len(bursts(x.leg.m.agentLog())); n != 0 {
+		t.Errorf("the machine heard %d bursts of the briefing", n)
+	}
+}
