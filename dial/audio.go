@@ -2,6 +2,7 @@ package dial
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -66,6 +67,47 @@ type Session struct {
 	Media     Media
 	// MaxDuration is the call's limit: the agent says goodbye before it.
 	MaxDuration time.Duration
+	// Transfer hands the call on; nil where the transport cannot (the
+	// LiveKit dialer, a browser).
+	Transfer Transfer
+}
+
+// Transfer hands an answered call to someone else (dial/sipdial). A
+// target is an E.164 number (dialled through the trunk) or a sip: URI.
+type Transfer interface {
+	// Refer asks the far end to call target itself (SIP REFER) and waits
+	// for the outcome it reports. A refusal of the REFER itself wraps
+	// ErrReferRefused: the caller may then Dial and bridge instead.
+	Refer(ctx context.Context, target string) error
+	// Dial calls target on a second leg and returns once it answered;
+	// a leg that was not answered fails with a *LegError.
+	Dial(ctx context.Context, target string) (Leg, error)
+}
+
+// ErrReferRefused: the far end (or the trunk) would not take the REFER.
+var ErrReferRefused = errors.New("REFER refused")
+
+// Leg is a second call placed for a transfer.
+type Leg interface {
+	Media() Media
+	// Done is closed once the leg has ended (either side hung up).
+	Done() <-chan struct{}
+	// Hangup ends the leg (BYE) and waits for it to be over.
+	Hangup()
+}
+
+// LegError is a second leg that was not answered: Status is
+// StatusBusy, StatusNoAnswer or StatusFailed.
+type LegError struct {
+	Status string
+	Reason string
+}
+
+func (e *LegError) Error() string {
+	if e.Reason != "" {
+		return e.Status + ": " + e.Reason
+	}
+	return e.Status
 }
 
 // Talker speaks for an agent on an answered call (app/voice). Talk returns

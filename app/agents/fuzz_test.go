@@ -19,6 +19,7 @@ import (
 // decoder in front of it has its own fuzz target in app.)
 func FuzzAgentInput(f *testing.F) {
 	f.Add([]byte(`{"name":"a","type":"voice","config":{"voice":"alloy","speed":1.5,"interruptionThreshold":0.2},"phoneNumbers":["+1 (415) 555-0100"]}`))
+	f.Add([]byte(`{"name":"a","type":"voice","config":{"voicemail":{"action":"leave_message","message":"hi"},"transferDestinations":[{"name":"Sales","number":"+14155550100","mode":"warm"},{"name":"Desk","sipUri":"sip:desk@pbx.example.com"}]}}`))
 	f.Add([]byte(`{"name":"b","type":"chat","config":{"theme":"dark","primaryColor":"#A0b1C2","position":"top-left","allowedDomains":["*.x.io"]},"tools":[{"id":"t","name":"n","description":"d"}]}`))
 	f.Add([]byte(`{"name":" ","type":"chat","status":"deployed","tools":[{"id":"t","name":"n"},{"id":"t","name":"m"}]}`))
 	f.Add([]byte(`{"name":"c","type":"voice","config":{"speed":1e999}}`))

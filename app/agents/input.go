@@ -216,6 +216,13 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 			return nil, invalidf(field, "must be true or false")
 		}
 		return b, nil
+	case "voice.transferDestinations":
+		// Where the transfer_call tool may hand a call (app/voice).
+		return configTransfers(field, raw)
+	case "voice.voicemail":
+		// What an outbound call answered by a machine does (app/voice/amd):
+		// its presence turns answering-machine detection on.
+		return configVoicemail(field, raw)
 	case "chat.theme":
 		return configString(field, raw, 1, 50)
 	case "chat.primaryColor":
@@ -248,7 +255,7 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		return int(n), nil
 	}
 	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation, firstMessage, endCallMessage, " +
-		"endpointingMs, silenceTimeoutSeconds, recording"
+		"endpointingMs, silenceTimeoutSeconds, recording, voicemail, transferDestinations"
 	if typ == "chat" {
 		allowed = "theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay"
 	}

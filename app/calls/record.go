@@ -50,6 +50,9 @@ type Record struct {
 	*ResultView
 	// Latency of agentd's own voice loop (latency.go): Get, when it has one.
 	Latency *Latency `json:"latency,omitempty"`
+	// Call control of agentd's own voice loop (control.go): Get.
+	AnsweredBy *string         `json:"answeredBy,omitempty"`
+	Transfers  json.RawMessage `json:"transfers,omitempty"`
 }
 
 // RecordAgent is the agent of a call record.
@@ -152,12 +155,12 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (Record, error) {
 	}
 	res, err := s.db.Calls.GetCallResult(ctx, c.ID)
 	if errors.Is(err, sqldb.ErrNotFound) {
-		return s.withLatency(ctx, View(c, atts, nil))
+		return s.withVoice(ctx, View(c, atts, nil))
 	}
 	if err != nil {
 		return Record{}, err
 	}
-	return s.withLatency(ctx, View(c, atts, &res))
+	return s.withVoice(ctx, View(c, atts, &res))
 }
 
 // View is a call as GET /api/v1/calls/{id} shows it: the record, the voice

@@ -41,6 +41,9 @@ func (s *Service) StartCall(ctx context.Context, orgID, agentID, callID string) 
 type VoiceInput struct {
 	Content string
 	Context string
+	// Tools are the loop's own tools besides end_call (send_dtmf,
+	// transfer_call): their calls end the turn and come back in Pending.
+	Tools []llm.Tool
 }
 
 // VoiceAnswer is a turn's answer before it is spoken: the loop stores it
@@ -49,7 +52,10 @@ type VoiceAnswer struct {
 	Content   string
 	ToolCalls []ToolCall // the tools agentd ran
 	EndCall   bool       // the model called end_call
-	res       result
+	// Pending are calls of VoiceInput.Tools for the loop to run; it adds
+	// them, with their results, to ToolCalls before StoreVoiceTurn.
+	Pending []llm.ToolCall
+	res     result
 }
 
 // AnswerVoice runs one turn of a call's conversation as Send does (the
@@ -87,13 +93,17 @@ func (s *Service) AnswerVoice(ctx context.Context, orgID, convID string, in Voic
 		history = append(history, llm.Message{Role: m.Role, Content: m.Content})
 	}
 	res, err := s.run(ctx, runInput{orgID: orgID, agent: a, convID: c.ID, callID: c.CallID,
-		history: history, user: in.Content, callerTools: []llm.Tool{endCallTool}, onDelta: onDelta})
+		history: history, user: in.Content, callerTools: append([]llm.Tool{endCallTool}, in.Tools...), onDelta: onDelta})
 	if err != nil {
 		return VoiceAnswer{}, err
 	}
 	out := VoiceAnswer{Content: res.content, ToolCalls: res.toolCalls, res: res}
 	for _, p := range res.pending {
-		out.EndCall = out.EndCall || p.Name == ToolEndCall
+		if p.Name == ToolEndCall {
+			out.EndCall = true
+		} else {
+			out.Pending = append(out.Pending, p)
+		}
 	}
 	return out, nil
 }
@@ -109,7 +119,10 @@ func (s *Service) StoreVoiceTurn(ctx context.Context, orgID, convID, user string
 	}
 	m := a.res.stored()
 	m.Content = spoken
-	if spoken != "" || len(a.res.toolCalls) > 0 {
+	if len(a.ToolCalls) > len(a.res.toolCalls) { // the loop ran its own tools
+		m.ToolCalls, _ = json.Marshal(a.ToolCalls)
+	}
+	if spoken != "" || len(a.ToolCalls) > 0 {
 		turn = append(turn, m)
 	}
 	if len(turn) == 0 {

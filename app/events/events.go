@@ -44,6 +44,8 @@ var Catalogue = []TypeInfo{
 	{callstore.EventCallEnded, "the call is final: completed, failed, busy, no_answer or cancelled, with duration, failure_reason, attempts and summary"},
 	{callstore.EventCallResult, "the voice agent posted its summary, transcript or outcome"},
 	{callstore.EventCallTranscript, "a line of a call's transcript as agentd's own voice loop heard it, live ({callId, agentId, role, text, at, interrupted}); sent only to endpoints that list it, not to \"*\""},
+	{callstore.EventCallTransferred, "agentd's voice loop handed the call to a person (transfer_call: REFER, or a second leg it bridges); the call with its transfers"},
+	{callstore.EventCallTransferFailed, "a transfer_call attempt failed (no answer, busy, a machine, refused); the agent went back to the caller"},
 	{kbstore.EventKBSourceCompleted, "a knowledge source was chunked and embedded"},
 	{kbstore.EventKBSourceFailed, "processing a knowledge source failed (error says why)"},
 	{listingstore.EventListingsSynced, "a listings sync was written"},

@@ -9,20 +9,23 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/voice/amd"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
 // settings are the agent's voice config (app/agents validates them).
 type settings struct {
-	Voice                 string   `json:"voice"`
-	Speed                 float64  `json:"speed"`
-	InterruptionThreshold *float64 `json:"interruptionThreshold"`
-	FirstMessage          string   `json:"firstMessage"`
-	EndCallMessage        string   `json:"endCallMessage"`
-	EndpointingMs         int      `json:"endpointingMs"`
-	SilenceTimeoutSeconds int      `json:"silenceTimeoutSeconds"`
-	Recording             *bool    `json:"recording"`
+	Voice                 string             `json:"voice"`
+	Speed                 float64            `json:"speed"`
+	InterruptionThreshold *float64           `json:"interruptionThreshold"`
+	FirstMessage          string             `json:"firstMessage"`
+	EndCallMessage        string             `json:"endCallMessage"`
+	EndpointingMs         int                `json:"endpointingMs"`
+	SilenceTimeoutSeconds int                `json:"silenceTimeoutSeconds"`
+	Recording             *bool              `json:"recording"`
+	Voicemail             *voicemailSettings `json:"voicemail"`
+	TransferDestinations  []Destination      `json:"transferDestinations"`
 }
 
 // call is one call the agent talks on.
@@ -36,7 +39,10 @@ type call struct {
 	set     settings
 	voice   string
 	speed   float64
-	context string // the call's own data, for the model
+	context string   // the call's own data, for the model
+	notes   []string // what the loop's tools did, for the next turn (turns run one at a time)
+	// lastUser is the caller's last words (a warm transfer's briefing).
+	lastUser string
 	// language is the callee's preferredLanguage, for speech-to-text.
 	language string
 	out      *output
@@ -60,7 +66,21 @@ func (s *Service) Talk(ctx context.Context, sess dial.Session) dial.TalkEnd {
 		}
 		return dial.TalkEnd{Reason: ReasonAgent}
 	}
-	end := c.run(ctx)
+	var end dial.TalkEnd
+	switch {
+	case sess.Direction != "outbound" || c.set.Voicemail == nil:
+		end = c.run(ctx, detection{})
+	default:
+		d, ok := c.detect(ctx)
+		switch {
+		case !ok:
+		case d.dec.Verdict == amd.Machine:
+			end = c.onMachine(ctx, d)
+		default:
+			end = c.run(ctx, d)
+			end.AnsweredBy = d.dec.Verdict
+		}
+	}
 	c.close(ctx, end)
 	return end
 }

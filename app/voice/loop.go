@@ -20,11 +20,14 @@ type loop struct {
 	carryPCM  []int16
 	ending    bool   // the last turn (a goodbye) is running
 	reason    string // the call's failure reason once ending
+	frames    <-chan dial.Input
 }
 
 // run is the call's main loop: it returns when the agent ends the call
 // or ctx ends (the far end hung up).
-func (c *call) run(ctx context.Context) dial.TalkEnd {
+// d is answering-machine detection's verdict on a person (or unknown):
+// without a first message, the agent answers their greeting.
+func (c *call) run(ctx context.Context, d detection) dial.TalkEnd {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	frames := make(chan dial.Input, 256)
@@ -42,7 +45,7 @@ func (c *call) run(ctx context.Context) dial.TalkEnd {
 			}
 		}
 	}()
-	l := &loop{c: c, ctx: ctx}
+	l := &loop{c: c, ctx: ctx, frames: frames}
 	silenceAfter := DefaultSilenceTimeout
 	if c.set.SilenceTimeoutSeconds > 0 {
 		silenceAfter = time.Duration(c.set.SilenceTimeoutSeconds) * time.Second
@@ -62,8 +65,13 @@ func (c *call) run(ctx context.Context) dial.TalkEnd {
 	var digits []string
 	var lastSpeech time.Time
 
-	if c.set.FirstMessage != "" {
+	switch {
+	case c.set.FirstMessage != "":
 		l.cur = c.start(ctx, turnIn{say: c.set.FirstMessage})
+	case d.text != "":
+		l.cur = c.start(ctx, turnIn{text: d.text, speechEnd: time.Now()})
+	case len(d.greeting) > 0:
+		l.cur = c.start(ctx, turnIn{pcm: d.greeting, speechEnd: time.Now()})
 	}
 	for {
 		var done <-chan turnOut
@@ -198,6 +206,11 @@ func (l *loop) settle(out turnOut) (dial.TalkEnd, bool) {
 		return dial.TalkEnd{Reason: l.reason}, true
 	case out.reason != "":
 		return dial.TalkEnd{Reason: out.reason}, true
+	case out.transfer != nil:
+		if l.transfer(out.transfer) {
+			return dial.TalkEnd{}, true
+		}
+		return dial.TalkEnd{}, false
 	case out.endCall:
 		return dial.TalkEnd{}, true
 	}

@@ -36,6 +36,8 @@ type testMedia struct {
 	rec    dial.Recorder
 	clears int
 	noise  *rand.Rand
+	keys   string // digits sent (send_dtmf)
+	keysAt int64  // agent samples sent when they were
 }
 
 func newTestMedia(t testing.TB) *testMedia {
@@ -114,7 +116,13 @@ func (m *testMedia) Sent() int64 {
 	return m.sent
 }
 
-func (m *testMedia) SendDigits(context.Context, string) error { return nil }
+func (m *testMedia) SendDigits(_ context.Context, digits string) error {
+	m.mu.Lock()
+	m.keys += digits
+	m.keysAt = m.sent
+	m.mu.Unlock()
+	return nil
+}
 
 func (m *testMedia) Record(rec dial.Recorder) {
 	m.mu.Lock()

@@ -3,6 +3,7 @@ package voice
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/agentd/agentd/storage/callstore"
 )
@@ -41,4 +42,22 @@ func (r *CallRecords) SaveLatency(ctx context.Context, callID string, l Latency)
 		return err
 	}
 	return r.DB.SaveCallLatency(ctx, callID, callstore.CallLatency{Turns: turns, P50Ms: l.VoiceToVoiceP50Ms, P95Ms: l.VoiceToVoiceP95Ms})
+}
+
+// SaveAnsweredBy records who answered the call.
+func (r *CallRecords) SaveAnsweredBy(ctx context.Context, callID, answeredBy string, decision time.Duration) error {
+	return r.DB.SaveAnsweredBy(ctx, callID, answeredBy, decision, time.Now())
+}
+
+// SaveTransfer records a transfer attempt with its event.
+func (r *CallRecords) SaveTransfer(ctx context.Context, callID string, a TransferAttempt) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	ev := callstore.EventCallTransferFailed
+	if a.Outcome == TransferDone {
+		ev = callstore.EventCallTransferred
+	}
+	return r.DB.AppendTransfer(ctx, callID, b, ev, time.Now())
 }

@@ -35,6 +35,7 @@ type rig struct {
 	media  *testMedia
 	cfg    Config
 	maxDur time.Duration
+	xfer   dial.Transfer // the session's (nil: none)
 }
 
 func newRig(t testing.TB, config map[string]any, callMeta map[string]any) *rig {
@@ -119,7 +120,7 @@ func (r *rig) start() <-chan dial.TalkEnd {
 	go func() {
 		defer close(finished)
 		done <- r.svc.Talk(ctx, dial.Session{Call: dial.Call{ID: r.call}, Direction: "outbound",
-			From: "+14155550001", To: "+14155550100", Media: r.media, MaxDuration: r.maxDur})
+			From: "+14155550001", To: "+14155550100", Media: r.media, MaxDuration: r.maxDur, Transfer: r.xfer})
 	}()
 	t.Cleanup(func() {
 		cancel()

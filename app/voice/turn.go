@@ -33,6 +33,7 @@ type turnOut struct {
 	carryText string
 	carryPCM  []int16
 	latency   *TurnLatency
+	transfer  *transferRequest // the model called transfer_call
 }
 
 // turn is a running turn; the loop cancels it on barge-in.
@@ -100,7 +101,7 @@ func (c *call) runTurn(t *turn) turnOut {
 	var sp splitter
 	var first time.Time
 	mstart := time.Now()
-	ans, err := c.s.d.Engine.AnswerVoice(mctx, c.org, c.conv, conversations.VoiceInput{Content: user, Context: c.context},
+	ans, err := c.s.d.Engine.AnswerVoice(mctx, c.org, c.conv, conversations.VoiceInput{Content: user, Context: c.takeNotes(), Tools: c.voiceTools()},
 		func(d string) {
 			if first.IsZero() && strings.TrimSpace(d) != "" {
 				first = time.Now()
@@ -132,7 +133,7 @@ func (c *call) runTurn(t *turn) turnOut {
 	}
 	text, cut := heard(res.spans, sent)
 	switch {
-	case barged && text == "" && len(ans.ToolCalls) == 0:
+	case barged && text == "" && len(ans.ToolCalls) == 0 && len(ans.Pending) == 0:
 		// Cut short before a word was heard: the caller goes on.
 		return turnOut{carry: true, carryText: user}
 	case err != nil && ctx.Err() == nil:
@@ -144,8 +145,10 @@ func (c *call) runTurn(t *turn) turnOut {
 		c.log.Warn("text-to-speech failed", "call", c.id, "err", res.err)
 		return c.fail(t, ReasonTTS, fallbackModel)
 	}
+	c.lastUser = user
+	tr := c.runPending(ctx, &ans, barged)
 	c.keep(ctx, user, ans, text, cut && barged, ans.ToolCalls)
-	out := turnOut{endCall: ans.EndCall && !barged}
+	out := turnOut{endCall: ans.EndCall && !barged, transfer: tr}
 	if !res.firstAudio.IsZero() && !in.speechEnd.IsZero() {
 		lat.SpeechFirstByteMs = ms(res.firstByte)
 		lat.VoiceToVoiceMs = ms(res.firstAudio.Sub(in.speechEnd))

@@ -55,6 +55,12 @@ type Calls interface {
 	TalkerCall(ctx context.Context, id string) (callstore.Call, error)
 	AppendTranscript(ctx context.Context, orgID, agentID, callID string, lines []Line) error
 	SaveLatency(ctx context.Context, callID string, l Latency) error
+	// SaveAnsweredBy records answering-machine detection's verdict (a
+	// machine makes the call's outcome voicemail).
+	SaveAnsweredBy(ctx context.Context, callID, answeredBy string, decision time.Duration) error
+	// SaveTransfer records a transfer attempt (call.transferred or
+	// call.transfer_failed).
+	SaveTransfer(ctx context.Context, callID string, a TransferAttempt) error
 }
 
 // Agents reads an agent (the agents store).

@@ -72,6 +72,7 @@ type Dialer struct {
 	mediaBind netip.Addr // RTP sockets bind here
 	sdpAddr   netip.Addr // and the SDP names this
 	media     sync.Map   // SIP Call-ID -> *callMedia of calls in progress
+	refers    sync.Map   // SIP Call-ID -> chan int: sipfrag codes of a REFER's NOTIFYs (transfer.go)
 
 	ua         *sipgo.UserAgent
 	client     *sipgo.Client
@@ -153,7 +154,8 @@ func New(cfg Config, log *slog.Logger) (*Dialer, error) {
 	})
 	srv.OnInvite(s.onInvite) // sip_inbound.go
 	srv.OnAck(s.onAck)
-	srv.OnInfo(s.onInfo) // sip_media.go
+	srv.OnInfo(s.onInfo)     // sip_media.go
+	srv.OnNotify(s.onNotify) // transfer.go
 
 	s.ua = ua
 	var listenCtx context.Context

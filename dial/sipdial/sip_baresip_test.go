@@ -202,3 +202,26 @@ func TestSIPMediaBaresipCaller(t *testing.T) {
 		t.Errorf("baresip heard rms %.0f at %.0f Hz, want the talker's 440 Hz tone", rms, hz)
 	}
 }
+
+// Keys the agent presses (send_dtmf) reach a real softphone as RFC 4733
+// telephone-events: baresip logs each event it received, begin and end,
+// in order.
+func TestSIPDigitsBaresipCallee(t *testing.T) {
+	bs := startBaresip(t, 1000)
+	talker := newEchoTalker(3500 * time.Millisecond)
+	talker.send = "2#7"
+	s := newTestSIP(t, bs.addr, func(c *Config) { c.Talker = talker; c.RTPPorts = "32900-32999" })
+	if res, _ := dialOnce(t, s, context.Background(), &progressLog{}); res.Status != dial.StatusCompleted {
+		t.Fatalf("result %+v", res)
+	}
+	out, _ := os.ReadFile(filepath.Join(bs.dir, "baresip.log"))
+	var got []string
+	for _, ln := range strings.Split(string(out), "received event: '")[1:] {
+		if strings.HasPrefix(ln[1:], "' (end=1)") {
+			got = append(got, ln[:1])
+		}
+	}
+	if strings.Join(got, "") != "2#7" {
+		t.Errorf("baresip received DTMF %v, want 2 # 7\n%s", got, out)
+	}
+}

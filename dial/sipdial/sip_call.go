@@ -40,6 +40,17 @@ func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progr
 		return dial.Result{Status: dial.StatusFailed, Reason: fmt.Sprintf("invalid caller ID %q", caller)}, nil
 	}
 
+	k := &sipCall{s: s, callID: uuid.NewString(), progress: progress, call: c, caller: caller}
+	return s.place(ctx, k, s.trunkURI(c.PhoneNumber))
+}
+
+// trunkURI is number at the trunk.
+func (s *Dialer) trunkURI(number string) sip.Uri {
+	return sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}
+}
+
+// place sends the INVITE of k to uri and runs the call to its end.
+func (s *Dialer) place(ctx context.Context, k *sipCall, uri sip.Uri) (dial.Result, error) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -49,17 +60,17 @@ func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progr
 	s.mu.Unlock()
 	defer s.calls.Done()
 
+	caller := k.caller
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer context.AfterFunc(s.closing, cancel)()
 
-	k := &sipCall{s: s, callID: uuid.NewString(), progress: progress, call: c, caller: caller}
 	if err := s.openMedia(&k.media); err != nil {
 		return dial.Result{Status: dial.StatusFailed, Reason: "no RTP port free: " + err.Error()}, nil
 	}
 	defer k.media.sess.Close()
 	k.media.sdp = media.Offer(s.sdpParams(&k.media))
-	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, c.PhoneNumber, caller, k.media.sdp))
+	dlg, err := s.dialogs.WriteInvite(ctx, s.newInvite(k.callID, uri, caller, k.media.sdp))
 	if err != nil {
 		if ctx.Err() != nil {
 			return dial.Result{Status: dial.StatusCancelled}, nil
@@ -77,10 +88,10 @@ func (s *Dialer) Dial(ctx context.Context, c dial.Call, progress func(dial.Progr
 	return k.talk(ctx, stopped), nil
 }
 
-// newInvite builds the INVITE: To and Request-URI carry the callee at the
-// trunk, From the caller ID, with the SDP offer.
-func (s *Dialer) newInvite(callID, number, caller string, offer []byte) *sip.Request {
-	uri := sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}
+// newInvite builds the INVITE: To and Request-URI carry the callee (at the
+// trunk, or a transfer's sip: URI), From the caller ID, with the SDP offer.
+func (s *Dialer) newInvite(callID string, uri sip.Uri, caller string, offer []byte) *sip.Request {
+	uri = *uri.Clone()
 	if s.cfg.Transport == "tcp" {
 		uri.UriParams = sip.NewParams()
 		uri.UriParams.Add("transport", "tcp")
@@ -88,7 +99,7 @@ func (s *Dialer) newInvite(callID, number, caller string, offer []byte) *sip.Req
 	req := sip.NewRequest(sip.INVITE, uri)
 	from := &sip.FromHeader{Address: sip.Uri{Scheme: "sip", User: caller, Host: s.cfg.FromDomain}}
 	from.Params.Add("tag", sip.GenerateTagN(16))
-	to := &sip.ToHeader{Address: sip.Uri{Scheme: "sip", User: number, Host: s.trunkHost, Port: s.trunkPort}}
+	to := &sip.ToHeader{Address: sip.Uri{Scheme: "sip", User: uri.User, Host: uri.Host, Port: uri.Port}}
 	cid := sip.CallIDHeader(callID)
 	req.AppendHeader(from)
 	req.AppendHeader(to)
@@ -114,6 +125,9 @@ type sipCall struct {
 	call     dial.Call
 	caller   string
 	media    callMedia
+	// talker speaks on the call instead of the dialer's (a transfer's
+	// second leg, handed to the first call's talker).
+	talker dial.Talker
 }
 
 func (k *sipCall) report(status string) {
@@ -295,9 +309,13 @@ func (k *sipCall) talk(ctx context.Context, stopped string) dial.Result {
 	defer k.s.media.Delete(k.callID)
 	k.report(dial.StatusActive)
 
-	why, end := k.s.converse(ctx, k.dlg.Context().Done(), dial.Session{
-		Call: k.call, Direction: "outbound", From: k.caller, To: k.call.PhoneNumber, Media: k.media.sess,
-	})
+	sess := dial.Session{Call: k.call, Direction: "outbound", From: k.caller, To: k.call.PhoneNumber, Media: k.media.sess}
+	talker := k.talker
+	if talker == nil {
+		talker = k.s.cfg.Talker
+		sess.Transfer = k.s.transferFor(&k.media, k.callID, k.caller)
+	}
+	why, end := k.s.converse(ctx, k.dlg.Context().Done(), sess, talker)
 	res := dial.Result{Status: dial.StatusCompleted, SIPCode: 200}
 	switch why {
 	case "far end": // the callee's BYE (answered 200 by onBye)

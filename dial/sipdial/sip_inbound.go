@@ -139,7 +139,8 @@ func (s *Dialer) onInvite(req *sip.Request, tx sip.ServerTransaction) {
 
 	why, end := s.converse(context.Background(), dlg.Context().Done(), dial.Session{
 		Call: dial.Call{ID: id}, Direction: "inbound", From: from, To: to, Media: cm.sess,
-	})
+		Transfer: s.transferFor(cm, c.Key, to),
+	}, s.cfg.Talker)
 	if why != "far end" {
 		if why == "max duration" {
 			s.log.Info("sip inbound: max call duration reached, hanging up", "call", id)

@@ -103,16 +103,16 @@ func (s *Dialer) onInfo(req *sip.Request, tx sip.ServerTransaction) {
 // when it returned. The Talker's context is cancelled in every case and
 // converse waits (boundedly) for it to return, so the Media is no longer
 // used once the call's ports are freed.
-func (s *Dialer) converse(ctx context.Context, hungUp <-chan struct{}, ds dial.Session) (why string, end dial.TalkEnd) {
+func (s *Dialer) converse(ctx context.Context, hungUp <-chan struct{}, ds dial.Session, talker dial.Talker) (why string, end dial.TalkEnd) {
 	limit := time.NewTimer(s.cfg.MaxCallDuration)
 	defer limit.Stop()
 	talkCtx, stopTalk := context.WithCancel(ctx)
 	defer stopTalk()
 	var ended chan dial.TalkEnd
-	if s.cfg.Talker != nil {
+	if talker != nil {
 		ended = make(chan dial.TalkEnd, 1)
 		ds.MaxDuration = s.cfg.MaxCallDuration
-		go func() { ended <- s.cfg.Talker.Talk(talkCtx, ds) }()
+		go func() { ended <- talker.Talk(talkCtx, ds) }()
 	}
 	select {
 	case <-hungUp:

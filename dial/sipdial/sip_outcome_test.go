@@ -180,7 +180,7 @@ func FuzzSIPInvite(f *testing.F) {
 		if !validSIPNumber(number) || !validSIPNumber(caller) {
 			return
 		}
-		req := s.newInvite("cid-1", number, caller, []byte("v=0\r\n"))
+		req := s.newInvite("cid-1", s.trunkURI(number), caller, []byte("v=0\r\n"))
 		msg, err := sip.ParseMessage([]byte(req.String()))
 		if err != nil {
 			t.Fatalf("INVITE does not parse: %v\n%s", err, req)
