@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/sipptest"
 	"github.com/agentd/agentd/internal/testkit/speechtest"
@@ -64,7 +65,7 @@ func TestSendDTMFOverSIP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
-	time.Sleep(300 * time.Millisecond)       // sipp holds its port
+	sipptest.WaitBound(t, sippPort)
 	if r := s.must("POST", "/api/v1/calls/outbound", s.Key, map[string]any{"agentId": agent.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 		t.Fatalf("outbound: %d %s", r.status, r.body)
 	}
@@ -75,13 +76,13 @@ func TestSendDTMFOverSIP(t *testing.T) {
 		t.Errorf("the model got:\n%s", req.All())
 	}
 	var tr []string
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	testkit.Within(10*time.Second, func() bool {
 		var list struct {
 			Data struct{ Calls []struct{ ID, Status string } }
 		}
 		json.Unmarshal(s.must("GET", "/api/v1/calls", s.Key, nil).body, &list)
 		if len(list.Data.Calls) != 1 || list.Data.Calls[0].Status != "completed" {
-			continue
+			return false
 		}
 		var call struct {
 			Data struct{ Transcript []struct{ Role, Text string } }
@@ -90,8 +91,8 @@ func TestSendDTMFOverSIP(t *testing.T) {
 		for _, l := range call.Data.Transcript {
 			tr = append(tr, l.Role+": "+l.Text)
 		}
-		break
-	}
+		return true
+	})
 	if got := strings.Join(tr, "\n"); !strings.Contains(got, `tool: send_dtmf {"digits":"2#"}`) {
 		t.Errorf("transcript:\n%s", got)
 	}

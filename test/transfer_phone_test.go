@@ -79,7 +79,7 @@ func runTransfer(t *testing.T, scenario, target, mode string, toneAfter time.Dur
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) // by PID
-	time.Sleep(300 * time.Millisecond)       // sipp binds its port
+	sipptest.WaitBound(t, sippPort)
 	if r := v.s.must("POST", "/api/v1/calls/outbound", v.s.Key, map[string]any{"agentId": a.Data.ID, "phoneNumber": "+14155550100"}); r.status != 201 {
 		t.Fatalf("outbound: %d %s", r.status, r.body)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/baresiptest"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/speechtest"
@@ -51,12 +52,10 @@ func TestVoicemailLeftOnPhone(t *testing.T) {
 			Outcome     *string
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	testkit.Within(10*time.Second, func() bool {
 		json.Unmarshal(v.s.must("GET", "/api/v1/calls/"+call.ID, v.s.Key, nil).body, &rec)
-		if rec.Data.LastOutcome != nil {
-			break
-		}
-	}
+		return rec.Data.LastOutcome != nil
+	})
 	if rec.Data.AnsweredBy != "machine" || rec.Data.LastOutcome == nil || *rec.Data.LastOutcome != "voicemail" ||
 		rec.Data.Outcome == nil || *rec.Data.Outcome != "voicemail" {
 		t.Errorf("call %+v: want answeredBy machine, outcome voicemail", rec.Data)

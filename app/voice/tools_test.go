@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/internal/testkit"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 )
 
@@ -51,12 +52,11 @@ func TestSendDTMFRefusesBadKeys(t *testing.T) {
 	r.start()
 	r.media.say(voiceOf(t, "Enter your code."))
 	waitFor(t, 10*time.Second, "the tool's line", func() bool { return strings.Contains(lines(r.transcript()), "send_dtmf") })
-	time.Sleep(200 * time.Millisecond)
-	r.media.mu.Lock()
-	defer r.media.mu.Unlock()
-	if r.media.keys != "" {
-		t.Errorf("pressed %q", r.media.keys)
-	}
+	testkit.Never(t, 200*time.Millisecond, func() bool {
+		r.media.mu.Lock()
+		defer r.media.mu.Unlock()
+		return r.media.keys != ""
+	}, "keys pressed after a refused send_dtmf")
 }
 
 func TestParseDigits(t *testing.T) {
