@@ -66,6 +66,28 @@ type Session struct {
 	Media     Media
 	// MaxDuration is the call's limit: the agent says goodbye before it.
 	MaxDuration time.Duration
+	// Watch, when set, hears the call as it happens: each transcript line
+	// and each answer's latency (a browser session shows them live). It
+	// must not block.
+	Watch func(TalkEvent)
+}
+
+// TalkEvent is one thing that happened on a call: a transcript line (Role
+// set) or an answer's latency (Latency set).
+type TalkEvent struct {
+	Role        string // agent, user or tool
+	Text        string
+	Interrupted bool
+	Latency     *TurnLatency
+}
+
+// TurnLatency is where one answer's time went, in milliseconds.
+type TurnLatency struct {
+	EndpointingMs     int64 `json:"endpointingMs"`
+	TranscribeMs      int64 `json:"transcribeMs"`
+	ModelFirstTokenMs int64 `json:"modelFirstTokenMs"`
+	SpeechFirstByteMs int64 `json:"speechFirstByteMs"`
+	VoiceToVoiceMs    int64 `json:"voiceToVoiceMs"`
 }
 
 // Talker speaks for an agent on an answered call (app/voice). Talk returns
