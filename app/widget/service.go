@@ -156,6 +156,7 @@ type Settings struct {
 	Position       string   `json:"position"`
 	Greeting       string   `json:"greeting"`
 	Placeholder    string   `json:"placeholder"`
+	VoiceEnabled   bool     `json:"voiceEnabled"`
 	AllowedDomains []string `json:"-"`
 	MaxPerDay      int      `json:"-"`
 }
@@ -165,10 +166,11 @@ func settings(a agentstore.Agent) Settings {
 		Theme, PrimaryColor, Position, Greeting, Placeholder string
 		AllowedDomains                                       []string
 		MaxMessagesPerDay                                    int
+		VoiceEnabled                                         bool
 	}
 	json.Unmarshal(a.Config, &c)
 	s := Settings{Theme: c.Theme, PrimaryColor: c.PrimaryColor, Position: c.Position, Greeting: c.Greeting,
-		Placeholder: c.Placeholder, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay}
+		Placeholder: c.Placeholder, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay, VoiceEnabled: c.VoiceEnabled}
 	if s.Theme == "" {
 		s.Theme = "light"
 	}

@@ -1,0 +1,163 @@
+// Package talk is the HTTP face of browser voice sessions: a WebSocket
+// per session whose binary messages are 8 kHz 16-bit little-endian mono
+// PCM both ways and whose text messages are JSON controls (dial/webvoice
+// parses them). The dashboard's Talk control and the widget's microphone
+// use it; the rules are app/webcall's and the voice loop app/voice's.
+// Every check runs before the upgrade, so a refusal is a plain JSON error.
+package talk
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/agentd/agentd/app/api/httpx"
+	"github.com/agentd/agentd/app/webcall"
+	"github.com/agentd/agentd/app/widget"
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/dial/webvoice"
+)
+
+// Deps are what the handlers use.
+type Deps struct {
+	WebCalls *webcall.Service
+	Log      *slog.Logger
+}
+
+// Handlers are the routes' handlers.
+type Handlers struct{ d Deps }
+
+// New builds the handlers.
+func New(d Deps) *Handlers { return &Handlers{d: d} }
+
+// writeWait bounds one message to the browser: a browser that stops
+// reading is dropped, never holding the session.
+const writeWait = 5 * time.Second
+
+// Dashboard answers GET /api/v1/agents/{id}/talk: a session with one of
+// the organization's agents (session cookie or API key). The socket's
+// Origin must be the server's own (a page elsewhere cannot ride the
+// member's cookie).
+func (h *Handlers) Dashboard(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	pr := httpx.PrincipalOf(r.Context())
+	who := pr.UserID
+	if who == "" {
+		who = "api key " + pr.Prefix
+	}
+	g, err := h.d.WebCalls.Dashboard(r.Context(), pr.OrgID, p.ByName("id"), who)
+	if err != nil {
+		return err
+	}
+	h.serve(w, r, g, false)
+	return nil
+}
+
+// Widget answers GET /api/public/chat/sessions/{id}/voice?token=: a
+// visitor's session from a listed page (browsers cannot set headers on a
+// WebSocket, so the visitor token comes in the query).
+func (h *Handlers) Widget(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	o := widget.Origin(r.Header.Get("Origin"))
+	g, err := h.d.WebCalls.Widget(r.Context(), r.URL.Query().Get("token"), p.ByName("id"), o, httpx.ClientAddr(r))
+	if err != nil {
+		var le *widget.LimitError
+		if errors.As(err, &le) {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(le.RetryAfter.Seconds()))))
+		}
+		return err
+	}
+	// The origin was checked against the agent's allowedDomains above.
+	h.serve(w, r, g, true)
+	return nil
+}
+
+// serve upgrades and runs the session until it ends.
+func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant, anyOrigin bool) {
+	// The server's read and write timeouts are for requests, not for a
+	// session that lasts minutes.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: anyOrigin})
+	if err != nil {
+		return // Accept answered (400, 403, 426)
+	}
+	c.SetReadLimit(webvoice.MaxAudio + 64)
+	defer c.CloseNow()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	sess := webvoice.New()
+	defer sess.Close()
+
+	// The writer sends what the session queues, in order.
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		defer cancel()
+		for m := range sess.Outgoing() {
+			typ := websocket.MessageText
+			if m.Binary {
+				typ = websocket.MessageBinary
+			}
+			wctx, wcancel := context.WithTimeout(ctx, writeWait)
+			err := c.Write(wctx, typ, m.Data)
+			wcancel()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	// The reader feeds the session; a malformed message, the browser's
+	// hang-up or its going away ends the session.
+	go func() {
+		defer cancel()
+		for {
+			typ, data, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			if err := sess.Receive(typ == websocket.MessageBinary, data); err != nil {
+				c.Close(websocket.StatusUnsupportedData, err.Error())
+				return
+			}
+		}
+	}()
+	go func() {
+		select {
+		case <-sess.HungUp():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	end, err := h.d.WebCalls.Run(ctx, g, sess, func(id string) {
+		sess.Send(map[string]any{"type": "ready", "callId": id, "maxDurationSeconds": int(g.MaxDuration.Seconds())})
+	}, func(ev dial.TalkEvent) {
+		if ev.Latency != nil {
+			sess.Send(map[string]any{"type": "latency", "turn": ev.Latency})
+			return
+		}
+		sess.Send(map[string]any{"type": "line", "role": ev.Role, "text": ev.Text, "interrupted": ev.Interrupted})
+	})
+	if err != nil {
+		h.d.Log.Warn("web voice session", "err", err)
+		end.Reason = "the call could not be recorded"
+	}
+	// What the agent still has queued is sent before the end (a goodbye).
+	for i := 0; i < 500 && ctx.Err() == nil && sess.Queued() > 0; i++ {
+		time.Sleep(dial.FrameDuration)
+	}
+	sess.Send(map[string]any{"type": "end", "reason": end.Reason})
+	sess.Close()
+	select {
+	case <-wrote:
+	case <-time.After(writeWait):
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+}
