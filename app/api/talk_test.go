@@ -1,0 +1,292 @@
+package api
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/agentd/agentd/app/voice/speech"
+	"github.com/agentd/agentd/dial"
+	"github.com/agentd/agentd/internal/testkit/llmtest"
+	"github.com/agentd/agentd/internal/testkit/speechtest"
+)
+
+// Tones the scripted speech service answers with, so a test can tell the
+// first message from the answer by their pitch.
+const (
+	firstTone  = 440
+	answerTone = 1000
+	firstWords = "Hello, this is the Lisbon bakery. How can I help?"
+	answerText = "We open at eight in the morning."
+	question   = "What time do you open?"
+)
+
+// talkEnv is agentd with the scripted model and speech services, a chat
+// agent with voiceEnabled on a listed site and a voice agent.
+type talkEnv struct {
+	*widgetEnv
+	speech  *speechtest.Server
+	voiceID string
+	site    string // the listed origin
+}
+
+func newTalkEnv(t *testing.T, site string, extra map[string]any) *talkEnv {
+	t.Helper()
+	sp := speechtest.New(t)
+	sp.AnswerSpeech(func(r speechtest.SpeakRequest) speechtest.Speech {
+		hz := float64(answerTone)
+		if strings.Contains(r.Input, "Lisbon bakery") {
+			hz = firstTone
+		}
+		return speechtest.Speech{Tone: hz, Duration: 900 * time.Millisecond, Rate: dial.SampleRate}
+	})
+	sp.AnswerTranscripts(func(speechtest.TranscribeRequest) speechtest.Transcript { return speechtest.Transcript{Text: question} })
+	cfg := map[string]any{"allowedDomains": []string{site}, "voiceEnabled": true, "firstMessage": firstWords, "endpointingMs": 400}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	w := newWidgetEnv(t, true, cfg, func(c *serveConfig) {
+		c.STT = speech.Config{Kind: "openai", URL: sp.URL, Model: "whisper-1"}
+		c.TTS = speech.Config{Kind: "openai", URL: sp.URL, Model: "tts-1"}
+	})
+	w.model.Answer(func(llmtest.Request) llmtest.Reply { return llmtest.Reply{Content: answerText} })
+	e := &talkEnv{widgetEnv: w, speech: sp, site: site}
+	e.voiceID = e.createAgent(e.key, map[string]any{"name": "Ada", "type": "voice", "instructions": "You are the bakery's phone agent.",
+		"config": map[string]any{"firstMessage": firstWords, "endpointingMs": 400}})
+	return e
+}
+
+// dialTalk opens a voice session's WebSocket through the schema-checking
+// client.
+func (e *testEnv) dialTalk(ctx context.Context, path, key, origin string) (*websocket.Conn, int, []byte) {
+	e.t.Helper()
+	h := http.Header{}
+	if key != "" {
+		h.Set("x-api-key", key)
+	}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+path, &websocket.DialOptions{HTTPClient: e.client, HTTPHeader: h})
+	if err != nil {
+		if resp == nil {
+			e.t.Fatalf("dial %s: %v", path, err)
+		}
+		var b []byte
+		if resp.Body != nil {
+			b = make([]byte, 4096)
+			n, _ := resp.Body.Read(b)
+			b = b[:n]
+		}
+		return nil, resp.StatusCode, b
+	}
+	return c, http.StatusSwitchingProtocols, nil
+}
+
+// voiceMsg is one server message: a control, or audio (Audio set).
+type voiceMsg struct {
+	Type        string           `json:"type"`
+	CallID      string           `json:"callId"`
+	Role        string           `json:"role"`
+	Text        string           `json:"text"`
+	Interrupted bool             `json:"interrupted"`
+	Reason      string           `json:"reason"`
+	Turn        dial.TurnLatency `json:"turn"`
+	Audio       []int16          `json:"-"`
+}
+
+// reader collects a session's messages on a goroutine.
+func readSession(ctx context.Context, c *websocket.Conn) <-chan voiceMsg {
+	out := make(chan voiceMsg, 4096)
+	go func() {
+		defer close(out)
+		for {
+			typ, b, err := c.Read(ctx)
+			if err != nil {
+				return
+			}
+			var m voiceMsg
+			if typ == websocket.MessageBinary {
+				m.Type = "audio"
+				m.Audio = make([]int16, len(b)/2)
+				for i := range m.Audio {
+					m.Audio[i] = int16(binary.LittleEndian.Uint16(b[2*i:]))
+				}
+			} else if json.Unmarshal(b, &m) != nil {
+				m.Type = "garbage"
+			}
+			out <- m
+		}
+	}()
+	return out
+}
+
+// pitch is a frame's frequency from its zero crossings (0 for silence).
+func pitch(pcm []int16) int {
+	if speechtest.RMS(pcm) < 300 {
+		return 0
+	}
+	n := 0
+	for i := 1; i < len(pcm); i++ {
+		if (pcm[i-1] < 0) != (pcm[i] < 0) {
+			n++
+		}
+	}
+	return n * dial.SampleRate / (2 * len(pcm))
+}
+
+// sendAudio sends pcm in 20 ms frames at the real pace, until the
+// session ends.
+func sendAudio(ctx context.Context, c *websocket.Conn, pcm []int16) error {
+	tk := time.NewTicker(dial.FrameDuration)
+	defer tk.Stop()
+	for off := 0; off < len(pcm); off += dial.FrameSamples {
+		f := pcm[off:min(off+dial.FrameSamples, len(pcm))]
+		b := make([]byte, 2*len(f))
+		for i, v := range f {
+			binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+		}
+		if err := c.Write(ctx, websocket.MessageBinary, b); err != nil {
+			return err
+		}
+		<-tk.C
+	}
+	return nil
+}
+
+// converse runs one session: the first message plays, the caller asks,
+// the answer plays. It returns the call's id and the messages seen.
+func converse(ctx context.Context, t *testing.T, c *websocket.Conn) (string, []voiceMsg) {
+	t.Helper()
+	msgs := readSession(ctx, c)
+	var seen []voiceMsg
+	next := func(what string, ok func(voiceMsg) bool) voiceMsg {
+		t.Helper()
+		for {
+			select {
+			case m, open := <-msgs:
+				if !open {
+					t.Fatalf("session closed waiting for %s; saw %d messages: %+v", what, len(seen), seen)
+				}
+				seen = append(seen, m)
+				if ok(m) {
+					return m
+				}
+			case <-ctx.Done():
+				t.Fatalf("waiting for %s: %v", what, ctx.Err())
+			}
+		}
+	}
+	ready := next("ready", func(m voiceMsg) bool { return m.Type == "ready" })
+	next("the first message's audio", func(m voiceMsg) bool { return pitch(m.Audio) > 300 && pitch(m.Audio) < 600 })
+	next("the first message's line", func(m voiceMsg) bool { return m.Type == "line" && m.Role == "agent" })
+	// The caller speaks once the agent is done: speech, then silence for
+	// the end of the turn.
+	speech := speechtest.Espeak(t, question, dial.SampleRate)
+	go func() {
+		for _, pcm := range [][]int16{make([]int16, dial.SampleRate/2), speech, make([]int16, 3*dial.SampleRate)} {
+			if sendAudio(ctx, c, pcm) != nil {
+				return
+			}
+		}
+	}()
+	next("the caller's line", func(m voiceMsg) bool { return m.Type == "line" && m.Role == "user" })
+	next("the answer's audio", func(m voiceMsg) bool { return pitch(m.Audio) > 800 })
+	next("the answer's line", func(m voiceMsg) bool { return m.Type == "line" && m.Role == "agent" && m.Text == answerText })
+	next("the answer's latency", func(m voiceMsg) bool { return m.Type == "latency" && m.Turn.VoiceToVoiceMs > 0 })
+	return ready.CallID, seen
+}
+
+// The dashboard's path without a browser: an API key's WebSocket to a
+// voice agent hears the first message, then the answer to what it said;
+// the call record (direction web) holds both sides and the latency.
+func TestTalkDashboardSession(t *testing.T) {
+	e := newTalkEnv(t, "http://localhost:8123", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, code, b := e.dialTalk(ctx, "/api/v1/agents/"+e.voiceID+"/talk", e.key, "")
+	if code != 101 {
+		t.Fatalf("talk: %d %s", code, b)
+	}
+	id, _ := converse(ctx, t, c)
+	if err := c.Write(ctx, websocket.MessageText, []byte(`{"type":"hangup"}`)); err != nil {
+		t.Fatal(err)
+	}
+	c.CloseNow()
+	call := e.waitCallEnded(id)
+	if call.Direction != "web" || call.Status != "completed" {
+		t.Fatalf("call: direction %q status %q", call.Direction, call.Status)
+	}
+	if !call.said("agent", firstWords) || !call.said("user", question) || !call.said("agent", answerText) {
+		t.Fatalf("transcript: %+v", call.Transcript)
+	}
+	if call.Latency == nil || len(call.Latency.Turns) != 1 || call.Latency.VoiceToVoiceP50Ms <= 0 {
+		t.Fatalf("latency: %+v", call.Latency)
+	}
+	// Listed on the Calls page's API with its direction.
+	var list struct {
+		Data struct {
+			Calls []struct {
+				ID        string `json:"id"`
+				Direction string `json:"direction"`
+			} `json:"calls"`
+		} `json:"data"`
+	}
+	if code := e.doJSON("GET", "/api/v1/calls?direction=web", e.key, nil, &list); code != 200 || len(list.Data.Calls) != 1 || list.Data.Calls[0].ID != id {
+		t.Fatalf("calls?direction=web: %d %+v", code, list)
+	}
+}
+
+// webCall is what the tests read of a call record.
+type webCall struct {
+	ID         string `json:"id"`
+	Direction  string `json:"direction"`
+	Status     string `json:"status"`
+	Reason     string `json:"failure_reason"`
+	Transcript []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"transcript"`
+	Latency *struct {
+		Turns             []dial.TurnLatency `json:"turns"`
+		VoiceToVoiceP50Ms int64              `json:"voiceToVoiceP50Ms"`
+	} `json:"latency"`
+}
+
+func (c webCall) said(role, text string) bool {
+	for _, l := range c.Transcript {
+		if l.Role == role && l.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+// waitCallEnded reads the call until it has ended.
+func (e *testEnv) waitCallEnded(id string) webCall {
+	e.t.Helper()
+	var c webCall
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var out struct {
+			Data webCall `json:"data"`
+		}
+		if code := e.doJSON("GET", "/api/v1/calls/"+id, e.key, nil, &out); code != 200 {
+			e.t.Fatalf("GET call: %d", code)
+		}
+		c = out.Data
+		if c.Status != "active" {
+			return c
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("call %s still active", id)
+		}
+		<-time.After(50 * time.Millisecond)
+	}
+}
