@@ -15,6 +15,7 @@ import (
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/testkit/llmtest"
 	"github.com/agentd/agentd/internal/testkit/speechtest"
+	"github.com/agentd/agentd/storage/callstore"
 )
 
 // Tones the scripted speech service answers with, so a test can tell the
@@ -288,5 +289,128 @@ func (e *testEnv) waitCallEnded(id string) webCall {
 			e.t.Fatalf("call %s still active", id)
 		}
 		<-time.After(50 * time.Millisecond)
+	}
+}
+
+// The widget's path without a browser: a visitor's WebSocket from the
+// listed page hears the first message and the answer; the call record
+// names the widget conversation.
+func TestTalkWidgetSession(t *testing.T) {
+	site := "http://localhost:8123"
+	e := newTalkEnv(t, site, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ws := e.widgetSession(e.agentID, site)
+	c, code, b := e.dialTalk(ctx, "/api/public/chat/sessions/"+ws.ConversationID+"/voice?token="+ws.Token, "", site)
+	if code != 101 {
+		t.Fatalf("voice: %d %s", code, b)
+	}
+	id, _ := converse(ctx, t, c)
+	c.Close(websocket.StatusNormalClosure, "")
+	call := e.waitCallEnded(id)
+	if call.Direction != "web" || !call.said("user", question) || !call.said("agent", answerText) {
+		t.Fatalf("call: %+v", call)
+	}
+}
+
+// Refusals come before the upgrade as the family's JSON errors: no key
+// 401, another organization's agent 404 (tenant isolation), a chat agent
+// without voiceEnabled 403; for the widget an unlisted origin 403, a
+// voice-disabled agent 403, a forged token 401, another conversation 403,
+// the day's voice minutes used 429 with Retry-After; one session at a
+// time per conversation.
+func TestTalkRefusals(t *testing.T) {
+	site := "http://localhost:8123"
+	e := newTalkEnv(t, site, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, otherKey := e.newOrg("other")
+	plain := e.createAgent(e.key, map[string]any{"name": "Texty", "type": "chat", "instructions": "Be brief.",
+		"config": map[string]any{"allowedDomains": []string{site}}})
+	talk := func(agent, key string) (int, []byte) {
+		c, code, b := e.dialTalk(ctx, "/api/v1/agents/"+agent+"/talk", key, "")
+		if c != nil {
+			c.CloseNow()
+		}
+		return code, b
+	}
+	for _, tc := range []struct {
+		name, agent, key string
+		want             int
+	}{
+		{"no key", e.voiceID, "", 401},
+		{"another organization's agent", e.voiceID, otherKey, 404},
+		{"unknown agent", "00000000-0000-0000-0000-000000000000", e.key, 404},
+		{"chat agent without voiceEnabled", plain, e.key, 403},
+	} {
+		if code, b := talk(tc.agent, tc.key); code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, code, b, tc.want)
+		}
+	}
+	// A page elsewhere cannot ride a member's credentials: the socket's
+	// Origin must be the server's.
+	if c, code, _ := e.dialTalk(ctx, "/api/v1/agents/"+e.voiceID+"/talk", e.key, "http://evil.example"); c != nil || code != 403 {
+		t.Errorf("dashboard socket from another origin: %d", code)
+	}
+	var list struct {
+		Data struct {
+			Calls []any `json:"calls"`
+		} `json:"data"`
+	}
+	if code := e.doJSON("GET", "/api/v1/calls", e.key, nil, &list); code != 200 || len(list.Data.Calls) != 0 {
+		t.Fatalf("refusals recorded calls: %d %v", code, list.Data.Calls)
+	}
+
+	ws := e.widgetSession(e.agentID, site)
+	path := "/api/public/chat/sessions/" + ws.ConversationID + "/voice?token="
+	voice := func(path, origin string) (int, []byte) {
+		c, code, b := e.dialTalk(ctx, path, "", origin)
+		if c != nil {
+			c.CloseNow()
+		}
+		return code, b
+	}
+	if code, b := voice(path+ws.Token, "http://127.0.0.1:8123"); code != 403 {
+		t.Errorf("unlisted origin: %d %s", code, b)
+	}
+	if code, b := voice(path+"forged."+ws.Token, site); code != 401 {
+		t.Errorf("forged token: %d %s", code, b)
+	}
+	other := e.widgetSession(e.agentID, site)
+	if code, b := voice("/api/public/chat/sessions/"+other.ConversationID+"/voice?token="+ws.Token, site); code != 403 {
+		t.Errorf("another conversation: %d %s", code, b)
+	}
+	pws := e.widgetSession(plain, site)
+	if code, b := voice("/api/public/chat/sessions/"+pws.ConversationID+"/voice?token="+pws.Token, site); code != 403 || !strings.Contains(string(b), "voice is not enabled") {
+		t.Errorf("voice-disabled agent: %d %s", code, b)
+	}
+	// One session at a time per conversation.
+	c, code, b := e.dialTalk(ctx, path+ws.Token, "", site)
+	if code != 101 {
+		t.Fatalf("voice: %d %s", code, b)
+	}
+	if code, b := voice(path+ws.Token, site); code != 429 {
+		t.Errorf("a second session in the conversation: %d %s", code, b)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	// The day's voice minutes: an hour of web calls today uses them up.
+	now := time.Unix(0, e.clock.Load())
+	prior, err := e.db.Calls.StartWebCall(ctx, callstore.Call{OrgID: e.orgID, AgentID: e.agentID, PhoneNumber: "widget visitor"}, now.Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.Calls.EndWebCall(ctx, prior.ID, "completed", "", now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, b := voice(path+ws.Token, site)
+		if code == 429 && strings.Contains(string(b), "voice minutes") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("voice minutes used: %d %s", code, b)
+		}
+		<-time.After(50 * time.Millisecond) // the first session's slot is freed when it has ended
 	}
 }

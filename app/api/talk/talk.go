@@ -12,7 +12,9 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
@@ -23,6 +25,7 @@ import (
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/dial/webvoice"
+	"github.com/agentd/agentd/internal/errs"
 )
 
 // Deps are what the handlers use.
@@ -46,6 +49,11 @@ const writeWait = 5 * time.Second
 // Origin must be the server's own (a page elsewhere cannot ride the
 // member's cookie).
 func (h *Handlers) Dashboard(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	if o := r.Header.Get("Origin"); o != "" {
+		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
+			return errs.New(errs.Forbidden, "a voice session must be opened from this server's own pages (Origin)")
+		}
+	}
 	pr := httpx.PrincipalOf(r.Context())
 	who := pr.UserID
 	if who == "" {
@@ -55,7 +63,7 @@ func (h *Handlers) Dashboard(w http.ResponseWriter, r *http.Request, p httproute
 	if err != nil {
 		return err
 	}
-	h.serve(w, r, g, false)
+	h.serve(w, r, g)
 	return nil
 }
 
@@ -72,19 +80,20 @@ func (h *Handlers) Widget(w http.ResponseWriter, r *http.Request, p httprouter.P
 		}
 		return err
 	}
-	// The origin was checked against the agent's allowedDomains above.
-	h.serve(w, r, g, true)
+	h.serve(w, r, g)
 	return nil
 }
 
 // serve upgrades and runs the session until it ends.
-func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant, anyOrigin bool) {
+func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant) {
 	// The server's read and write timeouts are for requests, not for a
 	// session that lasts minutes.
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: anyOrigin})
+	// The Origin was checked before: the server's own for the dashboard,
+	// the agent's allowedDomains for the widget.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		return // Accept answered (400, 403, 426)
 	}
