@@ -161,7 +161,7 @@ func (s *Server) routes() {
 	wg("POST", "/api/public/chat/sessions/:id/messages", "widgetMessage", 64<<10, "Send a visitor message; the answer streams as server-sent events", s.widget.Send)
 	// Browser voice sessions (app/api/talk over app/webcall): a WebSocket
 	// each, on the same voice loop as phone calls.
-	s.handle(route{method: "GET", path: "/api/v1/agents/:id/talk", capability: capCallsWrite, operation: "talkToAgent", family: FamilyV2,
+	s.handle(route{method: "GET", path: "/api/v2/agents/:id/talk", capability: capCallsWrite, operation: "talkToAgent", family: FamilyV2,
 		summary: "Talk to an agent from a browser: a WebSocket voice session, recorded as a call with direction web"}, s.talk.Dashboard)
 	wg("GET", "/api/public/chat/sessions/:id/voice", "widgetVoice", 0, "A visitor's voice session with a chat agent that has voiceEnabled: a WebSocket", s.talk.Widget)
 	// Post-call analysis (app/api/analysis over app/analysis, issue 24).

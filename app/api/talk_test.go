@@ -211,7 +211,7 @@ func TestTalkDashboardSession(t *testing.T) {
 	e := newTalkEnv(t, "http://localhost:8123", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, code, b := e.dialTalk(ctx, "/api/v1/agents/"+e.voiceID+"/talk", e.key, "")
+	c, code, b := e.dialTalk(ctx, "/api/v2/agents/"+e.voiceID+"/talk", e.key, "")
 	if code != 101 {
 		t.Fatalf("talk: %d %s", code, b)
 	}
@@ -328,7 +328,7 @@ func TestTalkRefusals(t *testing.T) {
 	plain := e.createAgent(e.key, map[string]any{"name": "Texty", "type": "chat", "instructions": "Be brief.",
 		"config": map[string]any{"allowedDomains": []string{site}}})
 	talk := func(agent, key string) (int, []byte) {
-		c, code, b := e.dialTalk(ctx, "/api/v1/agents/"+agent+"/talk", key, "")
+		c, code, b := e.dialTalk(ctx, "/api/v2/agents/"+agent+"/talk", key, "")
 		if c != nil {
 			c.CloseNow()
 		}
@@ -349,7 +349,7 @@ func TestTalkRefusals(t *testing.T) {
 	}
 	// A page elsewhere cannot ride a member's credentials: the socket's
 	// Origin must be the server's.
-	if c, code, _ := e.dialTalk(ctx, "/api/v1/agents/"+e.voiceID+"/talk", e.key, "http://evil.example"); c != nil || code != 403 {
+	if c, code, _ := e.dialTalk(ctx, "/api/v2/agents/"+e.voiceID+"/talk", e.key, "http://evil.example"); c != nil || code != 403 {
 		t.Errorf("dashboard socket from another origin: %d", code)
 	}
 	var list struct {

@@ -44,7 +44,7 @@ func New(d Deps) *Handlers { return &Handlers{d: d} }
 // reading is dropped, never holding the session.
 const writeWait = 5 * time.Second
 
-// Dashboard answers GET /api/v1/agents/{id}/talk: a session with one of
+// Dashboard answers GET /api/v2/agents/{id}/talk: a session with one of
 // the organization's agents (session cookie or API key). The socket's
 // Origin must be the server's own (a page elsewhere cannot ride the
 // member's cookie).

@@ -28,7 +28,7 @@
     if (stream) stream.getTracks().forEach((t) => t.stop());
     if (ctx) ctx.close();
     stream = ctx = play = null;
-    start.disabled = false; mute.disabled = hang.disabled = true;
+    start.disabled = false; start.textContent = "Start talking"; mute.disabled = hang.disabled = true;
     mute.setAttribute("aria-pressed", "false"); mute.textContent = "Mute"; muted = false;
     setStatus(why);
     start.focus();
@@ -69,7 +69,8 @@
   };
 
   start.addEventListener("click", async () => {
-    start.disabled = true;
+    start.disabled = true; start.textContent = "Talking…";
+    log.replaceChildren();
     setStatus("Asking for the microphone…");
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
