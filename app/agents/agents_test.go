@@ -58,7 +58,7 @@ func TestValidateFieldPaths(t *testing.T) {
 		{`{"name":"a","type":"voice","config":{"firstMessage":7}}`, "config.firstMessage", "config.firstMessage: must be a string"},
 		{`{"name":"a","type":"voice","config":{"endCallMessage":"` + strings.Repeat("m", 1001) + `"}}`, "config.endCallMessage", "config.endCallMessage: at most 1000 characters"},
 		{`{"name":"a","type":"chat","config":{"voice":"alloy"}}`, "config.voice",
-			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay)"},
+			"config.voice: not a setting of a chat agent (allowed: theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay)"},
 		{`{"name":"a","type":"chat","config":{"allowedDomains":["ok.com","https://x.com/"]}}`, "config.allowedDomains.1",
 			`config.allowedDomains.1: "https://x.com/" is not a site (example.com, *.example.com, https://example.com or http://localhost:8080)`},
 		{`{"name":"a","type":"chat","tools":[{"id":"t","name":"n"},{"id":"t","name":"m"}]}`, "tools.1.id", `tools.1.id: "t" is used by another tool`},

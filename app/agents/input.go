@@ -254,6 +254,9 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		return configString(field, raw, 0, 1000)
 	case "chat.placeholder":
 		return configString(field, raw, 0, 200)
+	case "chat.title":
+		// The widget header's text; the agent's name when unset.
+		return configString(field, raw, 0, 100)
 	case "chat.allowedDomains":
 		return configDomains(field, raw)
 	case "chat.maxMessagesPerDay":
@@ -267,7 +270,7 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation, firstMessage, endCallMessage, " +
 		"endpointingMs, silenceTimeoutSeconds, recording"
 	if typ == "chat" {
-		allowed = "theme, primaryColor, position, greeting, placeholder, allowedDomains, maxMessagesPerDay, voiceEnabled, " +
+		allowed = "theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay, voiceEnabled, " +
 			"maxVoiceMinutesPerDay, voice, speed, interruptionThreshold, firstMessage, endCallMessage, endpointingMs, " +
 			"silenceTimeoutSeconds, recording"
 	}

@@ -44,6 +44,27 @@ func TestConversationTenantIsolation(t *testing.T) {
 	if code, b := e.bearer("GET", "/api/v1/openai/models", keyB, nil); code != 200 || strings.Contains(string(b), e.agentID) {
 		t.Fatalf("B's models list A's agent: %d %s", code, b)
 	}
+	// The Responses API: A's agent is not found for B, and A's stored
+	// response is unknown to B, as previous_response_id or item_reference.
+	var respA struct {
+		ID     string
+		Output []struct{ ID string }
+	}
+	if code, b := e.bearer("POST", "/api/v1/openai/responses", e.key, map[string]any{"model": e.agentID, "input": "When does the bakery open?"}); code != 200 || json.Unmarshal(b, &respA) != nil || len(respA.Output) != 1 {
+		t.Fatalf("A's response: %d %s", code, b)
+	}
+	if code, b := e.bearer("POST", "/api/v1/openai/responses", keyB, map[string]any{"model": e.agentID, "input": "hi"}); code != 404 {
+		t.Fatalf("response with A's agent as B: %d %s", code, b)
+	}
+	agentRB := e.createAgent(keyB, map[string]any{"name": "RB", "type": "chat"})
+	for _, body := range []map[string]any{
+		{"model": agentRB, "previous_response_id": respA.ID, "input": "and then?"},
+		{"model": agentRB, "input": []any{map[string]any{"type": "item_reference", "id": respA.Output[0].ID}, map[string]any{"role": "user", "content": "and then?"}}},
+	} {
+		if code, b := e.bearer("POST", "/api/v1/openai/responses", keyB, body); code != 400 || strings.Contains(string(b), "7:00") {
+			t.Fatalf("B naming A's response: %d %s", code, b)
+		}
+	}
 	// Rotating B's tools secret leaves A's.
 	ctx := context.Background()
 	e.db.Conversations.RotateToolsSecret(ctx, e.orgID, "whsec_YQ==", time.Now(), time.Hour)

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -221,14 +218,6 @@ func TestOpenAIErrors(t *testing.T) {
 
 // The official openai npm client, streaming and not, against agentd.
 func TestOpenAINodeClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not installed: CI installs it (.ci/run)")
-	}
-	dir, _ := filepath.Abs("../../test/openai-node")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "openai")); err != nil {
-		t.Skip("test/openai-node/node_modules is missing: run npm ci there (.ci/run does)")
-	}
 	e := newConvEnv(t, true, nil)
 	e.model.Answer(func(r llmtest.Request) llmtest.Reply {
 		if slicesContains(r.ToolNames(), "hang_up") {
@@ -236,21 +225,8 @@ func TestOpenAINodeClient(t *testing.T) {
 		}
 		return llmtest.Reply{Content: "We open at seven.", PromptTokens: 40, CompletionTokens: 4}
 	})
-	cmd := exec.Command(node, "client.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "AGENTD_BASE_URL="+e.url+"/api/v1/openai", "AGENTD_KEY="+e.key, "AGENTD_AGENT="+e.agentID)
-	done := make(chan struct{})
-	var out []byte
-	go func() { out, err = cmd.CombinedOutput(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("node client timed out")
-	}
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, out)
-	}
+	out := nodeScript(t, "openai-node", "openai", "client.mjs",
+		"AGENTD_BASE_URL="+e.url+"/api/v1/openai", "AGENTD_KEY="+e.key, "AGENTD_AGENT="+e.agentID)
 	var got struct {
 		Models []string
 		Whole  struct {
@@ -277,6 +253,23 @@ func TestOpenAINodeClient(t *testing.T) {
 			Status  int
 			Message string
 		}
+		Retrieved struct{ ID, Object string }
+		Response  struct {
+			ID, Text string
+			Usage    struct {
+				Total int `json:"total_tokens"`
+			}
+		}
+		ResponseStream struct {
+			Events     []string
+			Text       string
+			OutputText *string
+			Usage      struct {
+				Total int `json:"total_tokens"`
+			}
+		}
+		FollowUp     struct{ Text, Previous string }
+		ResponseCall []struct{ Name, CallID string }
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("node output %s: %v", out, err)
@@ -295,6 +288,23 @@ func TestOpenAINodeClient(t *testing.T) {
 	}
 	if got.Error.Status != 404 || !strings.Contains(got.Error.Message, "agent not found") {
 		t.Errorf("error %+v", got.Error)
+	}
+	if got.Retrieved.ID != e.agentID || got.Retrieved.Object != "model" {
+		t.Errorf("models.retrieve %+v", got.Retrieved)
+	}
+	if !strings.HasPrefix(got.Response.ID, "resp_") || got.Response.Text != "We open at seven." || got.Response.Usage.Total != 44 {
+		t.Errorf("responses.create %+v", got.Response)
+	}
+	ev := strings.Join(got.ResponseStream.Events, ",")
+	if got.ResponseStream.Text != "We open at seven." || got.ResponseStream.Usage.Total != 44 || !strings.HasPrefix(ev, "response.created,response.in_progress,") ||
+		!strings.HasSuffix(ev, ",response.output_item.done,response.completed") {
+		t.Errorf("responses.create streamed %+v", got.ResponseStream)
+	}
+	if got.FollowUp.Text != "We open at seven." || got.FollowUp.Previous != got.Response.ID {
+		t.Errorf("responses.stream with previous_response_id %+v", got.FollowUp)
+	}
+	if len(got.ResponseCall) != 1 || got.ResponseCall[0].Name != "hang_up" || got.ResponseCall[0].CallID != "call_h" {
+		t.Errorf("responses.create with a tool %+v", got.ResponseCall)
 	}
 }
 

@@ -142,6 +142,7 @@ func (s *Server) routes() {
 	cv("POST", "/api/v1/conversations/:id/messages", capConversationWrite, "sendMessage", 256<<10, FamilyV2, "Send a message and get the agent's answer (whole, or streamed as server-sent events)", s.conv.Send)
 	cv("POST", "/api/v1/conversations/:id/end", capConversationWrite, "endConversation", 0, FamilyV2, "End a conversation (conversation.ended carries the transcript)", s.conv.End)
 	cv("POST", "/api/v1/openai/chat/completions", capConversationWrite, "chatCompletions", 4<<20, FamilyOpenAI, "OpenAI-compatible chat completion: model is an agent id; agentd adds instructions, passages and the agent's tools", s.conv.ChatCompletions)
+	cv("POST", "/api/v1/openai/responses", capConversationWrite, "createResponse", 4<<20, FamilyOpenAI, "OpenAI-compatible Responses API: model is an agent id; previous_response_id continues a stored response", s.conv.Responses)
 	cv("GET", "/api/v1/openai/models", capConversationRead, "openAIModels", 0, FamilyOpenAI, "OpenAI-compatible model list: the organization's agents that can answer", s.conv.Models)
 	cv("GET", "/api/v1/openai/models/:id", capConversationRead, "openAIModel", 0, FamilyOpenAI, "OpenAI-compatible model: one agent that can answer", s.conv.Model)
 	cv("POST", "/api/v2/tools/secret", capWebhookManage, "rotateToolsSecret", 0, FamilyV2, "Create or rotate the organization's tools secret, which signs url tool calls (shown once; the previous one signs beside it for 24 h)", s.conv.RotateToolsSecret)

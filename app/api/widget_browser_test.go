@@ -108,6 +108,7 @@ func TestWidgetInBrowser(t *testing.T) {
 	check("host font kept out", `return !getComputedStyle(r.querySelector(".panel")).fontFamily.includes("serif") || getComputedStyle(r.querySelector(".panel")).fontFamily.includes("sans-serif")`)
 	check("host CSS untouched", `return getComputedStyle(document.getElementById("hostmsg")).backgroundColor === "rgb(250, 240, 200)"`)
 	open()
+	check("launcher is a close control", `const l = r.querySelector(".launch"); return l.getAttribute("aria-label") === "Close chat" && l.querySelector("path").getAttribute("d").startsWith("M6.4")`)
 	wait("greeting", `const g = r.querySelector(".msg.greeting"); return !!g && g.textContent.includes("Ask me about the Lisbon bakery")`)
 	check("focus in the message box", `return r.activeElement && r.activeElement.id === "agentd-input"`)
 	check("aria", `return r.querySelector('[role="log"]').getAttribute("aria-live") === "polite" && r.querySelector(".launch").getAttribute("aria-expanded") === "true"`)
@@ -140,21 +141,49 @@ func TestWidgetInBrowser(t *testing.T) {
 	run("escape", chromedp.KeyEvent(kb.Escape))
 	check("closed", `return r.querySelector(".panel").hidden && r.activeElement === r.querySelector(".launch")`)
 
-	// 360 px: the open panel fits the screen.
+	// 360 px: the open panel is the whole screen and the launcher covers
+	// none of it (bounding boxes); the header's button closes it.
 	run("phone", chromedp.EmulateViewport(360, 740))
 	open()
-	wait("fits", `const b = r.querySelector(".panel").getBoundingClientRect(); return b.left >= 0 && b.right <= 360 && b.top >= 0 && b.bottom <= 740 && b.width > 300`)
+	wait("covers the screen", `const b = r.querySelector(".panel").getBoundingClientRect();
+		return b.left === 0 && b.top === 0 && b.right === innerWidth && b.bottom === innerHeight && innerWidth === 360`)
+	check("launcher clear of the panel", `const p = r.querySelector(".panel").getBoundingClientRect(), l = r.querySelector(".launch").getBoundingClientRect();
+		return l.width * l.height === 0 || l.right <= p.left || l.left >= p.right || l.bottom <= p.top || l.top >= p.bottom`)
+	check("the agent's name in the header", `return r.querySelector("header h2").textContent === "Baker"`)
 	run("shot 360", shoot(shots, "widget-360"))
+	run("close on the phone", do(in(`r.querySelector(".close").click(); return true`)))
+	check("launcher back", `const l = r.querySelector(".launch").getBoundingClientRect(); return r.querySelector(".panel").hidden && l.width === 56 && l.right <= 360 && l.bottom <= 740`)
+	open()
 
 	// New conversation starts over, and the next reload stays fresh.
 	run("new", do(in(`r.querySelector(".new").click(); return true`)))
 	check("fresh", `return r.querySelectorAll(".msg").length === 1 && !!r.querySelector(".msg.greeting") && !localStorage.getItem("agentd-widget:`+e.agentID+`")`)
 
-	// The same page from an unlisted origin: "unavailable", not a broken page.
+	// The same page from an unlisted origin: "unavailable", not a broken
+	// page, and one console warning telling the site owner what to check.
+	cctx, stopConsole := context.WithCancel(ctx)
+	var warnings []string
+	consoleDone := make(chan struct{})
+	go func() {
+		defer close(consoleDone)
+		for m, err := range chromedp.Console(cctx) {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleWarning && strings.Contains(m.Text, "agentd widget") {
+				warnings = append(warnings, m.Text)
+			}
+		}
+	}()
 	run("unlisted", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(unlisted))
 	wait("launcher (unlisted)", `return !!r.querySelector(".launch")`)
 	open()
 	wait("unavailable", `const n = r.querySelector(".note.err"); return !!n && n.textContent.includes("unavailable") && r.querySelector("textarea").disabled`)
+	stopConsole()
+	<-consoleDone
+	if origin := strings.TrimSuffix(unlisted, "/"); len(warnings) != 1 || !strings.Contains(warnings[0], origin) || !strings.Contains(warnings[0], "allowedDomains") {
+		t.Fatalf("console warnings on the refused origin %s: %q", origin, warnings)
+	}
 	check("page intact", `return document.getElementById("hostmsg").textContent === "Fresh bread every morning."`)
 	if code, h, b := e.pub("POST", "/api/public/chat/"+e.agentID+"/sessions", strings.TrimSuffix(unlisted, "/"), "", map[string]any{}); code != 403 || h.Get("Access-Control-Allow-Origin") != "" {
 		t.Fatalf("unlisted session: %d %v %s", code, h, b)

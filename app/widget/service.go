@@ -156,6 +156,7 @@ type Settings struct {
 	Position       string   `json:"position"`
 	Greeting       string   `json:"greeting"`
 	Placeholder    string   `json:"placeholder"`
+	Title          string   `json:"title"`
 	VoiceEnabled   bool     `json:"voiceEnabled"`
 	AllowedDomains []string `json:"-"`
 	MaxPerDay      int      `json:"-"`
@@ -163,14 +164,18 @@ type Settings struct {
 
 func settings(a agentstore.Agent) Settings {
 	var c struct {
-		Theme, PrimaryColor, Position, Greeting, Placeholder string
-		AllowedDomains                                       []string
-		MaxMessagesPerDay                                    int
-		VoiceEnabled                                         bool
+		Theme, PrimaryColor, Position, Greeting, Placeholder, Title string
+		AllowedDomains                                              []string
+		MaxMessagesPerDay                                           int
+		VoiceEnabled                                                bool
 	}
 	json.Unmarshal(a.Config, &c)
 	s := Settings{Theme: c.Theme, PrimaryColor: c.PrimaryColor, Position: c.Position, Greeting: c.Greeting,
-		Placeholder: c.Placeholder, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay, VoiceEnabled: c.VoiceEnabled}
+		Placeholder: c.Placeholder, Title: c.Title, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay,
+		VoiceEnabled: c.VoiceEnabled}
+	if s.Title == "" {
+		s.Title = a.Name
+	}
 	if s.Theme == "" {
 		s.Theme = "light"
 	}

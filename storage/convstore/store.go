@@ -218,12 +218,13 @@ var ErrEnded = fmt.Errorf("conversation has ended: %w", sqldb.ErrConflict)
 // transaction, numbered after the ones already stored; IDs and times are
 // set here and the stored messages returned.
 func (s *Store) AppendTurn(ctx context.Context, orgID, convID string, msgs []Message) ([]Message, error) {
-	return s.appendTurn(ctx, orgID, convID, msgs, true)
+	return s.appendTurn(ctx, orgID, convID, msgs, true, nil)
 }
 
 // appendTurn is AppendTurn; with transcript false a call's turn is not
 // added to the call's transcript (AppendVoiceTurn).
-func (s *Store) appendTurn(ctx context.Context, orgID, convID string, msgs []Message, transcript bool) ([]Message, error) {
+// also, when not nil, writes in the same transaction (a stored response).
+func (s *Store) appendTurn(ctx context.Context, orgID, convID string, msgs []Message, transcript bool, also func(*sql.Tx) error) ([]Message, error) {
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	// The count is raised first: the UPDATE takes the conversation's row
 	// lock, so concurrent turns of one conversation (from several
@@ -257,6 +258,11 @@ func (s *Store) appendTurn(ctx context.Context, orgID, convID string, msgs []Mes
 			}
 			if _, err := tx.ExecContext(ctx, "INSERT INTO conversation_messages ("+msgCols+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 				m.ID, convID, m.Seq, m.Role, m.Content, string(m.Citations), string(m.ToolCalls), sqldb.NullJSON(m.Usage), sqldb.MS(now)); err != nil {
+				return err
+			}
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
 				return err
 			}
 		}

@@ -9,5 +9,5 @@ import (
 // loop (app/voice) writes the transcript itself, line by line as it is
 // heard, with only what was actually played of an interrupted answer.
 func (s *Store) AppendVoiceTurn(ctx context.Context, orgID, convID string, msgs []Message) ([]Message, error) {
-	return s.appendTurn(ctx, orgID, convID, msgs, false)
+	return s.appendTurn(ctx, orgID, convID, msgs, false, nil)
 }

@@ -54,8 +54,11 @@
     "form button{border:0;border-radius:10px;background:var(--p);color:#fff;padding:0 14px;cursor:pointer;font:inherit}",
     "button:disabled{opacity:.55;cursor:default}",
     ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
-    "@media (max-width:480px){.panel{position:fixed;left:8px;right:8px;width:auto;top:8px;bottom:80px;height:auto;max-height:none}",
-    ":host(.top-right) .panel,:host(.top-left) .panel{top:80px;bottom:8px}}"
+    // Phones: the open panel is the whole screen (these selectors outrank
+    // the position rules above) and the launcher steps aside; the header's
+    // close button closes it.
+    "@media (max-width:480px){:host(:not(.preview)) .panel.panel{position:fixed;inset:0;width:auto;height:auto;max-height:none;border:0;border-radius:0}",
+    ":host(.open:not(.preview)) .launch{display:none}header button{padding:8px 10px}}"
   ].join("");
 
   // el makes an element; text is always a text node, never markup.
@@ -162,7 +165,10 @@
   svg.setAttribute("viewBox", "0 0 24 24");
   svg.setAttribute("aria-hidden", "true");
   var path = document.createElementNS("http://www.w3.org/2000/svg", "path");
-  path.setAttribute("d", "M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z");
+  // The launcher's icon: a speech bubble while closed, a cross while open.
+  var BUBBLE = "M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z";
+  var CROSS = "M6.4 5 12 10.6 17.6 5 19 6.4 13.4 12 19 17.6 17.6 19 12 13.4 6.4 19 5 17.6 10.6 12 5 6.4z";
+  path.setAttribute("d", BUBBLE);
   svg.appendChild(path);
   launch.appendChild(svg);
 
@@ -172,7 +178,7 @@
   panel.setAttribute("role", "dialog");
   panel.setAttribute("aria-label", "Chat");
   var head = panel.appendChild(el("header"));
-  head.appendChild(el("h2", "", "Chat"));
+  var title = head.appendChild(el("h2", "", "Chat"));
   var fresh = head.appendChild(el("button", "new", "New conversation"));
   fresh.type = "button";
   var close = head.appendChild(el("button", "close", "✕"));
@@ -209,7 +215,9 @@
 
   function apply(s) {
     if (!s) return;
-    host.className = (s.theme === "dark" || s.theme === "auto" ? s.theme : "light") + " " + (s.position || "bottom-right") + (preview ? " preview" : "");
+    host.className = (s.theme === "dark" || s.theme === "auto" ? s.theme : "light") + " " + (s.position || "bottom-right") + (preview ? " preview" : "") + (panel.hidden ? "" : " open");
+    title.textContent = s.title || "Chat";
+    panel.setAttribute("aria-label", title.textContent);
     if (/^#[0-9a-fA-F]{6}$/.test(s.primaryColor || "")) host.style.setProperty("--p", s.primaryColor);
     input.placeholder = s.placeholder || "";
     st.greeting = s.greeting || "";
@@ -295,6 +303,12 @@
       return api("GET", "/api/public/chat/" + encodeURIComponent(agent) + "/config").then(function (res) {
         if (!res.ok) return unavailable();
         return res.json().then(function (j) { apply(j.data); greet(); });
+      }, function (e) {
+        // A refused origin gets no CORS header, so the browser shows the
+        // page only a bare network error: say what to check, once.
+        console.warn("agentd widget: " + base + " refused the chat on this page's origin " + location.origin +
+          " (or is unreachable). Add " + location.origin + " to the agent's allowedDomains.");
+        throw e;
       });
     }).catch(unavailable);
   }
@@ -374,6 +388,8 @@
 
   function toggle(open) {
     panel.hidden = !open;
+    host.classList.toggle("open", open);
+    path.setAttribute("d", open ? CROSS : BUBBLE);
     launch.setAttribute("aria-expanded", String(open));
     launch.setAttribute("aria-label", open ? "Close chat" : "Open chat");
     if (open) (st.off ? close : input).focus();
