@@ -153,6 +153,7 @@ func (s *Server) routes() {
 	// The chat widget (app/api/widget over app/widget): public, no API key;
 	// the page's Origin (allowedDomains) and the visitor token decide.
 	s.mux.add("GET", "/widget.js", widgetScript)
+	s.mux.add("GET", "/widget-audio.js", widgetAudio)
 	wg := func(method, path, op string, limit int64, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, auth: authNone, operation: op, bodyLimit: limit, family: FamilyV2, summary: summary}, h)
 	}

@@ -2,7 +2,10 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/agentd/agentd/internal/testkit/speechtest"
 	"github.com/agentd/agentd/internal/wav"
@@ -178,4 +182,111 @@ func TestTalkInBrowser(t *testing.T) {
 	if f := get(ctx, t, "focus", chromedp.Evaluate[bool](`document.activeElement === document.querySelector("[data-talk-start]")`)); !f {
 		t.Fatal("after the end the focus is not back on Start talking")
 	}
+}
+
+// The widget's microphone in real Chromium on a page of another origin
+// (strict CSP allowing only agentd): reached with the keyboard, it starts
+// a voice session; the first message plays, then the answer to the fake
+// microphone's question (measured on the played audio), both sides
+// appear in the chat, and the call record holds them with the latency.
+func TestWidgetVoiceInBrowser(t *testing.T) {
+	var agentd, agentID string
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// A strict CSP that lists agentd for scripts and for connections,
+		// its WebSocket included (an http source does not match ws).
+		hostPage(agentd, agentID).ServeHTTP(&cspAdd{ResponseWriter: w, src: " ws" + strings.TrimPrefix(agentd, "http")}, r)
+	}))
+	t.Cleanup(site.Close)
+	port := site.URL[strings.LastIndex(site.URL, ":")+1:]
+	listed := "http://localhost:" + port
+	e := newTalkEnv(t, listed, map[string]any{"greeting": "Hi! Ask me about the Lisbon bakery."})
+	agentd, agentID = e.url, e.agentID
+	ctx := startVoiceBrowser(t, callerWAV(t))
+	if err := os.MkdirAll(voiceShots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	wait := func(what string, timeout time.Duration, cond string) {
+		t.Helper()
+		if !pollJS(ctx, timeout, in(cond)) {
+			html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](in(`return r.querySelector(".panel").innerHTML`)))
+			t.Fatalf("%s: not after %s: %s\nlog: %s", what, timeout, html, lastLines(e.logs.String(), 15))
+		}
+	}
+	run("load", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(listed+"/"))
+	wait("launcher", 20*time.Second, `return !!r.querySelector(".launch")`)
+	run("open", do(in(`r.querySelector(".launch").click(); return true`)))
+	wait("the microphone shown", 20*time.Second, `const m = r.querySelector(".mic"); return !!m && !m.hidden && m.getAttribute("aria-label") === "Talk by voice"`)
+	run("shot", shoot(voiceShots, "widget-1280-idle"))
+	// The keyboard: Tab from the message box reaches the microphone,
+	// Enter presses it.
+	run("mic by keyboard", chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent(kb.Enter))
+	wait("pressed", 10*time.Second, `return r.querySelector(".mic").getAttribute("aria-pressed") === "true" && r.querySelector(".mic").getAttribute("aria-label") === "Stop talking"`)
+	waitTalk(t, ctx, "the agent's voice", 20*time.Second, listenJS(`document.querySelector("[data-agentd-widget]").agentdAnalyser`), "body")
+	wait("both sides in the chat", 40*time.Second, `const t = r.querySelector(".log").textContent;
+		return t.includes(`+jsString(firstWords)+`) && t.includes(`+jsString(question)+`) && t.includes(`+jsString(answerText)+`)`)
+	first, answer := heardInOrder(t, ctx)
+	if first < 5 || answer < 5 {
+		t.Fatalf("played audio: %d samples of the first message's tone, %d of the answer's", first, answer)
+	}
+	run("shots", shoot(voiceShots, "widget-1280"), chromedp.EmulateViewport(360, 740), shoot(voiceShots, "widget-360"),
+		chromedp.EmulateViewport(1280, 800))
+	run("stop", do(in(`r.querySelector(".mic").click(); return true`)))
+	wait("stopped", 10*time.Second, `return r.querySelector(".mic").getAttribute("aria-pressed") === "false" && !r.querySelector("textarea").disabled`)
+
+	var list struct {
+		Data struct {
+			Calls []struct {
+				ID string `json:"id"`
+			} `json:"calls"`
+		} `json:"data"`
+	}
+	if code := e.doJSON("GET", "/api/v1/calls?direction=web&agentId="+e.agentID, e.key, nil, &list); code != 200 || len(list.Data.Calls) != 1 {
+		t.Fatalf("web calls: %d %+v", code, list)
+	}
+	call := e.waitCallEnded(list.Data.Calls[0].ID)
+	if !call.said("agent", firstWords) || !call.said("user", question) || !call.said("agent", answerText) ||
+		call.Latency == nil || len(call.Latency.Turns) == 0 {
+		t.Fatalf("call record: %+v", call)
+	}
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// lastLines is the end of a log.
+func lastLines(s string, n int) string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(l[max(0, len(l)-n):], "\n")
+}
+
+// cspAdd adds sources to the connect-src of the page's CSP.
+type cspAdd struct {
+	http.ResponseWriter
+	src   string
+	wrote bool
+}
+
+func (c *cspAdd) WriteHeader(code int) {
+	if !c.wrote {
+		c.wrote = true
+		h := c.Header()
+		h.Set("Content-Security-Policy", strings.Replace(h.Get("Content-Security-Policy"), "; style-src", c.src+"; style-src", 1))
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *cspAdd) Write(b []byte) (int, error) {
+	if !c.wrote {
+		c.WriteHeader(http.StatusOK)
+	}
+	return c.ResponseWriter.Write(b)
 }

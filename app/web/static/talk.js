@@ -1,6 +1,6 @@
 // The Talk control of an agent's page: a voice session with the agent
 // over a WebSocket (GET data-talk), the microphone and the agent's voice
-// through talk-worklet.js, a live transcript with each answer's latency,
+// through /widget-audio.js, a live transcript with each answer's latency,
 // mute and hang up.
 (() => {
   "use strict";
@@ -75,7 +75,7 @@
     try {
       stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
       ctx = new AudioContext();
-      await ctx.audioWorklet.addModule("/static/talk-worklet.js");
+      await ctx.audioWorklet.addModule("/widget-audio.js");
     } catch (err) {
       stop("No microphone: " + (err && err.message ? err.message : err));
       return;

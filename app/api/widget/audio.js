@@ -1,7 +1,8 @@
 // agentd's voice session audio, off the main thread (AudioWorklet): the
 // microphone down to 8 kHz 16-bit frames of 20 ms, and the agent's 8 kHz
-// frames up to the context's rate. Used by the dashboard's Talk control
-// and the widget's microphone.
+// frames up to the context's rate. Served as /widget-audio.js to any
+// origin (a worklet module is fetched with CORS), for the dashboard's
+// Talk control and the widget's microphone.
 const FRAME = 160;
 
 class AgentdMic extends AudioWorkletProcessor {
