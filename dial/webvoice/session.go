@@ -198,6 +198,11 @@ func (s *Session) deliver(in dial.Input) {
 // Read returns the caller's next frame or digit (dial.Media).
 func (s *Session) Read(ctx context.Context) (dial.Input, error) {
 	select {
+	case <-s.done:
+		return dial.Input{}, io.EOF
+	default:
+	}
+	select {
 	case in := <-s.in:
 		return in, nil
 	case <-s.done:
