@@ -32,6 +32,7 @@ type Calls interface {
 	StartWebCall(ctx context.Context, c callstore.Call, at time.Time) (callstore.Call, error)
 	EndWebCall(ctx context.Context, id, status, reason string, at time.Time) error
 	WebSeconds(ctx context.Context, agentID string, since, now time.Time) (float64, error)
+	EndStaleWebCalls(ctx context.Context, before time.Time, limit time.Duration) (int, error)
 }
 
 // Deps are what the sessions use.
@@ -155,6 +156,11 @@ func (s *Service) Widget(ctx context.Context, token, convID, origin, addr string
 // speaks; watch hears the transcript and latency live.
 func (s *Service) Run(ctx context.Context, g Grant, m dial.Media, started func(callID string), watch func(dial.TalkEvent)) (dial.TalkEnd, error) {
 	defer g.done()
+	// A session left active by a stopped process would count against the
+	// day's minutes for ever: end those older than any session can be.
+	if _, err := s.d.Calls.EndStaleWebCalls(ctx, time.Now().Add(-s.maxDur-2*time.Minute), s.maxDur); err != nil {
+		s.d.Log.Warn("ending stale web calls", "err", err)
+	}
 	meta, _ := json.Marshal(g.Meta)
 	c, err := s.d.Calls.StartWebCall(ctx, callstore.Call{OrgID: g.OrgID, AgentID: g.AgentID, PhoneNumber: g.Label, Metadata: meta}, time.Now())
 	if err != nil {

@@ -85,3 +85,49 @@ func (db *Calls) WebSeconds(ctx context.Context, agentID string, since, now time
 	}
 	return s, nil
 }
+
+// EndStaleWebCalls fails the web calls still active that started before
+// before: their process stopped mid-session (a session cannot outlast its
+// maximum duration). Each is ended at its answer plus limit, which is what
+// counts against the day's voice minutes.
+func (db *Calls) EndStaleWebCalls(ctx context.Context, before time.Time, limit time.Duration) (int, error) {
+	var n int
+	err := db.c.Write(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `UPDATE calls SET status = 'failed', last_outcome = 'failed',
+			failure_reason = 'interrupted', ended_at = answered_at + ?, duration = ? / 1000.0, updated_at = ?
+			WHERE direction = 'web' AND status = 'active' AND started_at < ? RETURNING id`,
+			limit.Milliseconds(), limit.Milliseconds(), sqldb.MS(time.Now()), sqldb.MS(before))
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		n = len(ids)
+		if n == 0 {
+			return nil
+		}
+		for _, id := range ids {
+			if _, err := tx.ExecContext(ctx, `UPDATE call_attempts SET status = 'failed', failure_reason = 'interrupted',
+				duration = ? / 1000.0, ended_at = (SELECT ended_at FROM calls WHERE id = ?) WHERE call_id = ? AND attempt = 1`,
+				limit.Milliseconds(), id, id); err != nil {
+				return err
+			}
+		}
+		return db.emitCalls(ctx, tx, EventCallEnded, ids)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storage: end stale web calls: %w", err)
+	}
+	return n, nil
+}
