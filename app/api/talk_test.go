@@ -209,6 +209,10 @@ func converse(ctx context.Context, t *testing.T, c *websocket.Conn) (string, []v
 // the call record (direction web) holds both sides and the latency.
 func TestTalkDashboardSession(t *testing.T) {
 	e := newTalkEnv(t, "http://localhost:8123", nil)
+	if code, _, b := e.do("PUT", "/api/v1/agents/"+e.voiceID+"/analysis-plan", e.key,
+		map[string]any{"analysisPlan": map[string]any{"summary": map[string]any{"enabled": true}}}); code != 200 {
+		t.Fatalf("analysis plan: %d %s", code, b)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, code, b := e.dialTalk(ctx, "/api/v2/agents/"+e.voiceID+"/talk", e.key, "")
@@ -229,6 +233,11 @@ func TestTalkDashboardSession(t *testing.T) {
 	}
 	if call.Latency == nil || len(call.Latency.Turns) != 1 || call.Latency.VoiceToVoiceP50Ms <= 0 {
 		t.Fatalf("latency: %+v", call.Latency)
+	}
+	// The post-call analysis takes it as any ended call with a transcript
+	// (queued: the scripted model answers it later or not at all).
+	if code, _, b := e.do("GET", "/api/v1/calls/"+id+"/analysis", e.key, nil); code != 200 {
+		t.Fatalf("analysis: %d %s", code, b)
 	}
 	// Listed on the Calls page's API with its direction.
 	var list struct {
