@@ -216,7 +216,7 @@ func New(cfg Config, d Deps) *Server {
 	s.mcp = mcpapi.New(agentdmcp.New(agentdmcp.Deps{Agents: d.Agents, Calls: d.Calls, KB: d.KB, Conversations: d.Conversations,
 		Analysis: d.Analysis, Log: cfg.Log, Version: cfg.Version}, agentdmcp.Options{}))
 	s.widget = s.newWidgetAPI(d.Widget)
-	s.talk = talkapi.New(talkapi.Deps{WebCalls: d.WebCalls, Log: cfg.Log})
+	s.talk = talkapi.New(talkapi.Deps{WebCalls: d.WebCalls, Log: cfg.Log, Stop: streams})
 	s.newFeatureAPIs()
 	s.routes()
 	if cfg.Metrics != nil {
@@ -318,8 +318,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown ends the open event streams, so that a graceful stop of the
-// HTTP server does not wait for them.
-func (s *Server) Shutdown() { s.stopStreams() }
+// HTTP server does not wait for them, and the browser voice sessions.
+func (s *Server) Shutdown() {
+	s.stopStreams()
+	// Voice sessions are hijacked connections the HTTP server does not
+	// wait for: they end now, their call records closed while the
+	// database is still open.
+	if !s.talk.Wait(10 * time.Second) {
+		s.log.Warn("browser voice sessions still running at shutdown")
+	}
+}
 
 // httpServer is the net/http server for s with its timeouts (headers, the
 // read bound of cfg.ReadTimeout, idle connections).

@@ -423,3 +423,41 @@ func TestTalkRefusals(t *testing.T) {
 		<-time.After(50 * time.Millisecond) // the first session's slot is freed when it has ended
 	}
 }
+
+// The server's shutdown ends a running session (a hijacked connection the
+// HTTP server does not wait for): the browser gets end, and the call
+// record is closed while the database is open.
+func TestTalkShutdown(t *testing.T) {
+	e := newTalkEnv(t, "http://localhost:8123", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, code, b := e.dialTalk(ctx, "/api/v2/agents/"+e.voiceID+"/talk", e.key, "")
+	if code != 101 {
+		t.Fatalf("talk: %d %s", code, b)
+	}
+	defer c.CloseNow()
+	msgs := readSession(ctx, c)
+	var id string
+	for m := range msgs {
+		if m.Type == "ready" {
+			id = m.CallID
+			break
+		}
+	}
+	e.app.srv.Shutdown()
+	ended := false
+	for m := range msgs {
+		if m.Type == "end" {
+			ended = true
+		}
+	}
+	if !ended {
+		t.Fatal("the session closed without end")
+	}
+	var out struct {
+		Data webCall `json:"data"`
+	}
+	if code := e.doJSON("GET", "/api/v1/calls/"+id, e.key, nil, &out); code != 200 || out.Data.Status != "completed" {
+		t.Fatalf("call after shutdown: %d %+v", code, out.Data)
+	}
+}

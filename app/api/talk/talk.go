@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -32,10 +33,29 @@ import (
 type Deps struct {
 	WebCalls *webcall.Service
 	Log      *slog.Logger
+	// Stop ends when the server stops: every session then ends (the
+	// agent stops, the call record is closed) before the features close.
+	Stop context.Context
 }
 
 // Handlers are the routes' handlers.
-type Handlers struct{ d Deps }
+type Handlers struct {
+	d        Deps
+	sessions sync.WaitGroup
+}
+
+// Wait waits up to d for the sessions to end once Stop has ended; false
+// when some are still running.
+func (h *Handlers) Wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { h.sessions.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
 
 // New builds the handlers.
 func New(d Deps) *Handlers { return &Handlers{d: d} }
@@ -99,8 +119,13 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant
 	}
 	c.SetReadLimit(webvoice.MaxAudio + 64)
 	defer c.CloseNow()
+	h.sessions.Add(1)
+	defer h.sessions.Done()
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
+	if h.d.Stop != nil {
+		defer context.AfterFunc(h.d.Stop, cancel)()
+	}
 	sess := webvoice.New()
 	defer sess.Close()
 
@@ -114,7 +139,7 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant
 			if m.Binary {
 				typ = websocket.MessageBinary
 			}
-			wctx, wcancel := context.WithTimeout(ctx, writeWait)
+			wctx, wcancel := context.WithTimeout(context.Background(), writeWait)
 			err := c.Write(wctx, typ, m.Data)
 			wcancel()
 			if err != nil {
@@ -123,11 +148,15 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant
 		}
 	}()
 	// The reader feeds the session; a malformed message, the browser's
-	// hang-up or its going away ends the session.
+	// hang-up or its going away ends the session. It reads under a context
+	// of its own: cancelling a read closes the socket, and the end message
+	// must still go out when the session ends from this side.
+	rctx, rcancel := context.WithCancel(context.Background())
+	defer rcancel()
 	go func() {
 		defer cancel()
 		for {
-			typ, data, err := c.Read(ctx)
+			typ, data, err := c.Read(rctx)
 			if err != nil {
 				return
 			}
