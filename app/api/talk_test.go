@@ -393,6 +393,14 @@ func TestTalkRefusals(t *testing.T) {
 	if code, b := voice("/api/public/chat/sessions/"+pws.ConversationID+"/voice?token="+pws.Token, site); code != 403 || !strings.Contains(string(b), "voice is not enabled") {
 		t.Errorf("voice-disabled agent: %d %s", code, b)
 	}
+	// A plain GET is not a session: 400 in the API's shape, and the
+	// conversation's one slot is not held by it.
+	if code, _, b := e.pub("GET", path+ws.Token, site, "", nil); code != 400 || !strings.Contains(string(b), "WebSocket") {
+		t.Errorf("plain GET: %d %s", code, b)
+	}
+	if code, _, b := e.do("GET", "/api/v2/agents/"+e.voiceID+"/talk", e.key, nil); code != 400 {
+		t.Errorf("plain GET of the dashboard's: %d %s", code, b)
+	}
 	// One session at a time per conversation.
 	c, code, b := e.dialTalk(ctx, path+ws.Token, "", site)
 	if code != 101 {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/app/widget"
@@ -76,6 +77,15 @@ type Grant struct {
 	done           func()
 }
 
+// Release gives back what the grant holds (the widget conversation's one
+// session slot) when the session does not run after all; Run releases it
+// itself. Safe to call more than once.
+func (g Grant) Release() {
+	if g.done != nil {
+		g.done()
+	}
+}
+
 var (
 	errNotVoice = errs.New(errs.Forbidden, "voice is not enabled for this agent: set config.voiceEnabled on a chat agent")
 	errNoSpeech = errs.New(errs.Unavailable, "voice is not configured on this server: set --stt and --tts (speech services)")
@@ -112,7 +122,7 @@ func (s *Service) Dashboard(ctx context.Context, orgID, agentID, who string) (Gr
 		return Grant{}, errNoSpeech
 	}
 	return Grant{OrgID: orgID, AgentID: a.ID, MaxDuration: s.maxDur, Label: "browser",
-		Meta: map[string]any{"channel": "dashboard", "startedBy": who}, done: func() {}}, nil
+		Meta: map[string]any{"channel": "dashboard", "startedBy": who}}, nil
 }
 
 // Widget checks a visitor's session: the widget's rules (origin, token,
@@ -146,7 +156,7 @@ func (s *Service) Widget(ctx context.Context, token, convID, origin, addr string
 	}
 	ok = true
 	return Grant{OrgID: g.OrgID, AgentID: g.AgentID, MaxDuration: min(s.maxDur, left), Label: "widget visitor",
-		Meta: map[string]any{"channel": "widget", "origin": origin, "conversationId": convID}, done: g.Done}, nil
+		Meta: map[string]any{"channel": "widget", "origin": origin, "conversationId": convID}, done: sync.OnceFunc(g.Done)}, nil
 }
 
 // Run records the session as a web call, lets the voice loop talk on m
@@ -155,7 +165,7 @@ func (s *Service) Widget(ctx context.Context, token, convID, origin, addr string
 // with the loop's reason. started gets the call's id before the loop
 // speaks; watch hears the transcript and latency live.
 func (s *Service) Run(ctx context.Context, g Grant, m dial.Media, started func(callID string), watch func(dial.TalkEvent)) (dial.TalkEnd, error) {
-	defer g.done()
+	defer g.Release()
 	// A session left active by a stopped process would count against the
 	// day's minutes for ever: end those older than any session can be.
 	if _, err := s.d.Calls.EndStaleWebCalls(ctx, time.Now().Add(-s.maxDur-2*time.Minute), s.maxDur); err != nil {

@@ -64,6 +64,15 @@ func New(d Deps) *Handlers { return &Handlers{d: d} }
 // reading is dropped, never holding the session.
 const writeWait = 5 * time.Second
 
+var errNotSocket = errs.New(errs.Invalid, "a voice session is a WebSocket: GET with Connection: Upgrade and Upgrade: websocket")
+
+// upgrade reports whether r asks for a WebSocket; anything else is refused
+// in the API's error shape before a grant is taken.
+func upgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") &&
+		strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade")
+}
+
 // Dashboard answers GET /api/v2/agents/{id}/talk: a session with one of
 // the organization's agents (session cookie or API key). The socket's
 // Origin must be the server's own (a page elsewhere cannot ride the
@@ -73,6 +82,9 @@ func (h *Handlers) Dashboard(w http.ResponseWriter, r *http.Request, p httproute
 		if u, err := url.Parse(o); err != nil || !strings.EqualFold(u.Host, r.Host) {
 			return errs.New(errs.Forbidden, "a voice session must be opened from this server's own pages (Origin)")
 		}
+	}
+	if !upgrade(r) {
+		return errNotSocket
 	}
 	pr := httpx.PrincipalOf(r.Context())
 	who := pr.UserID
@@ -91,6 +103,9 @@ func (h *Handlers) Dashboard(w http.ResponseWriter, r *http.Request, p httproute
 // visitor's session from a listed page (browsers cannot set headers on a
 // WebSocket, so the visitor token comes in the query).
 func (h *Handlers) Widget(w http.ResponseWriter, r *http.Request, p httprouter.Params) error {
+	if !upgrade(r) {
+		return errNotSocket
+	}
 	o := widget.Origin(r.Header.Get("Origin"))
 	g, err := h.d.WebCalls.Widget(r.Context(), r.URL.Query().Get("token"), p.ByName("id"), o, httpx.ClientAddr(r))
 	if err != nil {
@@ -115,7 +130,8 @@ func (h *Handlers) serve(w http.ResponseWriter, r *http.Request, g webcall.Grant
 	// the agent's allowedDomains for the widget.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
-		return // Accept answered (400, 403, 426)
+		g.Release()
+		return // Accept answered (400 or 426: not a WebSocket request)
 	}
 	c.SetReadLimit(webvoice.MaxAudio + 64)
 	defer c.CloseNow()
