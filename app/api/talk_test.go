@@ -234,6 +234,11 @@ func TestTalkDashboardSession(t *testing.T) {
 	if call.Latency == nil || len(call.Latency.Turns) != 1 || call.Latency.VoiceToVoiceP50Ms <= 0 {
 		t.Fatalf("latency: %+v", call.Latency)
 	}
+	// Recorded like a phone call: a WAV, caller left, agent right.
+	if code, h, b := e.do("GET", "/api/v1/calls/"+id+"/recording", e.key, nil); code != 200 ||
+		h.Get("Content-Type") != "audio/wav" || len(b) < 44+4*dial.SampleRate {
+		t.Fatalf("recording: %d %s, %d bytes", code, h.Get("Content-Type"), len(b))
+	}
 	// The post-call analysis takes it as any ended call with a transcript
 	// (queued: the scripted model answers it later or not at all).
 	if code, _, b := e.do("GET", "/api/v1/calls/"+id+"/analysis", e.key, nil); code != 200 {
@@ -467,5 +472,62 @@ func TestTalkShutdown(t *testing.T) {
 	}
 	if code := e.doJSON("GET", "/api/v1/calls/"+id, e.key, nil, &out); code != 200 || out.Data.Status != "completed" {
 		t.Fatalf("call after shutdown: %d %+v", code, out.Data)
+	}
+}
+
+// Barge-in through the browser path: the caller speaks over a long first
+// message; agentd drops the agent's queued audio and tells the browser to
+// drop what it buffered (clear), and the transcript keeps the first
+// message marked interrupted.
+func TestTalkBargeIn(t *testing.T) {
+	e := newTalkEnv(t, "http://localhost:8123", nil)
+	e.speech.PushSpeech(speechtest.Speech{Tone: firstTone, Duration: 6 * time.Second, Rate: dial.SampleRate})
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	c, code, b := e.dialTalk(ctx, "/api/v2/agents/"+e.voiceID+"/talk", e.key, "")
+	if code != 101 {
+		t.Fatalf("talk: %d %s", code, b)
+	}
+	defer c.CloseNow()
+	msgs := readSession(ctx, c)
+	var id string
+	started := false
+	for m := range msgs {
+		if m.Type == "ready" {
+			id = m.CallID
+		}
+		if m.Type == "audio" && pitch(m.Audio) > 300 {
+			started = true
+			break
+		}
+	}
+	if !started {
+		t.Fatal("no first message")
+	}
+	go func() {
+		for _, pcm := range [][]int16{make([]int16, dial.SampleRate/2), speechtest.Espeak(t, question, dial.SampleRate), make([]int16, 3*dial.SampleRate)} {
+			if sendAudio(ctx, c, pcm) != nil {
+				return
+			}
+		}
+	}()
+	cleared, interrupted := false, false
+	for m := range msgs {
+		switch {
+		case m.Type == "clear":
+			cleared = true
+		case m.Type == "line" && m.Role == "agent" && m.Interrupted:
+			interrupted = true
+		}
+		if cleared && interrupted {
+			break
+		}
+	}
+	if !cleared || !interrupted {
+		t.Fatalf("barge-in: clear %v, interrupted line %v", cleared, interrupted)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	if call := e.waitCallEnded(id); len(call.Transcript) == 0 || call.Transcript[0].Role != "agent" {
+		t.Fatalf("transcript: %+v", call.Transcript)
 	}
 }
