@@ -93,7 +93,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 func apiDeps(f *features.Set) api.Deps {
 	return api.Deps{Dashboard: f.Dashboard, Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
 		Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
-		Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
+		Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings, WebCalls: f.WebCalls,
 		Stores: api.Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
 			Shared: f.Stores.Postgres()}}
 }

@@ -70,6 +70,10 @@ type Session struct {
 	// Transfer hands the call on; nil where the transport cannot (the
 	// LiveKit dialer, a browser).
 	Transfer Transfer
+	// Watch, when set, hears the call as it happens: each transcript line
+	// and each answer's latency (a browser session shows them live). It
+	// must not block.
+	Watch func(TalkEvent)
 }
 
 // Transfer hands an answered call to someone else (dial/sipdial). A
@@ -108,6 +112,24 @@ func (e *LegError) Error() string {
 		return e.Status + ": " + e.Reason
 	}
 	return e.Status
+}
+
+// TalkEvent is one thing that happened on a call: a transcript line (Role
+// set) or an answer's latency (Latency set).
+type TalkEvent struct {
+	Role        string // agent, user or tool
+	Text        string
+	Interrupted bool
+	Latency     *TurnLatency
+}
+
+// TurnLatency is where one answer's time went, in milliseconds.
+type TurnLatency struct {
+	EndpointingMs     int64 `json:"endpointingMs"`
+	TranscribeMs      int64 `json:"transcribeMs"`
+	ModelFirstTokenMs int64 `json:"modelFirstTokenMs"`
+	SpeechFirstByteMs int64 `json:"speechFirstByteMs"`
+	VoiceToVoiceMs    int64 `json:"voiceToVoiceMs"`
 }
 
 // Talker speaks for an agent on an answered call (app/voice). Talk returns

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/vectorstore"
 )
 
@@ -53,16 +53,16 @@ func fillForCopy(t testing.TB, db *Stores) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seeds []callstore.SeedCall
+	var seeds []dashstore.SeedCall
 	for i, st := range []string{"initiated", "queued", "scheduled", "connecting", "ringing", "active",
 		"completed", "failed", "cancelled", "no_answer", "busy"} {
-		seeds = append(seeds, callstore.SeedCall{OrgID: o.ID, AgentID: a.ID, Status: st, Phone: fmt.Sprintf("+1555000%04d", i)})
+		seeds = append(seeds, dashstore.SeedCall{OrgID: o.ID, AgentID: a.ID, Status: st, Phone: fmt.Sprintf("+1555000%04d", i)})
 	}
-	ids, err := db.Calls.SeedCalls(ctx, seeds)
+	ids, err := db.Dashboard.SeedCalls(ctx, seeds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Calls.SetCallStatusForTest(ctx, ids[1], "completed"); err != nil { // queued -> completed
+	if err := db.Dashboard.SetCallStatusForTest(ctx, ids[1], "completed"); err != nil { // queued -> completed
 		t.Fatal(err)
 	}
 	now := time.Now().UnixMilli()
@@ -245,7 +245,7 @@ func TestCopyToPostgres(t *testing.T) {
 	// The triggers work again: a call that completes counts once.
 	var agentID, orgID string
 	dst.Conn().Reader().QueryRowContext(ctx, "SELECT id, org_id FROM agents").Scan(&agentID, &orgID)
-	if _, err := dst.Calls.SeedCalls(ctx, []callstore.SeedCall{{OrgID: orgID, AgentID: agentID, Status: "completed"}}); err != nil {
+	if _, err := dst.Dashboard.SeedCalls(ctx, []dashstore.SeedCall{{OrgID: orgID, AgentID: agentID, Status: "completed"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := dst.Conn().Reader().QueryRowContext(ctx, "SELECT completed_calls FROM agents").Scan(&counters[2]); err != nil || counters[2] != 3 {

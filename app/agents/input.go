@@ -223,6 +223,26 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 		// What an outbound call answered by a machine does (app/voice/amd):
 		// its presence turns answering-machine detection on.
 		return configVoicemail(field, raw)
+	case "chat.voiceEnabled":
+		// The widget's microphone and the dashboard's Talk control for a
+		// chat agent (voice agents always have them).
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, invalidf(field, "must be true or false")
+		}
+		return b, nil
+	case "chat.maxVoiceMinutesPerDay":
+		// The widget's daily cap of voice minutes (app/webcall).
+		n, err := configNumber(field, raw, 1, 100000)
+		if err != nil || n != float64(int(n)) {
+			return nil, invalidf(field, "must be an integer from 1 to 100000")
+		}
+		return int(n), nil
+	case "chat.voice", "chat.speed", "chat.interruptionThreshold", "chat.firstMessage", "chat.endCallMessage",
+		"chat.endpointingMs", "chat.silenceTimeoutSeconds", "chat.recording":
+		// How a chat agent with voiceEnabled speaks: as a voice agent.
+		v, err := configValue("voice", key, raw)
+		return v, err
 	case "chat.theme":
 		return configString(field, raw, 1, 50)
 	case "chat.primaryColor":
@@ -257,7 +277,9 @@ func configValue(typ, key string, raw json.RawMessage) (any, error) {
 	allowed := "voice, speed, interruptionThreshold, maxConcurrentCalls, callerIdRotation, firstMessage, endCallMessage, " +
 		"endpointingMs, silenceTimeoutSeconds, recording, voicemail, transferDestinations"
 	if typ == "chat" {
-		allowed = "theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay"
+		allowed = "theme, primaryColor, position, greeting, placeholder, title, allowedDomains, maxMessagesPerDay, voiceEnabled, " +
+			"maxVoiceMinutesPerDay, voice, speed, interruptionThreshold, firstMessage, endCallMessage, endpointingMs, " +
+			"silenceTimeoutSeconds, recording"
 	}
 	return nil, invalidf(field, "not a setting of a %s agent (allowed: %s)", typ, allowed)
 }

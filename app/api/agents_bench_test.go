@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/agents"
-	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // BenchmarkListWorkers is GET /api/v2/agents through the real HTTP server
@@ -41,12 +41,12 @@ func BenchmarkListWorkers(b *testing.B) {
 	statuses := []string{"completed", "completed", "completed", "failed", "no_answer", "busy", "ringing", "active", "connecting", "cancelled"}
 	start := time.Now().Add(-30 * 24 * time.Hour)
 	for off := 0; off < nCalls; off += 10_000 {
-		batch := make([]callstore.SeedCall, 0, 10_000)
+		batch := make([]dashstore.SeedCall, 0, 10_000)
 		for i := off; i < off+10_000; i++ {
-			batch = append(batch, callstore.SeedCall{OrgID: e.orgID, AgentID: agentIDs[i%nAgents], Status: statuses[(i/nAgents)%len(statuses)],
+			batch = append(batch, dashstore.SeedCall{OrgID: e.orgID, AgentID: agentIDs[i%nAgents], Status: statuses[(i/nAgents)%len(statuses)],
 				CreatedAt: start.Add(time.Duration(i) * time.Second)})
 		}
-		if _, err := e.db.Calls.SeedCalls(ctx, batch); err != nil {
+		if _, err := e.db.Dashboard.SeedCalls(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -295,19 +295,19 @@ func TestAgentSoftDelete(t *testing.T) {
 func TestAgentPatch(t *testing.T) {
 	e := newTestEnv(t)
 	a := mustCreateAgent(t, e, e.key, map[string]any{"name": "n", "type": "voice", "model": "m1", "instructions": "i1",
-		"config": map[string]any{"voice": "alloy"}, "phoneNumbers": []string{"+15551230000"}})
+		"config": map[string]any{"voice": "alloy", "maxConcurrentCalls": 2}, "phoneNumbers": []string{"+15551230000"}})
 	var up struct{ Data agents.View }
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key, map[string]any{"model": "m2", "name": nil}, &up); code != 200 {
 		t.Fatalf("patch: %d", code)
 	}
-	if up.Data.Model != "m2" || up.Data.Name != "n" || up.Data.Instructions != "i1" || string(up.Data.Config) != `{"voice":"alloy"}` ||
+	if up.Data.Model != "m2" || up.Data.Name != "n" || up.Data.Instructions != "i1" || string(up.Data.Config) != `{"maxConcurrentCalls":2,"voice":"alloy"}` ||
 		up.Data.CreatedAt != a.CreatedAt || (*up.Data.PhoneNumbers)[0] != "+15551230000" {
 		t.Fatalf("patched %+v", up.Data)
 	}
 	// voice -> chat keeping the voice config or the numbers is refused ...
 	var eb v1Error
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key, map[string]any{"type": "chat"}, &eb); code != 400 ||
-		!strings.HasPrefix(eb.Error.Message, "config.voice: not a setting of a chat agent") {
+		!strings.HasPrefix(eb.Error.Message, "config.maxConcurrentCalls: not a setting of a chat agent") {
 		t.Errorf("type change with voice config: %d %+v", code, eb)
 	}
 	if code := e.doJSON("PATCH", "/api/v1/agents/"+a.ID, e.key, map[string]any{"type": "chat", "config": map[string]any{}}, &eb); code != 400 ||

@@ -45,7 +45,7 @@ var agentValidationCases = []struct {
 	{"chat_domains_not_array", false, map[string]any{"name": "a", "type": "chat", "config": map[string]any{"allowedDomains": "example.com"}}},
 	{"chat_domain_url", false, map[string]any{"name": "a", "type": "chat", "config": map[string]any{"allowedDomains": []string{"ok.com", "https://x.com/"}}}},
 	{"chat_greeting_number", false, map[string]any{"name": "a", "type": "chat", "config": map[string]any{"greeting": 1}}},
-	{"chat_unknown_key", false, map[string]any{"name": "a", "type": "chat", "config": map[string]any{"voice": "alloy"}}},
+	{"chat_unknown_key", false, map[string]any{"name": "a", "type": "chat", "config": map[string]any{"maxConcurrentCalls": 2}}},
 	{"tools_not_array", false, map[string]any{"name": "a", "type": "chat", "tools": map[string]any{"id": "x"}}},
 	{"tool_not_object", false, map[string]any{"name": "a", "type": "chat", "tools": []any{"lookup"}}},
 	{"tool_id_missing", false, map[string]any{"name": "a", "type": "chat", "tools": []any{map[string]any{"name": "n"}}}},

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/app/access"
-	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 
 	"github.com/agentd/agentd/app/agents"
 )
@@ -43,7 +43,7 @@ func workerByID(t *testing.T, l workerList, id string) agents.Worker {
 }
 
 // Worker stats follow the organization's calls as they reach final states.
-// Here the calls are rows moved by hand (storage.SeedCalls) so each state is
+// Here the calls are rows moved by hand (dashstore.SeedCalls) so each state is
 // checked; TestWorkerStatsThroughRealCalls drives real calls. Seeded rows
 // avoid initiated, scheduled and queued, which the running scheduler and
 // dial queue would take over.
@@ -74,15 +74,15 @@ func TestWorkerStatsFollowCalls(t *testing.T) {
 
 	// 13 calls connecting for the voice agent, plus noise: calls of the other
 	// organization's agent and a cancelled call, which never counts.
-	var seed []callstore.SeedCall
+	var seed []dashstore.SeedCall
 	for i := 0; i < 13; i++ {
-		seed = append(seed, callstore.SeedCall{OrgID: e.orgID, AgentID: voice.ID, Status: "connecting"})
+		seed = append(seed, dashstore.SeedCall{OrgID: e.orgID, AgentID: voice.ID, Status: "connecting"})
 	}
-	seed = append(seed, callstore.SeedCall{OrgID: e.orgID, AgentID: voice.ID, Status: "cancelled"})
+	seed = append(seed, dashstore.SeedCall{OrgID: e.orgID, AgentID: voice.ID, Status: "cancelled"})
 	for i := 0; i < 5; i++ {
-		seed = append(seed, callstore.SeedCall{OrgID: otherOrg, AgentID: theirs.ID, Status: "completed"})
+		seed = append(seed, dashstore.SeedCall{OrgID: otherOrg, AgentID: theirs.ID, Status: "completed"})
 	}
-	callIDs, err := e.db.Calls.SeedCalls(ctx, seed)
+	callIDs, err := e.db.Dashboard.SeedCalls(ctx, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestWorkerStatsFollowCalls(t *testing.T) {
 			if final == "busy" && st == "active" {
 				continue
 			}
-			if err := e.db.Calls.SetCallStatusForTest(ctx, id, st); err != nil {
+			if err := e.db.Dashboard.SetCallStatusForTest(ctx, id, st); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -113,7 +113,7 @@ func TestWorkerStatsFollowCalls(t *testing.T) {
 		t.Fatalf("after the calls: %+v", w)
 	}
 	// failed and no_answer count as actions, not successes.
-	if _, err := e.db.Calls.SeedCalls(ctx, []callstore.SeedCall{{OrgID: e.orgID, AgentID: voice.ID, Status: "failed"},
+	if _, err := e.db.Dashboard.SeedCalls(ctx, []dashstore.SeedCall{{OrgID: e.orgID, AgentID: voice.ID, Status: "failed"},
 		{OrgID: e.orgID, AgentID: voice.ID, Status: "no_answer"}, {OrgID: e.orgID, AgentID: voice.ID, Status: "ringing"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentd/agentd/app/voice/speech"
 	"io"
 	"log/slog"
 	"net"
@@ -67,6 +68,7 @@ type serveConfig struct {
 	Widget          widget.Config
 	AnalysisPoll    time.Duration
 	AnalysisRetry   time.Duration
+	STT, TTS        speech.Config // the voice loop's speech services (off when empty)
 }
 
 // testApp is the server under test as agentd serve runs it: the features
@@ -158,6 +160,7 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 	}
 	a.f, err = features.Open(ctx, features.Config{DBPath: cfg.DBPath, Workers: true, Metrics: reg, Calls: cfg.Calls, KB: cfg.KB,
 		Webhooks: cfg.Webhooks, LLM: cfg.LLM, Widget: cfg.Widget, Log: cfg.Log, Recordings: recordings.Config{Dir: t.TempDir()},
+		STT: cfg.STT, TTS: cfg.TTS,
 		Analysis: analysis.Config{Poll: cfg.AnalysisPoll, RetryBase: cfg.AnalysisRetry}})
 	if err != nil {
 		ln.Close()
@@ -168,7 +171,7 @@ func openTestApp(ctx context.Context, t testing.TB, cfg serveConfig) (*testApp, 
 		ReadTimeout: cfg.ReadTimeout, EnforceV1Roles: cfg.EnforceV1Roles, Webhooks: cfg.Webhooks, Metrics: reg, Log: cfg.Log},
 		Deps{Dashboard: f.Dashboard, Access: f.Access, Agents: f.Agents, DNC: f.DNC, Settings: f.Settings, Calls: f.Calls, KB: f.KB,
 			Listings: f.Listings, Events: f.Events, Deliveries: f.Deliveries, Conversations: f.Conversations, Widget: f.Widget,
-			Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings,
+			Analysis: f.Analysis, AgentTests: f.AgentTests, Recordings: f.Recordings, WebCalls: f.WebCalls,
 			Stores: Stores{Epoch: f.Stores, Orgs: f.Stores.Orgs, Calls: f.Stores.Calls, Agents: f.Stores.Agents,
 				Shared: f.Stores.Postgres()}})
 	base := cfg.PublicURL

@@ -49,6 +49,11 @@ func (c schemaChecker) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	ctype := resp.Header.Get("Content-Type")
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// A WebSocket: its status is checked, its messages are the caller's.
+		c.check(req.Method, req.URL.Path, resp.StatusCode, "", nil)
+		return resp, nil
+	}
 	if strings.HasPrefix(ctype, "text/event-stream") {
 		// A stream never ends by itself: its status and content type are
 		// checked, its body is left to the caller.
@@ -93,7 +98,7 @@ func (c schemaChecker) check(method, path string, status int, ctype string, body
 			st.failures = append(st.failures, fmt.Sprintf("%s %d: an event stream the document does not list", op, status))
 			return
 		}
-	} else if ptr != "" {
+	} else if ptr != "" && status != http.StatusSwitchingProtocols {
 		if !strings.HasPrefix(ctype, "application/json") {
 			st.failures = append(st.failures, fmt.Sprintf("%s %d: content type %q, want JSON", op, status, ctype))
 			return

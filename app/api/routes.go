@@ -153,6 +153,7 @@ func (s *Server) routes() {
 	// The chat widget (app/api/widget over app/widget): public, no API key;
 	// the page's Origin (allowedDomains) and the visitor token decide.
 	s.mux.add("GET", "/widget.js", widgetScript)
+	s.mux.add("GET", "/widget-audio.js", widgetAudio)
 	wg := func(method, path, op string, limit int64, summary string, h handlerFunc) {
 		s.handle(route{method: method, path: path, auth: authNone, operation: op, bodyLimit: limit, family: FamilyV2, summary: summary}, h)
 	}
@@ -160,6 +161,11 @@ func (s *Server) routes() {
 	wg("POST", "/api/public/chat/:agentId/sessions", "widgetSession", 8<<10, "Start a widget conversation from a listed site: a short-lived visitor token", s.widget.Start)
 	wg("GET", "/api/public/chat/sessions/:id/messages", "widgetHistory", 0, "The visitor's conversation so far, with a renewed token", s.widget.History)
 	wg("POST", "/api/public/chat/sessions/:id/messages", "widgetMessage", 64<<10, "Send a visitor message; the answer streams as server-sent events", s.widget.Send)
+	// Browser voice sessions (app/api/talk over app/webcall): a WebSocket
+	// each, on the same voice loop as phone calls.
+	s.handle(route{method: "GET", path: "/api/v2/agents/:id/talk", capability: capCallsWrite, operation: "talkToAgent", family: FamilyV2,
+		summary: "Talk to an agent from a browser: a WebSocket voice session, recorded as a call with direction web"}, s.talk.Dashboard)
+	wg("GET", "/api/public/chat/sessions/:id/voice", "widgetVoice", 0, "A visitor's voice session with a chat agent that has voiceEnabled: a WebSocket", s.talk.Widget)
 	// Post-call analysis (app/api/analysis over app/analysis, issue 24).
 	cv("GET", "/api/v1/agents/:id/analysis-plan", capAgentRead, "getAnalysisPlan", 0, FamilyV2, "Read an agent's analysis plan", s.analysis.GetPlan)
 	cv("PUT", "/api/v1/agents/:id/analysis-plan", capAgentWrite, "putAnalysisPlan", 64<<10, FamilyV2, "Set an agent's analysis plan (summary, structured data with a JSON Schema, success evaluation)", s.analysis.PutPlan)

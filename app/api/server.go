@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	talkapi "github.com/agentd/agentd/app/api/talk"
+	"github.com/agentd/agentd/app/webcall"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -115,6 +117,7 @@ type Deps struct {
 	Analysis      *analysis.Service
 	AgentTests    agenttest.Runner
 	Recordings    *recordings.Service
+	WebCalls      *webcall.Service // browser voice sessions
 	Stores        Stores
 }
 
@@ -161,6 +164,7 @@ type Server struct {
 	mcp      *mcpapi.Handlers      // /mcp (app/api/mcp over app/mcp)
 	widget   *widgetapi.Handlers   // the chat widget's public routes (app/api/widget)
 	analysis *analysisapi.Handlers // post-call analysis (app/api/analysis)
+	talk     *talkapi.Handlers     // browser voice sessions (app/api/talk)
 	site     *web.Site             // the dashboard (app/web)
 
 	callsAPI     *callsapi.Handlers     // calls, call results, LiveKit webhooks (app/api/calls)
@@ -212,6 +216,7 @@ func New(cfg Config, d Deps) *Server {
 	s.mcp = mcpapi.New(agentdmcp.New(agentdmcp.Deps{Agents: d.Agents, Calls: d.Calls, KB: d.KB, Conversations: d.Conversations,
 		Analysis: d.Analysis, Log: cfg.Log, Version: cfg.Version}, agentdmcp.Options{}))
 	s.widget = s.newWidgetAPI(d.Widget)
+	s.talk = talkapi.New(talkapi.Deps{WebCalls: d.WebCalls, Log: cfg.Log, Stop: streams})
 	s.newFeatureAPIs()
 	s.routes()
 	if cfg.Metrics != nil {
@@ -313,8 +318,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // Shutdown ends the open event streams, so that a graceful stop of the
-// HTTP server does not wait for them.
-func (s *Server) Shutdown() { s.stopStreams() }
+// HTTP server does not wait for them, and the browser voice sessions.
+func (s *Server) Shutdown() {
+	s.stopStreams()
+	// Voice sessions are hijacked connections the HTTP server does not
+	// wait for: they end now, their call records closed while the
+	// database is still open.
+	if !s.talk.Wait(10 * time.Second) {
+		s.log.Warn("browser voice sessions still running at shutdown")
+	}
+}
 
 // httpServer is the net/http server for s with its timeouts (headers, the
 // read bound of cfg.ReadTimeout, idle connections).

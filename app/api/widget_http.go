@@ -19,3 +19,8 @@ func (s *Server) newWidgetAPI(w *widget.Service) *widgetapi.Handlers {
 func widgetScript(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	widgetapi.ServeScript(w, r)
 }
+
+// widgetAudio serves /widget-audio.js, the voice sessions' AudioWorklet.
+func widgetAudio(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	widgetapi.ServeAudio(w, r)
+}

@@ -82,7 +82,7 @@ func TestListQueryFields(t *testing.T) {
 		"sortBy=name":        {"sortBy", "sortBy must be createdAt, scheduledAt or priority"},
 		"status=done":        {"status", `status "done" is not a call status (initiated, queued, scheduled, connecting, ringing, active, completed, failed, cancelled, no_answer, busy)`},
 		"phoneNumber=12":     {"phoneNumber", "phoneNumber " + msgE164},
-		"direction=sideways": {"direction", "direction must be inbound or outbound"},
+		"direction=sideways": {"direction", "direction must be inbound, outbound or web"},
 	} {
 		v, _ := url.ParseQuery(q)
 		o, err := ParseListQuery(v)

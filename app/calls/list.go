@@ -52,8 +52,8 @@ func (o *ListOptions) Validate() error {
 			return invalid("status", "status "+strconv.Quote(s)+" is not a call status (initiated, queued, scheduled, connecting, ringing, active, completed, failed, cancelled, no_answer, busy)")
 		}
 	}
-	if o.Direction != "" && o.Direction != "inbound" && o.Direction != "outbound" {
-		return invalid("direction", "direction must be inbound or outbound")
+	if o.Direction != "" && o.Direction != "inbound" && o.Direction != "outbound" && o.Direction != "web" {
+		return invalid("direction", "direction must be inbound, outbound or web")
 	}
 	if o.PhoneNumber != "" {
 		p := clean.Phone(o.PhoneNumber)

@@ -26,6 +26,7 @@ import (
 	"github.com/agentd/agentd/app/settings"
 	"github.com/agentd/agentd/app/voice"
 	"github.com/agentd/agentd/app/voice/speech"
+	"github.com/agentd/agentd/app/webcall"
 	"github.com/agentd/agentd/app/widget"
 	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/internal/metrics"
@@ -88,6 +89,9 @@ type Set struct {
 	// Voice is the voice loop, the SIP dialer's Talker (nil unless both
 	// speech services are set).
 	Voice *voice.Service
+	// WebCalls runs voice sessions from browsers on Voice (the dashboard's
+	// Talk control, the widget's microphone); refused while Voice is nil.
+	WebCalls *webcall.Service
 	// Deliveries is the webhook delivery worker (nil when cfg.Webhooks
 	// turns it off).
 	Deliveries *events.Worker

@@ -195,6 +195,10 @@ func (l *loop) settle(out turnOut) (dial.TalkEnd, bool) {
 	l.c.out.unmute()
 	if out.latency != nil {
 		l.c.turns = append(l.c.turns, *out.latency)
+		if w := l.c.sess.Watch; w != nil {
+			t := dial.TurnLatency(*out.latency)
+			w(dial.TalkEvent{Latency: &t})
+		}
 		if m := l.c.s.d.Metrics; m != nil {
 			t := out.latency
 			d := func(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

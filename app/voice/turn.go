@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/app/conversations"
 	"github.com/agentd/agentd/app/voice/speech"
+	"github.com/agentd/agentd/dial"
 )
 
 // turnIn is one turn to run: the caller's utterance to transcribe, text
@@ -186,6 +187,11 @@ func (c *call) keep(ctx context.Context, user string, ans conversations.VoiceAns
 // keeps their order and the database off the answer's critical path.
 func (c *call) transcribe(_ context.Context, lines ...Line) {
 	c.lines <- lines
+	if w := c.sess.Watch; w != nil {
+		for _, l := range lines {
+			w(dial.TalkEvent{Role: l.Role, Text: l.Text, Interrupted: l.Interrupted})
+		}
+	}
 }
 
 // writeTranscript appends the queued lines until the queue closes.

@@ -205,3 +205,34 @@ func jsonEqual(a, b json.RawMessage) bool {
 	q, _ := json.Marshal(y)
 	return bytes.Equal(p, q)
 }
+
+// A chat agent's Voice box sets config.voiceEnabled and brings the Talk
+// control to its page; unticked it writes false, and a chat agent
+// without it has no Talk control.
+func TestAgentFormVoiceEnabled(t *testing.T) {
+	e := newSiteEnv(t)
+	owner := e.org("acme")
+	f := url.Values{"name": {"Chat"}, "type": {"chat"}, "status": {"active"}, "voiceEnabled": {"on"}}
+	code, _, h := e.post(owner, "/agents", f)
+	if code != http.StatusSeeOther {
+		t.Fatalf("create: %d", code)
+	}
+	id := strings.TrimPrefix(strings.Split(h.Get("Location"), "?")[0], "/agents/")
+	if a, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id); string(a.Config) != `{"voiceEnabled":true}` {
+		t.Fatalf("config %s", a.Config)
+	}
+	if _, page, _ := e.get(owner, "/agents/"+id); !strings.Contains(page, `data-talk="/api/v2/agents/`+id+`/talk"`) ||
+		!strings.Contains(page, `name="voiceEnabled" checked`) {
+		t.Fatalf("no Talk control or the box unticked: %.300s", page)
+	}
+	f.Del("voiceEnabled")
+	if code, _, _ := e.post(owner, "/agents/"+id, f); code != http.StatusSeeOther {
+		t.Fatalf("untick: %d", code)
+	}
+	if a, _ := e.site.f.Agents.Get(context.Background(), owner.orgID, id); string(a.Config) != `{"voiceEnabled":false}` {
+		t.Fatalf("unticked config %s", a.Config)
+	}
+	if _, page, _ := e.get(owner, "/agents/"+id); strings.Contains(page, "data-talk=") {
+		t.Fatal("a chat agent without voice shows the Talk control")
+	}
+}

@@ -52,6 +52,7 @@ type agentForm struct {
 	// Chat settings.
 	Theme, PrimaryColor, Position, Greeting, Placeholder, AllowedDomains, MaxPerDay string
 	Title                                                                           string
+	VoiceEnabled                                                                    bool
 }
 
 // agentPageData is the agent form page: the form, and on an existing agent
@@ -70,6 +71,9 @@ type agentPageData struct {
 	CreatedAt   string
 	// Widget is the chat agent's snippet and preview (nil otherwise).
 	Widget *widgetData
+	// Talk shows the Talk control: a voice agent, or a chat agent with
+	// voiceEnabled.
+	Talk bool
 }
 
 func (s *Site) agentPageData(f agentForm, isNew bool) agentPageData {
@@ -101,6 +105,7 @@ func (s *Site) agentPage(w http.ResponseWriter, r *http.Request, u user) error {
 	d := s.agentPageData(formOf(a), false)
 	d.Jobs = jobs
 	d.CreatedAt = s.when(a.CreatedAt)
+	d.Talk = a.Type == "voice" || (a.Type == "chat" && formOf(a).VoiceEnabled)
 	if a.Type == "chat" {
 		d.Widget = s.widgetData(r, a)
 	}
@@ -174,7 +179,7 @@ func readAgentForm(r *http.Request) agentForm {
 		DisplayRole: v("displayRole"), Tools: v("tools"), Voice: v("voice"), Speed: v("speed"),
 		Interruption: v("interruption"), MaxConcurrent: v("maxConcurrentCalls"), CallerIDRotation: v("callerIdRotation") == "on", Theme: v("theme"), PrimaryColor: v("primaryColor"), Position: v("position"),
 		Greeting: v("greeting"), Placeholder: v("placeholder"), AllowedDomains: v("allowedDomains"),
-		MaxPerDay: v("maxMessagesPerDay"), Title: v("title")}
+		MaxPerDay: v("maxMessagesPerDay"), Title: v("title"), VoiceEnabled: v("voiceEnabled") == "on"}
 }
 
 // formOf fills the form from a stored agent.
@@ -209,6 +214,7 @@ func formOf(a agents.Agent) agentForm {
 	f.Theme, f.PrimaryColor, f.Position = str("theme"), str("primaryColor"), str("position")
 	f.Greeting, f.Placeholder, f.AllowedDomains = str("greeting"), str("placeholder"), str("allowedDomains")
 	f.MaxPerDay, f.Title = str("maxMessagesPerDay"), str("title")
+	f.VoiceEnabled, _ = cfg["voiceEnabled"].(bool)
 	return f
 }
 
@@ -217,7 +223,7 @@ func formOf(a agents.Agent) agentForm {
 // config is kept as it is (a form never drops what it does not show).
 var formConfigKeys = map[string][]string{
 	"voice": {"voice", "speed", "interruptionThreshold", "maxConcurrentCalls", "callerIdRotation"},
-	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "title", "allowedDomains", "maxMessagesPerDay"},
+	"chat":  {"theme", "primaryColor", "position", "greeting", "placeholder", "title", "allowedDomains", "maxMessagesPerDay", "voiceEnabled"},
 }
 
 // input turns the form into the agents feature's input. stored is the
@@ -302,6 +308,9 @@ func (f agentForm) settings() (map[string]any, error) {
 		if err := num("maxMessagesPerDay", f.MaxPerDay); err != nil {
 			return nil, err
 		}
+		if f.VoiceEnabled {
+			cfg["voiceEnabled"] = true
+		}
 	}
 	return cfg, nil
 }
@@ -319,6 +328,7 @@ func mergeConfig(stored json.RawMessage, typ string, shown map[string]any) (json
 		}
 	}
 	_, hadRotation := out["callerIdRotation"]
+	_, hadVoice := out["voiceEnabled"]
 	for _, keys := range formConfigKeys {
 		for _, k := range keys {
 			delete(out, k)
@@ -326,6 +336,9 @@ func mergeConfig(stored json.RawMessage, typ string, shown map[string]any) (json
 	}
 	if typ == "voice" && hadRotation && shown["callerIdRotation"] == nil {
 		out["callerIdRotation"] = json.RawMessage("false")
+	}
+	if typ == "chat" && hadVoice && shown["voiceEnabled"] == nil {
+		out["voiceEnabled"] = json.RawMessage("false")
 	}
 	for k, v := range shown {
 		b, err := json.Marshal(v)

@@ -157,6 +157,7 @@ type Settings struct {
 	Greeting       string   `json:"greeting"`
 	Placeholder    string   `json:"placeholder"`
 	Title          string   `json:"title"`
+	VoiceEnabled   bool     `json:"voiceEnabled"`
 	AllowedDomains []string `json:"-"`
 	MaxPerDay      int      `json:"-"`
 }
@@ -166,10 +167,12 @@ func settings(a agentstore.Agent) Settings {
 		Theme, PrimaryColor, Position, Greeting, Placeholder, Title string
 		AllowedDomains                                              []string
 		MaxMessagesPerDay                                           int
+		VoiceEnabled                                                bool
 	}
 	json.Unmarshal(a.Config, &c)
 	s := Settings{Theme: c.Theme, PrimaryColor: c.PrimaryColor, Position: c.Position, Greeting: c.Greeting,
-		Placeholder: c.Placeholder, Title: c.Title, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay}
+		Placeholder: c.Placeholder, Title: c.Title, AllowedDomains: c.AllowedDomains, MaxPerDay: c.MaxMessagesPerDay,
+		VoiceEnabled: c.VoiceEnabled}
 	if s.Title == "" {
 		s.Title = a.Name
 	}

@@ -13,8 +13,26 @@ import (
 // G.711 encode and one sendto, no blocking).
 type clock struct {
 	mu       sync.Mutex
-	sessions []*Session
+	sessions []ticker
 	running  bool
+}
+
+// ticker is one stream the clock paces: an RTP Session, or another
+// transport's (Every).
+type ticker interface{ tick() }
+
+type funcTicker struct{ f func() }
+
+func (t *funcTicker) tick() { t.f() }
+
+// Every runs f on the process's shared 20 ms clock until stop is called:
+// another transport of dial.Media (a browser's) paces its frames with the
+// same one wake-up as the RTP sessions. f must not block.
+func Every(f func()) (stop func()) {
+	t := &funcTicker{f}
+	shared.add(t)
+	var once sync.Once
+	return func() { once.Do(func() { shared.remove(t) }) }
 }
 
 var shared = &clock{}
@@ -23,7 +41,7 @@ var shared = &clock{}
 // process) before it stops catching up and starts again from now.
 const maxLag = 100 * time.Millisecond
 
-func (c *clock) add(s *Session) {
+func (c *clock) add(s ticker) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sessions = append(c.sessions, s)
@@ -33,7 +51,7 @@ func (c *clock) add(s *Session) {
 	}
 }
 
-func (c *clock) remove(s *Session) {
+func (c *clock) remove(s ticker) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, x := range c.sessions {
@@ -49,7 +67,7 @@ func (c *clock) remove(s *Session) {
 
 // run ticks until no session is left (so an idle process has no timer).
 func (c *clock) run() {
-	var list []*Session
+	var list []ticker
 	next := time.Now()
 	t := time.NewTimer(0)
 	<-t.C

@@ -13,7 +13,7 @@ import (
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage"
 	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 var callStatuses = []string{"initiated", "queued", "scheduled", "connecting", "ringing", "active",
@@ -37,14 +37,14 @@ func TestAgentCallCountersMatchRecount(t *testing.T) {
 	for step := 0; step < 400; step++ {
 		switch op := rng.IntN(10); {
 		case op < 4 || len(calls) == 0:
-			ids, err := db.Calls.SeedCalls(ctx, []callstore.SeedCall{{OrgID: org, AgentID: agents[rng.IntN(len(agents))],
+			ids, err := db.Dashboard.SeedCalls(ctx, []dashstore.SeedCall{{OrgID: org, AgentID: agents[rng.IntN(len(agents))],
 				Status: callStatuses[rng.IntN(len(callStatuses))]}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			calls = append(calls, ids...)
 		case op < 8:
-			if err := db.Calls.SetCallStatusForTest(ctx, calls[rng.IntN(len(calls))], callStatuses[rng.IntN(len(callStatuses))]); err != nil {
+			if err := db.Dashboard.SetCallStatusForTest(ctx, calls[rng.IntN(len(calls))], callStatuses[rng.IntN(len(callStatuses))]); err != nil {
 				t.Fatal(err)
 			}
 		case op < 9:
@@ -58,7 +58,7 @@ func TestAgentCallCountersMatchRecount(t *testing.T) {
 			}
 		default:
 			i := rng.IntN(len(calls))
-			if err := db.Calls.DeleteCallForTest(ctx, calls[i]); err != nil {
+			if err := db.Dashboard.DeleteCallForTest(ctx, calls[i]); err != nil {
 				t.Fatal(err)
 			}
 			calls = append(calls[:i], calls[i+1:]...)
@@ -276,11 +276,11 @@ func seedWorkforce(b *testing.B) (*storage.Stores, string) {
 		agents[i] = a.ID
 	}
 	for off := 0; off < 100_000; off += 10_000 {
-		batch := make([]callstore.SeedCall, 0, 10_000)
+		batch := make([]dashstore.SeedCall, 0, 10_000)
 		for i := off; i < off+10_000; i++ {
-			batch = append(batch, callstore.SeedCall{OrgID: org, AgentID: agents[i%200], Status: callStatuses[i%len(callStatuses)]})
+			batch = append(batch, dashstore.SeedCall{OrgID: org, AgentID: agents[i%200], Status: callStatuses[i%len(callStatuses)]})
 		}
-		if _, err := db.Calls.SeedCalls(ctx, batch); err != nil {
+		if _, err := db.Dashboard.SeedCalls(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 	}

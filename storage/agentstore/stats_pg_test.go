@@ -7,7 +7,7 @@ import (
 	"github.com/agentd/agentd/internal/testkit/dbtest"
 	"github.com/agentd/agentd/internal/testkit/storetest"
 	"github.com/agentd/agentd/storage/agentstore"
-	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 )
 
 // A call's steps inside one counted group (queued -> connecting -> ringing
@@ -22,7 +22,7 @@ func TestAgentRowWrittenOnlyWhenACountMoves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids, err := db.Calls.SeedCalls(ctx, []callstore.SeedCall{{OrgID: org, AgentID: a.ID, Status: "scheduled"}})
+	ids, err := db.Dashboard.SeedCalls(ctx, []dashstore.SeedCall{{OrgID: org, AgentID: a.ID, Status: "scheduled"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func TestAgentRowWrittenOnlyWhenACountMoves(t *testing.T) {
 		moves  bool
 	}{{"queued", true}, {"connecting", false}, {"ringing", false}, {"active", false}, {"completed", true}} {
 		before := version()
-		if err := db.Calls.SetCallStatusForTest(ctx, ids[0], step.status); err != nil {
+		if err := db.Dashboard.SetCallStatusForTest(ctx, ids[0], step.status); err != nil {
 			t.Fatal(err)
 		}
 		if moved := version() != before; moved != step.moves {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/storage/agentstore"
 	"github.com/agentd/agentd/storage/analysisstore"
 	"github.com/agentd/agentd/storage/callstore"
+	"github.com/agentd/agentd/storage/dashstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
 
@@ -30,11 +31,11 @@ func agentWithCalls(tb testing.TB, db *storage.Stores, org string, n int, plan b
 			tb.Fatal(err)
 		}
 	}
-	seed := make([]callstore.SeedCall, n)
+	seed := make([]dashstore.SeedCall, n)
 	for i := range seed {
-		seed[i] = callstore.SeedCall{OrgID: org, AgentID: a.ID, Status: "completed", Attempts: 1}
+		seed[i] = dashstore.SeedCall{OrgID: org, AgentID: a.ID, Status: "completed", Attempts: 1}
 	}
-	ids, err := db.Calls.SeedCalls(ctx, seed)
+	ids, err := db.Dashboard.SeedCalls(ctx, seed)
 	if err != nil {
 		tb.Fatal(err)
 	}

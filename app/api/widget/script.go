@@ -54,3 +54,24 @@ func ServeScript(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write(body)
 }
+
+// Audio is the AudioWorklet of voice sessions (/widget-audio.js): the
+// microphone down to 8 kHz frames, the agent's voice up to the page's rate.
+//
+//go:embed audio.js
+var Audio []byte
+
+// ServeAudio serves GET /widget-audio.js to any page: a worklet module is
+// fetched with CORS, so the widget on another site needs the header.
+func ServeAudio(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Type", "text/javascript; charset=utf-8")
+	h.Set("Cache-Control", "public, max-age=300")
+	h.Set("Access-Control-Allow-Origin", "*")
+	h.Set("Cross-Origin-Resource-Policy", "cross-origin")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if r.Method == http.MethodHead {
+		return
+	}
+	w.Write(Audio)
+}

@@ -53,6 +53,8 @@
     "background:var(--bg);color:var(--fg);font:inherit}",
     "form button{border:0;border-radius:10px;background:var(--p);color:#fff;padding:0 14px;cursor:pointer;font:inherit}",
     "button:disabled{opacity:.55;cursor:default}",
+    "form .mic{background:transparent;color:var(--p);border:1px solid var(--line);padding:0 10px}.mic svg{width:18px;height:18px;fill:currentColor;vertical-align:middle}",
+    "form .mic[aria-pressed=true]{background:#dc2626;border-color:#dc2626;color:#fff}.mic[hidden]{display:none}",
     ".sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}",
     // Phones (upright or on their side): the open panel is the whole screen
     // (these selectors outrank the position rules above) and the launcher
@@ -195,6 +197,17 @@
   input.id = "agentd-input";
   input.rows = 1;
   input.maxLength = 4000;
+  var mic = form.appendChild(el("button", "mic"));
+  mic.type = "button";
+  mic.hidden = true;
+  mic.setAttribute("aria-pressed", "false");
+  mic.setAttribute("aria-label", "Talk by voice");
+  mic.title = "Talk by voice";
+  var msvg = mic.appendChild(document.createElementNS(svg.namespaceURI, "svg"));
+  msvg.setAttribute("viewBox", "0 0 24 24");
+  msvg.setAttribute("aria-hidden", "true");
+  msvg.appendChild(document.createElementNS(svg.namespaceURI, "path")).setAttribute("d",
+    "M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1a7 7 0 0 0 6-6.9h-2z");
   var send = form.appendChild(el("button", "", "Send"));
   send.type = "submit";
   root.appendChild(panel);
@@ -221,6 +234,7 @@
     if (/^#[0-9a-fA-F]{6}$/.test(s.primaryColor || "")) host.style.setProperty("--p", s.primaryColor);
     input.placeholder = s.placeholder || "";
     st.greeting = s.greeting || "";
+    mic.hidden = !s.voiceEnabled;
   }
 
   function note(text, err) {
@@ -386,6 +400,70 @@
     }
   });
 
+  // Voice: a WebSocket to the conversation's voice session (8 kHz PCM
+  // frames both ways, JSON controls), the audio through /widget-audio.js;
+  // what both sides say appears in the chat.
+  var vc = null;
+  function voiceOff(why) {
+    if (!vc) return;
+    var v = vc;
+    vc = null;
+    try { v.ws.close(); } catch (_) {}
+    if (v.stream) v.stream.getTracks().forEach(function (t) { t.stop(); });
+    v.ctx.close();
+    mic.setAttribute("aria-pressed", "false");
+    mic.setAttribute("aria-label", "Talk by voice");
+    input.disabled = send.disabled = false;
+    if (why) note(why, !v.ready || why.indexOf(":") > 0);
+  }
+  function voiceOn() {
+    var ctx = new AudioContext(), v = { ctx: ctx, ready: false };
+    vc = v;
+    mic.setAttribute("aria-pressed", "true");
+    mic.setAttribute("aria-label", "Stop talking");
+    input.disabled = send.disabled = true;
+    v.note = note("Connecting the microphone…");
+    session().then(function () {
+      return navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+    }).then(function (stream) {
+      v.stream = stream;
+      return ctx.audioWorklet.addModule(base + "/widget-audio.js");
+    }).then(function () {
+      if (vc !== v) return;
+      var m = new AudioWorkletNode(ctx, "agentd-mic"), play = new AudioWorkletNode(ctx, "agentd-play", { outputChannelCount: [1] });
+      var level = ctx.createAnalyser();
+      play.connect(level);
+      level.connect(ctx.destination);
+      host.agentdAnalyser = level; // the agent's voice as played
+      ctx.createMediaStreamSource(v.stream).connect(m);
+      var ws = v.ws = new WebSocket(base.replace(/^http/, "ws") + "/api/public/chat/sessions/" + encodeURIComponent(st.conv) + "/voice?token=" + encodeURIComponent(st.token));
+      ws.binaryType = "arraybuffer";
+      m.port.onmessage = function (e) { if (v.ready && ws.readyState === 1) ws.send(e.data); };
+      ws.onmessage = function (e) {
+        if (typeof e.data !== "string") return play.port.postMessage(e.data, [e.data]);
+        var d = JSON.parse(e.data);
+        if (d.type === "ready") { v.ready = true; v.note.textContent = "Voice on: speak now. Press the microphone to stop."; }
+        else if (d.type === "line" && d.role !== "tool") bubble(d.role === "user" ? "user" : "assistant", d.text);
+        else if (d.type === "clear") play.port.postMessage("clear");
+        else if (d.type === "end") voiceOff(d.reason ? "Voice ended: " + d.reason : "Voice ended.");
+      };
+      ws.onclose = function () { if (vc === v) voiceOff(v.ready ? "Voice ended." : "Voice is unavailable right now."); };
+      setTimeout(function () {
+        if (vc !== v || v.ready) return;
+        // A page's CSP must allow the socket: an http source does not match ws.
+        console.warn("agentd widget: no voice session from " + base + "; a Content-Security-Policy needs " + base.replace(/^http/, "ws") + " in connect-src.");
+        voiceOff("Voice is unavailable right now.");
+      }, 10000);
+    }).catch(function (e) { if (vc === v) voiceOff("Voice is unavailable: " + (e && e.message || e)); });
+  }
+  mic.addEventListener("click", function () {
+    if (vc) {
+      if (vc.ws && vc.ws.readyState === 1) vc.ws.send('{"type":"hangup"}');
+      voiceOff("Voice ended.");
+      mic.focus();
+    } else if (!st.busy && !st.off) voiceOn();
+  });
+
   function toggle(open) {
     panel.hidden = !open;
     host.classList.toggle("open", open);
@@ -408,7 +486,7 @@
   panel.addEventListener("keydown", function (e) {
     if (e.key === "Escape") { e.preventDefault(); toggle(false); return; }
     if (e.key !== "Tab") return;
-    var f = Array.prototype.filter.call(panel.querySelectorAll("button,textarea,a[href]"), function (x) { return !x.disabled; });
+    var f = Array.prototype.filter.call(panel.querySelectorAll("button,textarea,a[href]"), function (x) { return !x.disabled && !x.hidden; });
     if (!f.length) return;
     var a = root.activeElement, i = f.indexOf(a);
     if (e.shiftKey && i <= 0) { e.preventDefault(); f[f.length - 1].focus(); }

@@ -1,4 +1,4 @@
-package callstore
+package dashstore
 
 import (
 	"context"
@@ -25,7 +25,7 @@ type SeedCall struct {
 // benchmark support only (the workforce view needs calls in final states
 // without a dialer); real calls are created by the calls feature. It
 // returns the ids, in order.
-func (db *Calls) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
+func (db *Dashboard) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, error) {
 	ids := make([]string, len(calls))
 	err := db.c.Write(ctx, func(tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO calls (id, org_id, agent_id, status, phone_number, due_at, created_at, updated_at, attempts)
@@ -56,7 +56,7 @@ func (db *Calls) SeedCalls(ctx context.Context, calls []SeedCall) ([]string, err
 
 // SetCallStatusForTest moves a call to a status directly, as the dial
 // worker would. Test support only: the calls feature owns real transitions.
-func (db *Calls) SetCallStatusForTest(ctx context.Context, callID, status string) error {
+func (db *Dashboard) SetCallStatusForTest(ctx context.Context, callID, status string) error {
 	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, "UPDATE calls SET status = ?, updated_at = ? WHERE id = ?", status, sqldb.MS(time.Now()), callID)
 		if err != nil {
@@ -70,7 +70,7 @@ func (db *Calls) SetCallStatusForTest(ctx context.Context, callID, status string
 }
 
 // DeleteCallForTest removes a call row. Test support only.
-func (db *Calls) DeleteCallForTest(ctx context.Context, callID string) error {
+func (db *Dashboard) DeleteCallForTest(ctx context.Context, callID string) error {
 	return db.c.Write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM calls WHERE id = ?", callID)
 		return err
