@@ -10,6 +10,8 @@ import (
 // TransferSIPParticipant: a cold transfer, the caller leaves the room).
 // Features see this interface, never the dialer's package.
 type Transferrer interface {
+	// CanTransfer reports whether c is a call of this dialer it can hand on.
+	CanTransfer(c LiveCall) bool
 	// TransferCall sends the call's SIP participant to target (an E.164
 	// number or a sip: URI) and returns once the far end took it. A
 	// target that was busy or did not answer is a *LegError.

@@ -15,13 +15,7 @@ import (
 // any other LiveKit call does). A busy or unanswered target is a
 // *dial.LegError.
 func (l *LiveKit) TransferCall(ctx context.Context, c dial.LiveCall, target string) error {
-	if c.Dialer != l.Name() || c.RoomID == "" {
-		return dial.ErrNotTransferable
-	}
-	identity := c.SIPParticipantID // inbound: the identity the webhook named
-	if _, _, ours := ParseLiveKitRoomName(c.RoomID); ours {
-		identity = liveKitSIPIdentity(c.RoomID) // outbound: the record keeps the participant's sid
-	}
+	identity := l.identity(c)
 	if identity == "" {
 		return dial.ErrNotTransferable
 	}
@@ -49,4 +43,19 @@ func (l *LiveKit) TransferCall(ctx context.Context, c dial.LiveCall, target stri
 		}
 	}
 	return err
+}
+
+// CanTransfer reports whether c is a call of this dialer (dial.Transferrer).
+func (l *LiveKit) CanTransfer(c dial.LiveCall) bool { return l.identity(c) != "" }
+
+// identity is the SIP participant of a call of this dialer ("" for any
+// other call).
+func (l *LiveKit) identity(c dial.LiveCall) string {
+	if c.Dialer != l.Name() || c.RoomID == "" {
+		return ""
+	}
+	if _, _, ours := ParseLiveKitRoomName(c.RoomID); ours {
+		return liveKitSIPIdentity(c.RoomID) // outbound: the record keeps the participant's sid
+	}
+	return c.SIPParticipantID // inbound: the identity the webhook named
 }
