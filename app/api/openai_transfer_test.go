@@ -129,7 +129,7 @@ func TestOpenAILiveKitTransfer(t *testing.T) {
 // recorded as failed with call.transfer_failed and the model hears why;
 // a warm destination is refused without asking LiveKit (cold only), on
 // the Responses API too. Another organization cannot name the call, and
-// a SIP-free call (no LiveKit) is not offered the tool.
+// a turn naming no call is not offered the tool.
 func TestOpenAILiveKitTransferRefused(t *testing.T) {
 	fake := livekittest.New(t)
 	fake.Transfer = func(map[string]any) (int, string) {
