@@ -216,3 +216,10 @@ func observer(cfg Config, dialer string) dial.QueueObserver {
 	}
 	return cfg.Observe(dialer)
 }
+
+// Transferrer is the dialer when it can hand its calls on itself
+// (LiveKit's TransferSIPParticipant); nil otherwise.
+func (s *Service) Transferrer() dial.Transferrer {
+	t, _ := s.dialer.(dial.Transferrer)
+	return t
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/errs"
@@ -23,23 +24,27 @@ const MaxCompletionMessage = 32 << 10
 // that has not ended: another organization's call or another agent's is
 // not found (404, the same answer), an ended call a conflict (409): its
 // transcript is final.
-func liveCallOf(ctx context.Context, calls CallReader, orgID, agentID, callID string) error {
+func liveCallOf(ctx context.Context, calls CallStore, orgID, agentID, callID string) (callstore.Call, error) {
 	c, err := calls.GetCall(ctx, orgID, callID)
 	if errors.Is(err, sqldb.ErrNotFound) || (err == nil && c.AgentID != agentID) {
-		return errs.New(errs.NotFound, "call not found")
+		return callstore.Call{}, errs.New(errs.NotFound, "call not found")
 	}
 	if err != nil {
-		return err
+		return callstore.Call{}, err
 	}
 	if callstore.CallFinal(c.Status) {
-		return errs.New(errs.Conflict, fmt.Sprintf("call has ended (%s): turns are recorded on live calls only", c.Status))
+		return callstore.Call{}, errs.New(errs.Conflict, fmt.Sprintf("call has ended (%s): turns are recorded on live calls only", c.Status))
 	}
-	return nil
+	return c, nil
 }
 
-// CallReader checks that a call is the organization's (the calls store).
-type CallReader interface {
+// CallStore is the calls store as a turn on a live call uses it: the call
+// checked to be the organization's, and a transfer_call recorded
+// (transfer.go).
+type CallStore interface {
 	GetCall(ctx context.Context, orgID, id string) (callstore.Call, error)
+	AppendTransfer(ctx context.Context, callID string, attempt json.RawMessage, event string, now time.Time) error
+	AppendLiveTranscript(ctx context.Context, orgID, agentID, callID string, lines []callstore.TranscriptLine) error
 }
 
 // CompleteInput is a chat completion as a voice worker sends it: the
@@ -65,7 +70,7 @@ type Completion struct {
 // Complete answers a chat completion for an agent: agentd adds the
 // instructions and the passages and runs the agent's tools; the caller's
 // tools go to the model as they are and their calls come back.
-func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, in CompleteInput, onDelta func(string)) (Completion, error) {
+func (s *Service) Complete(ctx context.Context, orgID string, calls CallStore, in CompleteInput, onDelta func(string)) (Completion, error) {
 	if len(in.Messages) == 0 {
 		return Completion{}, errs.InvalidField("messages", "at least one message")
 	}
@@ -82,10 +87,16 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 	if err := toolClash(a, in.Tools); err != nil {
 		return Completion{}, err
 	}
+	var call callstore.Call
 	if in.CallID != "" {
-		if err := liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
+		if call, err = liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
 			return Completion{}, err
 		}
+	}
+	run := runInput{orgID: orgID, agent: a, call: call, calls: calls}
+	_, offered := s.transferTool(run)
+	if err := transferClash(offered, in.Tools); err != nil {
+		return Completion{}, err
 	}
 	history, user := in.Messages, ""
 	if last := in.Messages[len(in.Messages)-1]; last.Role == "user" {
@@ -102,8 +113,9 @@ func (s *Service) Complete(ctx context.Context, orgID string, calls CallReader, 
 			return Completion{}, err
 		}
 	}
-	res, err := s.run(ctx, runInput{orgID: orgID, agent: a, convID: conv.ID, callID: in.CallID, history: history,
-		user: user, query: query, callerTools: in.Tools, extra: in.Extra, onDelta: onDelta})
+	run.convID, run.callID, run.history, run.user, run.query = conv.ID, in.CallID, history, user, query
+	run.callerTools, run.extra, run.onDelta = in.Tools, in.Extra, onDelta
+	res, err := s.run(ctx, run)
 	if err != nil {
 		return Completion{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/app/agents"
+	"github.com/agentd/agentd/app/calltransfer"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/storage/agentstore"
 )
@@ -160,6 +161,9 @@ func (s *Service) generate(ctx context.Context, in runInput, k agents.Knowledge,
 	for name, t := range ours {
 		tools = append(tools, llm.Tool{Name: name, Description: t.Description, Parameters: t.Parameters})
 	}
+	if t, ok := s.transferTool(in); ok {
+		tools = append(tools, t)
+	}
 	theirs := map[string]bool{}
 	for _, t := range in.callerTools {
 		theirs[t.Name] = true
@@ -255,6 +259,9 @@ func (s *Service) runTool(ctx context.Context, in runInput, k agents.Knowledge, 
 		}
 		b, _ := json.Marshal(map[string]any{"results": hits, "cite": citeRule})
 		return string(b)
+	}
+	if _, offered := s.transferTool(in); offered && c.Name == calltransfer.ToolName {
+		return s.transferCall(ctx, in, c)
 	}
 	t, ok := ours[c.Name]
 	if !ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/errs"
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/sqldb"
 )
@@ -125,7 +126,7 @@ func (s *Service) storedResponse(ctx context.Context, orgID, agentID, id, param 
 // Respond answers a Responses request for an agent: the context of the
 // previous response, then the input (item references resolved), then the
 // turn as a chat completion runs it.
-func (s *Service) Respond(ctx context.Context, orgID string, calls CallReader, in RespondInput, onDelta func(string)) (Response, error) {
+func (s *Service) Respond(ctx context.Context, orgID string, calls CallStore, in RespondInput, onDelta func(string)) (Response, error) {
 	a, err := s.agent(ctx, orgID, in.AgentID)
 	if err != nil {
 		return Response{}, err
@@ -133,10 +134,16 @@ func (s *Service) Respond(ctx context.Context, orgID string, calls CallReader, i
 	if err := toolClash(a, in.Tools); err != nil {
 		return Response{}, err
 	}
+	var call callstore.Call
 	if in.CallID != "" {
-		if err := liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
+		if call, err = liveCallOf(ctx, calls, orgID, a.ID, in.CallID); err != nil {
 			return Response{}, err
 		}
+	}
+	run := runInput{orgID: orgID, agent: a, call: call, calls: calls}
+	_, offered := s.transferTool(run)
+	if err := transferClash(offered, in.Tools); err != nil {
+		return Response{}, err
 	}
 	var msgs []llm.Message
 	convID := ""
@@ -208,8 +215,9 @@ func (s *Service) Respond(ctx context.Context, orgID string, calls CallReader, i
 		}
 		convID = c.ID
 	}
-	res, err := s.run(ctx, runInput{orgID: orgID, agent: a, convID: convID, callID: in.CallID, history: history,
-		user: user, query: query, callerTools: in.Tools, extra: in.Extra, onDelta: onDelta})
+	run.convID, run.callID, run.history, run.user, run.query = convID, in.CallID, history, user, query
+	run.callerTools, run.extra, run.onDelta = in.Tools, in.Extra, onDelta
+	res, err := s.run(ctx, run)
 	if err != nil {
 		return Response{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/agentd/agentd/app/kb"
 	"github.com/agentd/agentd/app/listings"
 	"github.com/agentd/agentd/app/llm"
+	"github.com/agentd/agentd/dial"
 	"github.com/agentd/agentd/embed"
 	"github.com/agentd/agentd/internal/apitime"
 	"github.com/agentd/agentd/internal/errs"
@@ -68,6 +69,9 @@ type Deps struct {
 	// Secrets opens their header values.
 	MCP     *mcptools.Client
 	Secrets sqldb.Sealer
+	// Transfer runs transfer_call on the calls of a dialer that can
+	// transfer them (LiveKit); nil: the tool is not offered there.
+	Transfer dial.Transferrer
 }
 
 // Config tunes the engine.

@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/internal/errs"
 	"github.com/agentd/agentd/storage/agentstore"
+	"github.com/agentd/agentd/storage/callstore"
 	"github.com/agentd/agentd/storage/convstore"
 	"github.com/agentd/agentd/storage/listingstore"
 )
@@ -80,6 +81,10 @@ type runInput struct {
 	callerTools    []llm.Tool    // the caller's own tools (OpenAI-compatible endpoint)
 	extra          map[string]json.RawMessage
 	onDelta        func(string)
+	// call is the live call a LiveKit worker's turn names (x-agentd-call-id)
+	// and calls the store to record its transfer_call: zero otherwise.
+	call  callstore.Call
+	calls CallStore
 }
 
 // result is a turn's answer.

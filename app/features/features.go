@@ -257,11 +257,37 @@ func (s *Set) openConversations(_ context.Context, cfg Config) error {
 	guard := safehttp.New(safehttp.Options{AllowPrivate: cfg.Webhooks.AllowPrivate, Resolver: cfg.Webhooks.Resolver,
 		MaxBody: conversations.MaxToolAnswer + 1})
 	deps := conversations.Deps{Agents: s.Stores.Agents, Store: s.Stores.Conversations, Knowledge: s.KB, Tools: guard,
-		Listings: s.Listings, Log: s.log, MCP: s.openMCP(cfg), Secrets: s.Stores.Secrets}
+		Listings: s.Listings, Log: s.log, MCP: s.openMCP(cfg), Secrets: s.Stores.Secrets, Transfer: dialerTransfer{s}}
 	svc, err := conversations.New(deps, conversations.Config{Model: model, ContextTokens: cfg.LLM.ContextTokens,
 		TurnTimeout: cfg.LLM.TurnTimeout, ToolTimeout: cfg.LLM.ToolTimeout})
 	s.Conversations = svc
 	return err
+}
+
+// dialerTransfer is the calls feature's dialer as the engine's
+// dial.Transferrer (LiveKit calls' transfer_call). The engine is built
+// before the calls feature, whose voice loop needs it, so the dialer is
+// asked for at each use.
+type dialerTransfer struct{ s *Set }
+
+func (t dialerTransfer) get() dial.Transferrer {
+	if t.s.Calls == nil {
+		return nil
+	}
+	return t.s.Calls.Transferrer()
+}
+
+func (t dialerTransfer) CanTransfer(c dial.LiveCall) bool {
+	tr := t.get()
+	return tr != nil && tr.CanTransfer(c)
+}
+
+func (t dialerTransfer) TransferCall(ctx context.Context, c dial.LiveCall, target string) error {
+	tr := t.get()
+	if tr == nil {
+		return dial.ErrNotTransferable
+	}
+	return tr.TransferCall(ctx, c, target)
 }
 
 // openWidget builds the chat widget on the conversation engine.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/app/calltransfer"
 	"github.com/agentd/agentd/storage/callstore"
 )
 
@@ -51,13 +52,9 @@ func (r *CallRecords) SaveAnsweredBy(ctx context.Context, callID, answeredBy str
 
 // SaveTransfer records a transfer attempt with its event.
 func (r *CallRecords) SaveTransfer(ctx context.Context, callID string, a TransferAttempt) error {
-	b, err := json.Marshal(a)
+	b, ev, err := calltransfer.Record(a)
 	if err != nil {
 		return err
-	}
-	ev := callstore.EventCallTransferFailed
-	if a.Outcome == TransferDone {
-		ev = callstore.EventCallTransferred
 	}
 	return r.DB.AppendTransfer(ctx, callID, b, ev, time.Now())
 }

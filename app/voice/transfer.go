@@ -2,12 +2,12 @@ package voice
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/app/calltransfer"
 	"github.com/agentd/agentd/app/llm"
 	"github.com/agentd/agentd/app/voice/amd"
 	"github.com/agentd/agentd/app/voice/speech"
@@ -15,46 +15,25 @@ import (
 )
 
 // ToolTransferCall hands the caller to a person of the agent's
-// config.transferDestinations.
-const ToolTransferCall = "transfer_call"
+// config.transferDestinations (app/calltransfer, shared with the LiveKit
+// calls the conversation engine transfers).
+const ToolTransferCall = calltransfer.ToolName
 
 // Transfer outcomes (the call record's transfers[].outcome).
 const (
-	TransferDone        = "transferred"
-	TransferNoAnswer    = "no_answer"
-	TransferBusy        = "busy"
-	TransferMachine     = "machine"
-	TransferFailed      = "failed"
-	TransferUnsupported = "unsupported"
+	TransferDone        = calltransfer.Done
+	TransferNoAnswer    = calltransfer.NoAnswer
+	TransferBusy        = calltransfer.Busy
+	TransferMachine     = calltransfer.Machine
+	TransferFailed      = calltransfer.Failed
+	TransferUnsupported = calltransfer.Unsupported
 )
 
-// Destination is one of config.transferDestinations (app/agents
-// validates them).
-type Destination struct {
-	Name        string `json:"name"`
-	Number      string `json:"number,omitempty"`
-	SIPURI      string `json:"sipUri,omitempty"`
-	Description string `json:"description,omitempty"`
-	Mode        string `json:"mode"`
-}
-
-func (d Destination) target() string {
-	if d.Number != "" {
-		return d.Number
-	}
-	return d.SIPURI
-}
+// Destination is one of config.transferDestinations.
+type Destination = calltransfer.Destination
 
 // TransferAttempt is one transfer as the call record shows it.
-type TransferAttempt struct {
-	Destination string    `json:"destination"`
-	Mode        string    `json:"mode"`
-	Reason      string    `json:"reason,omitempty"`
-	Method      string    `json:"method,omitempty"` // refer or bridge
-	Outcome     string    `json:"outcome"`
-	Detail      string    `json:"detail,omitempty"`
-	At          time.Time `json:"at"`
-}
+type TransferAttempt = calltransfer.Attempt
 
 // transferRequest is a transfer_call the model made.
 type transferRequest struct {
@@ -65,46 +44,15 @@ type transferRequest struct {
 // transferTool is transfer_call with the agent's destinations, when it
 // has some and the call can be transferred.
 func (c *call) transferTool() (llm.Tool, bool) {
-	if len(c.set.TransferDestinations) == 0 || c.sess.Transfer == nil {
+	if c.sess.Transfer == nil {
 		return llm.Tool{}, false
 	}
-	var names []string
-	var b strings.Builder
-	b.WriteString("Transfer the caller to a person. Say that you are transferring them first, in the same answer. Destinations:")
-	for _, d := range c.set.TransferDestinations {
-		names = append(names, d.Name)
-		fmt.Fprintf(&b, "\n- %s", d.Name)
-		if d.Description != "" {
-			fmt.Fprintf(&b, ": %s", d.Description)
-		}
-	}
-	enum, _ := json.Marshal(names)
-	return llm.Tool{Name: ToolTransferCall, Description: b.String(),
-		Parameters: json.RawMessage(`{"type":"object","properties":{"destination":{"type":"string","enum":` + string(enum) +
-			`},"reason":{"type":"string","description":"why the caller is transferred, for the person taking the call"}},"required":["destination"]}`)}, true
+	return calltransfer.Tool(c.set.TransferDestinations)
 }
 
-// ParseTransfer reads transfer_call's arguments: the destination named
-// (case-insensitive) and the reason (one line, at most 500 characters).
+// ParseTransfer reads transfer_call's arguments (calltransfer.Parse).
 func ParseTransfer(arguments string, dests []Destination) (Destination, string, error) {
-	var args struct {
-		Destination any `json:"destination"`
-		Reason      any `json:"reason"`
-	}
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil {
-		return Destination{}, "", errors.New("arguments must be a JSON object with destination")
-	}
-	name, _ := args.Destination.(string)
-	name = strings.TrimSpace(name)
-	var names []string
-	for _, d := range dests {
-		if strings.EqualFold(d.Name, name) {
-			reason, _ := args.Reason.(string)
-			return d, truncate(strings.Join(strings.Fields(reason), " "), 500), nil
-		}
-		names = append(names, d.Name)
-	}
-	return Destination{}, "", fmt.Errorf("unknown destination %q (one of: %s)", truncate(name, 100), strings.Join(names, ", "))
+	return calltransfer.Parse(arguments, dests)
 }
 
 // transfer runs a transfer_call once its announcement has played. true:
@@ -128,7 +76,7 @@ func (l *loop) transfer(req *transferRequest) bool {
 		leg, err = c.warmLeg(ctx, d, req.reason, &att)
 	default:
 		att.Method = "refer"
-		err = c.sess.Transfer.Refer(ctx, d.target())
+		err = c.sess.Transfer.Refer(ctx, d.Target())
 		if err == nil {
 			stop()
 			c.settleTransfer(ctx, att, TransferDone, nil)
@@ -137,7 +85,7 @@ func (l *loop) transfer(req *transferRequest) bool {
 		if errors.Is(err, dial.ErrReferRefused) {
 			c.log.Info("transfer: REFER refused, bridging", "call", c.id, "err", err)
 			att.Method = "bridge"
-			leg, err = c.sess.Transfer.Dial(ctx, d.target())
+			leg, err = c.sess.Transfer.Dial(ctx, d.Target())
 		}
 	}
 	if att.Outcome == "" && err == nil {
@@ -162,7 +110,7 @@ func (l *loop) transfer(req *transferRequest) bool {
 // warmLeg calls the person, makes sure a person answered and briefs them
 // (the caller does not hear it). The leg is returned ready to bridge.
 func (c *call) warmLeg(ctx context.Context, d Destination, reason string, att *TransferAttempt) (dial.Leg, error) {
-	leg, err := c.sess.Transfer.Dial(ctx, d.target())
+	leg, err := c.sess.Transfer.Dial(ctx, d.Target())
 	if err != nil {
 		return nil, err
 	}
@@ -257,11 +205,7 @@ func (c *call) settleTransfer(ctx context.Context, att TransferAttempt, outcome 
 	if err != nil && att.Detail == "" {
 		att.Detail = truncate(err.Error(), 300)
 	}
-	text := fmt.Sprintf("transfer_call: %s to %s (%s", outcome, att.Destination, att.Mode)
-	if att.Method != "" {
-		text += ", " + att.Method
-	}
-	text += ")"
+	text := calltransfer.Note(att)
 	c.transcribe(ctx, Line{Role: "tool", Text: text, At: time.Now()})
 	c.notes = append(c.notes, text)
 	c.log.Info("transfer", "call", c.id, "destination", att.Destination, "mode", att.Mode, "method", att.Method, "outcome", outcome, "err", err)
@@ -272,18 +216,7 @@ func (c *call) settleTransfer(ctx context.Context, att TransferAttempt, outcome 
 	}
 }
 
-func transferOutcome(err error) string {
-	var le *dial.LegError
-	if errors.As(err, &le) {
-		switch le.Status {
-		case dial.StatusBusy:
-			return TransferBusy
-		case dial.StatusNoAnswer:
-			return TransferNoAnswer
-		}
-	}
-	return TransferFailed
-}
+func transferOutcome(err error) string { return calltransfer.Outcome(err) }
 
 // transferSorry is what the caller hears when the transfer failed.
 func transferSorry(name, outcome string) string {

@@ -268,3 +268,16 @@ func grantRoomAdmin(room string) lkClaims {
 }
 func grantSIPCall() lkClaims  { return lkClaims{SIP: &lkSIPGrant{Call: true}} }
 func grantSIPAdmin() lkClaims { return lkClaims{SIP: &lkSIPGrant{Admin: true}} }
+
+type lkTransferSIPParticipantRequest struct {
+	ParticipantIdentity string `json:"participant_identity"`
+	RoomName            string `json:"room_name"`
+	TransferTo          string `json:"transfer_to"`
+	PlayDialtone        bool   `json:"play_dialtone"`
+}
+
+// grantSIPTransfer is what TransferSIPParticipant needs: admin of the
+// caller's room and the right to make SIP calls.
+func grantSIPTransfer(room string) lkClaims {
+	return lkClaims{Video: &lkVideoGrant{RoomAdmin: true, Room: room}, SIP: &lkSIPGrant{Call: true}}
+}

@@ -31,7 +31,7 @@ type AgentLister interface {
 // helpers, so bodies are decoded and errors shaped as on every route.
 type Deps struct {
 	Conv   *conversations.Service
-	Calls  conversations.CallReader
+	Calls  conversations.CallStore
 	Agents AgentLister
 	Log    *slog.Logger
 	// Slots bounds the caller's streamed answers (a 429 past the bound);

@@ -41,6 +41,9 @@ type Server struct {
 	// TwirpError); status 0 answers success. It may block on r.Context()
 	// to play a ringing phone. Set it before the first call.
 	SIP func(r *http.Request, req map[string]any) (int, string)
+	// Transfer answers TransferSIPParticipant as SIP does (status 0:
+	// the target took the call, and the participant leaves its room).
+	Transfer func(req map[string]any) (int, string)
 
 	mu       sync.Mutex
 	calls    []Call
@@ -91,6 +94,9 @@ func wantGrant(method string, body map[string]any) string {
 		return `{"sip":{"call":true}}`
 	case "SIP/ListSIPOutboundTrunk":
 		return `{"sip":{"admin":true}}`
+	case "SIP/TransferSIPParticipant":
+		rn, _ := body["room_name"].(string)
+		return fmt.Sprintf(`{"video":{"roomAdmin":true,"room":%q},"sip":{"call":true}}`, rn)
 	}
 	return "unknown method"
 }
@@ -265,6 +271,24 @@ func (f *Server) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 		if !found {
 			writeErr(w, 404, "not_found", "requested room does not exist")
+			return
+		}
+		writeJSON(w, map[string]any{})
+	case "SIP/TransferSIPParticipant":
+		if f.Transfer != nil {
+			if st, b := f.Transfer(body); st != 0 {
+				writeRaw(w, st, b)
+				return
+			}
+		}
+		rn, _ := body["room_name"].(string)
+		id, _ := body["participant_identity"].(string)
+		f.mu.Lock()
+		found := f.rooms[rn][id]
+		delete(f.rooms[rn], id)
+		f.mu.Unlock()
+		if !found {
+			writeErr(w, 404, "not_found", "participant does not exist")
 			return
 		}
 		writeJSON(w, map[string]any{})
