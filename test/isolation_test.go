@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,25 @@ func TestIsolation(t *testing.T) {
 		var path string
 		var body any
 		switch {
+		case strings.HasSuffix(rt.path, "/talk"):
+			// A WebSocket route refuses a plain GET (400) before it looks
+			// at the agent: B asks for A's agent as a browser would.
+			req, _ := http.NewRequest("GET", s.URL+fillPath(rt.path, ids["agent"]), nil)
+			req.Header.Set("x-api-key", keyB)
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+			req.Header.Set("Sec-WebSocket-Version", "13")
+			req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+			r, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			checked++
+			if r.StatusCode != 404 {
+				t.Errorf("org B's voice session with org A's agent: %d (want 404)", r.StatusCode)
+			}
+			continue
 		case strings.Contains(rt.path, "{"):
 			path = fillPath(rt.path, ids[rt.path])
 			if rt.method == "PATCH" || rt.method == "POST" {
