@@ -7,6 +7,7 @@ package sipptest
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -52,6 +53,23 @@ func Start(t testing.TB, scenario string, opt Options) *Proc {
 	for _, a := range opt.Args {
 		tcp = tcp || a == "t1" || a == "tn"
 	}
+	// The free port FreePort found may be taken by another test package
+	// before sipp binds it (tests run in parallel): sipp then exits at
+	// once, and another port is tried.
+	for try := 1; ; try++ {
+		p, port := startOn(t, bin, sf, opt)
+		if err := p.waitReady(port, tcp); err == nil {
+			return p
+		} else if b, _ := os.ReadFile(p.errFile); !strings.Contains(string(b), "Unable to bind") || try == 5 {
+			p.logErrors(t)
+			t.Fatal(err)
+		}
+	}
+}
+
+// startOn runs sipp on a free port; it is killed when the test ends.
+func startOn(t testing.TB, bin, sf string, opt Options) (*Proc, int) {
+	t.Helper()
 	port := FreePort(t)
 	dir := t.TempDir()
 	p := &Proc{
@@ -95,8 +113,7 @@ func Start(t testing.TB, scenario string, opt Options) *Proc {
 			p.logErrors(t)
 		}
 	})
-	p.waitReady(t, port, tcp)
-	return p
+	return p, port
 }
 
 // Scenario is the absolute path of testdata/sipp/<name>.xml, found from the
@@ -160,35 +177,42 @@ func WaitBound(t testing.TB, port int) {
 	}
 }
 
-// waitReady waits until sipp holds its port (or exits early).
-func (p *Proc) waitReady(t testing.TB, port int, tcp bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-p.done:
-			p.logErrors(t)
-			t.Fatalf("sipp exited at start: %v", p.waitErr)
-		default:
-		}
+// waitReady waits until sipp holds its port; an error when sipp exited
+// first or never bound it.
+func (p *Proc) waitReady(port int, tcp bool) error {
+	bound := func() bool {
 		if tcp {
 			// Probe by binding, not connecting: sipp's single-socket TCP
 			// mode would take a probe connection for the call's.
 			l, err := net.Listen("tcp", p.Addr)
-			if err != nil {
-				return // bound by sipp
+			if err == nil {
+				l.Close()
 			}
-			l.Close()
-		} else {
-			u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-			if err != nil {
-				return // bound by sipp
-			}
+			return err != nil
+		}
+		u, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err == nil {
 			u.Close()
 		}
-		time.Sleep(20 * time.Millisecond)
+		return err != nil
 	}
-	t.Fatal("sipp did not bind its port within 5s")
+	exited := false
+	testkit.Within(5*time.Second, func() bool {
+		select {
+		case <-p.done:
+			exited = true
+			return true
+		default:
+		}
+		return bound()
+	})
+	switch {
+	case exited:
+		return fmt.Errorf("sipp exited at start: %v", p.waitErr)
+	case !bound():
+		return errors.New("sipp did not bind its port within 5s")
+	}
+	return nil
 }
 
 // Wait waits for a sipp started with Options.Calls to exit and returns its
