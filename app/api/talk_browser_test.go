@@ -42,32 +42,9 @@ func callerWAV(t *testing.T) string {
 // skipped, except under CI where it fails.
 func startVoiceBrowser(t *testing.T, wavPath string) context.Context {
 	t.Helper()
-	path := chromiumPath()
-	if path == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no Chromium: CI must install the chromium package")
-		}
-		t.Skip("no Chromium: install the chromium package to run the voice browser tests")
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.UserDataDir(t.TempDir()), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-dev-shm-usage", true),
+	return startBrowser(t, chromedp.WindowSize(1280, 900),
 		chromedp.Flag("use-fake-ui-for-media-stream", true), chromedp.Flag("use-fake-device-for-media-stream", true),
-		chromedp.Flag("use-file-for-fake-audio-capture", wavPath), chromedp.Flag("autoplay-policy", "no-user-gesture-required"),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	if err := chromedp.Do(ctx); err != nil {
-		cancelCtx()
-		cancelAlloc()
-		t.Fatalf("start chromium: %v", err)
-	}
-	tctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	return tctx
+		chromedp.Flag("use-file-for-fake-audio-capture", wavPath), chromedp.Flag("autoplay-policy", "no-user-gesture-required"))
 }
 
 // listenJS samples the agent's voice as the page plays it (an

@@ -37,10 +37,13 @@ func chromiumPath() string {
 
 // startBrowser starts headless Chromium with a throwaway profile and nothing
 // that reaches the network on its own.
-func startBrowser(t *testing.T) context.Context {
+func startBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no Chromium: CI must install the chromium package")
+		}
 		t.Skip("no Chromium: install the chromium package to run the dashboard's browser tests")
 	}
 	opts := []chromedp.ExecAllocatorOption{
@@ -50,7 +53,7 @@ func startBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-dev-shm-usage", true),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, extra...)...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	// The first run starts the browser and must have no deadline; the
 	// test's actions run under one derived from it.
